@@ -1,0 +1,118 @@
+// The component contract. A component sees normalized, OpenAI-shaped messages and either repacks
+// them losslessly (Reformat) or drops bytes after stashing the original (Offload). Components never
+// fail a request: the pipeline owns failure, so a component may throw and only it is reverted.
+import type { Clock } from './ports/clock.port';
+import type { SessionView } from './ports/session-state.port';
+import type { StashWriter } from './ports/stash.port';
+
+export type Role = 'system' | 'user' | 'assistant' | 'tool';
+
+export interface TextBlock {
+  type: 'text';
+  text: string;
+  cache_control?: Record<string, unknown>;
+}
+
+/** Any block the pipeline cannot rewrite as text (image, document, tool_use…), carried opaquely. */
+export interface OpaqueBlock {
+  type: string;
+  [key: string]: unknown;
+}
+
+export type ContentBlock = TextBlock | OpaqueBlock;
+
+export interface ToolCall {
+  id: string;
+  name: string;
+  /** Raw JSON text of the arguments / input. */
+  arguments: string;
+}
+
+export interface Message {
+  role: Role;
+  content: string | ContentBlock[] | null;
+  tool_call_id?: string;
+  tool_calls?: ToolCall[];
+  name?: string;
+}
+
+export type Provider = 'openai' | 'anthropic';
+
+/** What the gateway knows about the provider prompt cache for this turn. */
+export interface CacheView {
+  /** Whether the provider caches prompt prefixes for this request (CACHE_MODE + provider). */
+  aware: boolean;
+  /** Index of the last message already in the provider's cache; -1 when nothing is. */
+  maxCachedIdx: number;
+  /** The session's cache has provably expired (idle past TTL + 60 s since a recorded turn). */
+  cold: boolean;
+}
+
+/** Everything a component may read or write besides the messages. */
+export interface Ctx {
+  readonly tenant: string;
+  readonly session: string;
+  readonly provider: Provider;
+  readonly cache: CacheView;
+  /** Stashes originals; the writes are flushed (durably) before anything is forwarded. */
+  readonly stash: StashWriter;
+  /** Frozen decisions and kept-verbatim marks of this session, prefetched before the run. */
+  readonly state: SessionView;
+  readonly clock: Clock;
+  /** Breakpoints (cache_control / cachePoint) the inbound body already carries. */
+  readonly existingBreakpoints: number;
+  /** Model context window when known, else 0. */
+  readonly window: number;
+}
+
+export type ComponentKind = 'reformat' | 'offload';
+
+/** Gate name → count of messages the component passed over for that reason. */
+export type GateHistogram = Record<string, number>;
+
+export interface ComponentOutcome {
+  /** Stash ids of originals this run offloaded (Offloads must return them when they drop content). */
+  keys?: string[];
+  /** The component decided not to act (e.g. disabled by its own inputs). */
+  skipped?: boolean;
+  /** The change cannot be undone by expand (marker_mode summary/off); exempt from the keys rule. */
+  irreversible?: boolean;
+  gates?: GateHistogram;
+}
+
+export interface Report {
+  component: string;
+  kind: ComponentKind;
+  tokensBefore: number;
+  tokensAfter: number;
+  durationMs: number;
+  keys: string[];
+  skipped: boolean;
+  reverted: boolean;
+  irreversible: boolean;
+  error?: string;
+  changed: number[];
+  gates: GateHistogram;
+}
+
+export interface Component {
+  readonly name: string;
+  readonly kind: ComponentKind;
+  /** Mutates `messages` in place. May be async (model-backed components). */
+  run(messages: Message[], ctx: Ctx): ComponentOutcome | Promise<ComponentOutcome>;
+}
+
+/** How a component is declared in the registry: its option schema decoder and its factory. */
+export interface ComponentDefinition<O = unknown> {
+  readonly name: string;
+  readonly kind: ComponentKind;
+  /** Every gate name the component can report (documented and exported as metric labels). */
+  readonly gates: readonly string[];
+  /** Strictly decodes a YAML block into options, applying defaults; throws ConfigError naming the key. */
+  readonly options: (raw: unknown, path: string) => O;
+  readonly create: (options: O) => Component;
+}
+
+export function defineComponent<O>(def: ComponentDefinition<O>): ComponentDefinition<unknown> {
+  return def as ComponentDefinition<unknown>;
+}

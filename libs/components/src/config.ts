@@ -1,0 +1,93 @@
+// The strict pipeline document: `preset`, `pipeline`, `components`, `store`. A typo anywhere is an
+// error naming the key; a preset's pipeline applies only when the document gives none, and a
+// user's component block replaces the preset's block for that component as a whole.
+import { Type, type Static } from '@sinclair/typebox';
+import { parse as parseYaml } from 'yaml';
+import { Pipeline } from './pipeline';
+import { PRESETS, PRESET_NAMES } from './presets';
+import { REGISTRY, findDefinition } from './registry';
+import { ConfigError } from './shared/errors';
+import { decodeOptions } from './shared/options';
+
+export const StoreOptions = Type.Object({
+  enabled: Type.Boolean({ default: true }),
+  ttl_seconds: Type.Integer({ minimum: 1, default: 10000 }),
+  max_entries: Type.Integer({ minimum: 1, default: 10000 }),
+});
+
+const PipelineDocumentSchema = Type.Object({
+  preset: Type.Optional(Type.String()),
+  pipeline: Type.Optional(Type.Array(Type.String())),
+  components: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+  store: Type.Optional(StoreOptions),
+});
+
+export type PipelineDocument = Static<typeof PipelineDocumentSchema>;
+export type StoreConfig = Static<typeof StoreOptions>;
+
+export interface BuiltConfig {
+  pipeline: Pipeline;
+  names: string[];
+  store: StoreConfig;
+  preset?: string;
+}
+
+export function parsePipelineDocument(raw: unknown, path = 'config'): PipelineDocument {
+  const doc = decodeOptions(PipelineDocumentSchema, raw, path);
+  if (doc.store) doc.store = decodeOptions(StoreOptions, doc.store, `${path}.store`);
+  return doc;
+}
+
+export function parsePipelineYaml(text: string, path = 'config'): PipelineDocument {
+  let raw: unknown;
+  try {
+    raw = parseYaml(text);
+  } catch (err) {
+    throw new ConfigError(path, `invalid YAML: ${(err as Error).message}`);
+  }
+  return parsePipelineDocument(raw ?? {}, path);
+}
+
+/** Builds the pipeline once per config (never per request). */
+export function buildPipeline(doc: PipelineDocument, path = 'config'): BuiltConfig {
+  if (doc.preset !== undefined && !(doc.preset in PRESETS)) {
+    throw new ConfigError(`${path}.preset`, `unknown preset "${doc.preset}" (known: ${PRESET_NAMES.join(', ')})`);
+  }
+  const names = [...(doc.pipeline ?? (doc.preset ? PRESETS[doc.preset]! : []))];
+  const seen = new Set<string>();
+  names.forEach((name, i) => {
+    if (!findDefinition(name)) {
+      throw new ConfigError(`${path}.pipeline[${i}]`, `unknown component "${name}" (known: ${REGISTRY.map((d) => d.name).join(', ')})`);
+    }
+    if (seen.has(name)) throw new ConfigError(`${path}.pipeline[${i}]`, `component "${name}" listed twice`);
+    seen.add(name);
+  });
+  const blocks = doc.components ?? {};
+  const options = new Map<string, unknown>();
+  for (const [name, block] of Object.entries(blocks)) {
+    const def = findDefinition(name);
+    if (!def) {
+      throw new ConfigError(`${path}.components.${name}`, `unknown component (known: ${REGISTRY.map((d) => d.name).join(', ')})`);
+    }
+    options.set(name, def.options(block, `${path}.components.${name}`));
+  }
+  const components = names.map((name) => {
+    const def = findDefinition(name)!;
+    const opts = options.has(name) ? options.get(name) : def.options(undefined, `${path}.components.${name}`);
+    return def.create(opts);
+  });
+  const store = decodeOptions(StoreOptions, doc.store, `${path}.store`);
+  return { pipeline: new Pipeline(components), names, store, preset: doc.preset };
+}
+
+/** A preset name or an explicit pipeline list, plus an optional overriding document. */
+export function resolveDocument(preset: string | undefined, override?: PipelineDocument): PipelineDocument {
+  const base: PipelineDocument = preset ? { preset } : {};
+  if (!override) return base;
+  return {
+    preset: override.preset ?? base.preset,
+    pipeline: override.pipeline ?? base.pipeline,
+    components: { ...(base.components ?? {}), ...(override.components ?? {}) },
+    store: override.store ?? base.store,
+  };
+}

@@ -1,0 +1,87 @@
+// mask: age-based garbage collection. The newest keep_recent tool outputs stay verbatim; older
+// ones (≥ min_tokens) become a one-line head-peek + marker, the original stashed. Every message it
+// passes over is counted under a named gate, so "acted: 0" always has a reason.
+import { Type } from '@sinclair/typebox';
+import { defineComponent, type Component, type Message, type Ctx, type ComponentOutcome } from '../component';
+import { MarkerModeOption, NonNegInt } from '../shared/common-options';
+import { HINT_FULL_OUTPUT, contentKey, hasPlaceholder, headPeek } from '../shared/marker';
+import { messageText, toolOutputIndices } from '../shared/message-text';
+import { Gates, OffloadTally, commitOffload, replayFrozen, tailAllows } from '../shared/offload';
+import { decodeOptions } from '../shared/options';
+import { countTokens } from '../shared/tokens';
+
+const NAME = 'mask';
+
+export const MaskOptions = Type.Object({
+  keep_recent: NonNegInt(3),
+  min_tokens: NonNegInt(100),
+  keep_head_chars: NonNegInt(96),
+  marker_mode: MarkerModeOption,
+  cold_cache: Type.Boolean({ default: false }),
+});
+
+export const MASK_GATES = [
+  'within_keep_recent',
+  'below_min_tokens',
+  'marker_or_kept_verbatim',
+  'cached_prefix',
+  'non_text_blocks',
+  'marker_no_win',
+] as const;
+
+type Options = ReturnType<typeof decode>;
+const decode = (raw: unknown, path: string) => decodeOptions(MaskOptions, raw, path);
+
+export function maskText(peek: string, token: string): string {
+  const head = peek ? `[older tool output masked; starts: ${peek}]` : '[older tool output masked]';
+  return token ? `${head} ${token}` : head;
+}
+
+function create(o: Options): Component {
+  return {
+    name: NAME,
+    kind: 'offload',
+    run(messages: Message[], ctx: Ctx): ComponentOutcome {
+      const gates = new Gates();
+      const tally = new OffloadTally();
+      const tools = toolOutputIndices(messages);
+      if (tools.length <= o.keep_recent) {
+        for (const _ of tools) gates.add('within_keep_recent');
+        return { gates: gates.counts };
+      }
+      for (const i of tools.slice(0, tools.length - o.keep_recent)) {
+        const m = messages[i]!;
+        const text = messageText(m);
+        if (text === null) {
+          gates.add('non_text_blocks');
+          continue;
+        }
+        const replay = replayFrozen(NAME, m, text, ctx);
+        if (replay.kind === 'replayed') {
+          tally.record(replay);
+          continue;
+        }
+        if (replay.kind === 'kept' || hasPlaceholder(text)) {
+          gates.add('marker_or_kept_verbatim');
+          continue;
+        }
+        if (countTokens(text) < o.min_tokens) {
+          gates.add('below_min_tokens');
+          continue;
+        }
+        const lost = ctx.state.frozenLost(NAME, contentKey(text));
+        if (!tailAllows(i, ctx, o.cold_cache, lost)) {
+          gates.add('cached_prefix');
+          continue;
+        }
+        const peek = headPeek(text, o.keep_head_chars);
+        const r = commitOffload(m, text, (token) => maskText(peek, token), ctx, o.marker_mode, HINT_FULL_OUTPUT, NAME);
+        if (r.ok) tally.record(r);
+        else gates.add('marker_no_win');
+      }
+      return { keys: tally.keys, irreversible: tally.irreversible, gates: gates.counts };
+    },
+  };
+}
+
+export const maskComponent = defineComponent({ name: NAME, kind: 'offload', gates: MASK_GATES, options: decode, create });

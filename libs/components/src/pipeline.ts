@@ -1,0 +1,111 @@
+// The pipeline runs components in order and owns failure: a component that throws, grows the
+// content tokens, or drops content without stashing it is reverted alone, and everything it did
+// not touch survives. The guard measures with its own baseline, never a component's figures.
+import type { Component, Ctx, Message, Report } from './component';
+import { messageTokens } from './shared/tokens';
+
+export interface PipelineResult {
+  messages: Message[];
+  tokensBefore: number;
+  tokensAfter: number;
+  reports: Report[];
+}
+
+export class Pipeline {
+  constructor(readonly components: readonly Component[]) {}
+
+  get names(): string[] {
+    return this.components.map((c) => c.name);
+  }
+
+  async run(input: readonly Message[], ctx: Ctx): Promise<PipelineResult> {
+    let snapshot = input.map(cloneMessage);
+    let perMessage = snapshot.map(messageTokens);
+    const tokensBefore = sum(perMessage);
+    const reports: Report[] = [];
+    for (const component of this.components) {
+      const working = snapshot.map(cloneMessage);
+      const baseline = sum(perMessage);
+      const started = performance.now();
+      const report: Report = {
+        component: component.name,
+        kind: component.kind,
+        tokensBefore: baseline,
+        tokensAfter: baseline,
+        durationMs: 0,
+        keys: [],
+        skipped: false,
+        reverted: false,
+        irreversible: false,
+        changed: [],
+        gates: {},
+      };
+      try {
+        const outcome = await component.run(working, ctx);
+        report.durationMs = performance.now() - started;
+        report.gates = outcome.gates ?? {};
+        report.keys = outcome.keys ?? [];
+        report.skipped = outcome.skipped ?? false;
+        report.irreversible = outcome.irreversible ?? false;
+        const after = working.map(messageTokens);
+        const total = sum(after);
+        if (total > baseline) {
+          report.reverted = true;
+          report.error = `grew content tokens ${baseline} → ${total}`;
+        } else if (
+          component.kind === 'offload' &&
+          total < baseline &&
+          report.keys.length === 0 &&
+          !report.skipped &&
+          !report.irreversible
+        ) {
+          report.reverted = true;
+          report.error = 'dropped content without stashing it';
+        } else {
+          report.tokensAfter = total;
+          report.changed = changedIndices(snapshot, working);
+          snapshot = working;
+          perMessage = after;
+        }
+      } catch (err) {
+        report.durationMs = performance.now() - started;
+        report.reverted = true;
+        report.error = err instanceof Error ? err.message : String(err);
+      }
+      reports.push(report);
+    }
+    return { messages: snapshot, tokensBefore, tokensAfter: sum(perMessage), reports };
+  }
+}
+
+function sum(xs: readonly number[]): number {
+  let n = 0;
+  for (const x of xs) n += x;
+  return n;
+}
+
+export function cloneMessage(m: Message): Message {
+  const copy: Message = { ...m };
+  if (Array.isArray(m.content)) copy.content = m.content.map((b) => ({ ...b }));
+  if (m.tool_calls) copy.tool_calls = m.tool_calls.map((c) => ({ ...c }));
+  return copy;
+}
+
+function changedIndices(before: readonly Message[], after: readonly Message[]): number[] {
+  const out: number[] = [];
+  const n = Math.max(before.length, after.length);
+  for (let i = 0; i < n; i++) {
+    if (!sameMessage(before[i], after[i])) out.push(i);
+  }
+  return out;
+}
+
+export function sameMessage(a: Message | undefined, b: Message | undefined): boolean {
+  if (a === b) return true;
+  if (!a || !b) return false;
+  if (a.role !== b.role || a.tool_call_id !== b.tool_call_id || a.name !== b.name) return false;
+  if (typeof a.content === 'string' || typeof b.content === 'string' || a.content === null || b.content === null) {
+    return a.content === b.content;
+  }
+  return JSON.stringify(a.content) === JSON.stringify(b.content) && JSON.stringify(a.tool_calls) === JSON.stringify(b.tool_calls);
+}

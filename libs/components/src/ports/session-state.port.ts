@@ -1,0 +1,67 @@
+// Per-session decisions, prefetched in one round trip before the pipeline runs and written back
+// in one batch after it, so components stay synchronous over plain data on the hot path.
+
+export interface FrozenKey {
+  component: string;
+  contentKey: string;
+}
+
+/** What components see of the session store during one run. */
+export interface SessionView {
+  /** The frozen replacement of a content item by a component, if any. */
+  frozen(component: string, contentKey: string): string | undefined;
+  /** A decision that was frozen earlier and has since been lost (evicted or expired). */
+  frozenLost(component: string, contentKey: string): boolean;
+  /** Content the model asked back for: never reduce it again. */
+  keptVerbatim(contentKey: string): boolean;
+  /** Record a new decision so later turns replay it byte-identically. */
+  freeze(component: string, contentKey: string, replacement: string): void;
+  /** Count a replay hit / miss (for freeze-health stats). */
+  countReplay(hit: boolean): void;
+}
+
+export interface SessionSnapshot {
+  frozen: Map<string, string>;
+  lost: Set<string>;
+  kept: Set<string>;
+}
+
+export function frozenSlot(component: string, contentKey: string): string {
+  return `${component}:${contentKey}`;
+}
+
+/** The in-run view over a prefetched snapshot; collects new freezes for the write-back. */
+export class SnapshotSessionView implements SessionView {
+  readonly newFrozen = new Map<string, string>();
+  hits = 0;
+  misses = 0;
+
+  constructor(private readonly snap: SessionSnapshot = emptySnapshot()) {}
+
+  frozen(component: string, contentKey: string): string | undefined {
+    const slot = frozenSlot(component, contentKey);
+    return this.newFrozen.get(slot) ?? this.snap.frozen.get(slot);
+  }
+
+  frozenLost(component: string, contentKey: string): boolean {
+    return this.snap.lost.has(frozenSlot(component, contentKey));
+  }
+
+  keptVerbatim(contentKey: string): boolean {
+    return this.snap.kept.has(contentKey);
+  }
+
+  freeze(component: string, contentKey: string, replacement: string): void {
+    const slot = frozenSlot(component, contentKey);
+    if (this.snap.frozen.get(slot) !== replacement) this.newFrozen.set(slot, replacement);
+  }
+
+  countReplay(hit: boolean): void {
+    if (hit) this.hits++;
+    else this.misses++;
+  }
+}
+
+export function emptySnapshot(): SessionSnapshot {
+  return { frozen: new Map(), lost: new Set(), kept: new Set() };
+}

@@ -1,0 +1,22 @@
+// Presets exactly as the seed lists them. Order matters: lossless repacking first so later
+// offloaders measure compact text; cacheinject last because it only adds a cache breakpoint.
+export const PRESETS: Readonly<Record<string, readonly string[]>> = {
+  // Nothing runs: the gateway is a transparent proxy.
+  off: [],
+  // Lossless only: compact JSON and a cache breakpoint.
+  safe: ['format', 'cacheinject'],
+  // Repeats, superseded runs and known command noise, all reversible.
+  balanced: ['format', 'dedup', 'failed_run', 'cmdfilter', 'cacheinject'],
+  // Balanced plus JSON-array crushing and query projection.
+  aggressive: ['format', 'dedup', 'failed_run', 'cmdfilter', 'smartcrush', 'extract', 'cacheinject'],
+  // Source reads become skeletons; build and test noise is filtered.
+  coding: ['format', 'skeleton', 'cmdfilter', 'cacheinject'],
+  // MCP servers return big JSON payloads and arrays.
+  mcp: ['format', 'smartcrush', 'cacheinject'],
+  // Long agentic sessions: age-based masking is the biggest lever.
+  agent: ['format', 'dedup', 'failed_run', 'mask', 'extract', 'cacheinject'],
+  // Run alone: it restructures the whole transcript.
+  summarize: ['summarize'],
+};
+
+export const PRESET_NAMES = Object.keys(PRESETS);

@@ -1,0 +1,64 @@
+// Markers are the only reversible trace a lossy component leaves: `<<cg:` + first 16 hex of
+// SHA-256(original) + `>>`. The content key (24 hex over whitespace-folded, marker-free text) is a
+// different hash on purpose: it names content for replay and kept-verbatim, not a stash entry.
+import { sha256Hex } from './hash';
+
+export const EXPAND_TOOL_NAME = 'context_guru_expand';
+export const SUMMARY_SENTINEL = '⟪cg⟫';
+export const MARKER_RE = /<<cg:([A-Za-z0-9_-]{1,64})>>/g;
+export const HINT_FULL_OUTPUT = ` [full output: call ${EXPAND_TOOL_NAME}]`;
+export const HINT_FULL_ARRAY = ` [full array: call ${EXPAND_TOOL_NAME}]`;
+export const HINT_FULL_SOURCE = ` [full source: call ${EXPAND_TOOL_NAME}]`;
+export const HINT_FULL_TRAJECTORY = ` [full earlier trajectory: call ${EXPAND_TOOL_NAME}]`;
+
+export type MarkerMode = 'full' | 'summary' | 'off';
+
+export function stashId(original: string): string {
+  return sha256Hex(original).slice(0, 16);
+}
+
+export function marker(id: string): string {
+  return `<<cg:${id}>>`;
+}
+
+/** Distinct marker ids in first-seen order. */
+export function markerIds(text: string): string[] {
+  const ids = new Set<string>();
+  for (const m of text.matchAll(MARKER_RE)) ids.add(m[1]!);
+  return [...ids];
+}
+
+export function hasMarker(text: string): boolean {
+  return text.includes('<<cg:') && new RegExp(MARKER_RE.source).test(text);
+}
+
+/** Carries a resolvable marker or the non-resolvable summary sentinel. */
+export function hasPlaceholder(text: string): boolean {
+  return text.includes(SUMMARY_SENTINEL) || hasMarker(text);
+}
+
+export function contentKey(text: string): string {
+  return sha256Hex(text.replace(MARKER_RE, '').replace(/\s+/g, ' ').trim()).slice(0, 24);
+}
+
+/**
+ * The trailing token an offloader writes for a given marker_mode: full → marker + hint (the
+ * original is stashed by the caller), summary → the sentinel alone, off → nothing.
+ */
+export function markerToken(mode: MarkerMode, id: string, hint: string): string {
+  if (mode === 'full') return `${marker(id)}${hint}`;
+  if (mode === 'summary') return SUMMARY_SENTINEL;
+  return '';
+}
+
+/**
+ * A one-line peek at hidden content: whitespace folded, no live marker, at most maxChars code
+ * points followed by an ellipsis when cut.
+ */
+export function headPeek(text: string, maxChars: number): string {
+  if (maxChars <= 0) return '';
+  const window = [...text.slice(0, maxChars * 4)].join('');
+  const folded = window.replace(/\s+/g, ' ').trim().replace(/<<cg:/g, '<< cg:');
+  const points = [...folded];
+  return points.length > maxChars ? `${points.slice(0, maxChars).join('')}…` : folded;
+}

@@ -1,0 +1,86 @@
+// The steps every Offload shares: gate counting, the provider-cache tail gate, replay of frozen
+// decisions, and the marker-inclusive never-worse commit that stashes before it rewrites.
+import type { Ctx, GateHistogram, Message } from '../component';
+import { type MarkerMode, contentKey, markerIds, markerToken, stashId } from './marker';
+import { setText } from './message-text';
+import { countTokens } from './tokens';
+
+export class Gates {
+  readonly counts: GateHistogram = {};
+  add(gate: string): void {
+    this.counts[gate] = (this.counts[gate] ?? 0) + 1;
+  }
+}
+
+/**
+ * May a NEW lossy decision touch message i? Only outside the provider's cached prefix, unless the
+ * component opted into cold_cache and the cache provably expired, or a frozen decision for this
+ * content was lost and the component re-derives it (its output is a pure function of content).
+ */
+export function tailAllows(i: number, ctx: Ctx, coldOptIn: boolean, lostRepair = false): boolean {
+  const { aware, maxCachedIdx, cold } = ctx.cache;
+  if (!aware || maxCachedIdx < 0 || i > maxCachedIdx) return true;
+  return (coldOptIn && cold) || lostRepair;
+}
+
+export type ReplayResult = { kind: 'kept' } | { kind: 'miss' } | { kind: 'replayed'; id?: string } | { kind: 'stale' };
+
+/**
+ * Replays an earlier decision byte-identically, regardless of depth, so the bytes a provider has
+ * cached never change. The original is stashed again so the marker inside stays resolvable.
+ */
+export function replayFrozen(component: string, m: Message, text: string, ctx: Ctx): ReplayResult {
+  const ck = contentKey(text);
+  if (ctx.state.keptVerbatim(ck)) return { kind: 'kept' };
+  const rep = ctx.state.frozen(component, ck);
+  ctx.state.countReplay(rep !== undefined);
+  if (rep === undefined) return { kind: 'miss' };
+  if (countTokens(rep) >= countTokens(text)) return { kind: 'stale' };
+  let id: string | undefined;
+  if (markerIds(rep).includes(stashId(text))) {
+    if (!ctx.stash.persistent) return { kind: 'stale' };
+    id = ctx.stash.put(text);
+  }
+  setText(m, rep);
+  return { kind: 'replayed', id };
+}
+
+export interface CommitResult {
+  ok: boolean;
+  id?: string;
+  irreversible?: boolean;
+}
+
+/**
+ * Writes `build(token)` over message m only if it has strictly fewer tokens than the original
+ * (marker and hint included). In full mode the original is stashed first; a store that cannot
+ * persist degrades full to off so no unresolvable marker is ever emitted.
+ */
+export function commitOffload(
+  m: Message,
+  original: string,
+  build: (token: string) => string,
+  ctx: Ctx,
+  mode: MarkerMode,
+  hint: string,
+  freezeAs?: string,
+): CommitResult {
+  const effective: MarkerMode = mode === 'full' && !ctx.stash.persistent ? 'off' : mode;
+  const id = stashId(original);
+  const candidate = build(markerToken(effective, id, hint));
+  if (countTokens(candidate) >= countTokens(original)) return { ok: false };
+  if (effective === 'full') ctx.stash.put(original);
+  setText(m, candidate);
+  if (freezeAs) ctx.state.freeze(freezeAs, contentKey(original), candidate);
+  return effective === 'full' ? { ok: true, id } : { ok: true, irreversible: true };
+}
+
+/** Folds a list of commit results into an outcome's keys / irreversible flag. */
+export class OffloadTally {
+  readonly keys: string[] = [];
+  irreversible = false;
+  record(r: { ok?: boolean; id?: string; irreversible?: boolean }): void {
+    if (r.id) this.keys.push(r.id);
+    if (r.irreversible) this.irreversible = true;
+  }
+}

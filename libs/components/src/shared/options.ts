@@ -1,0 +1,34 @@
+// Strict option decoding for component blocks and the pipeline document: unknown keys are errors
+// that name the key, defaults come from the schema, and wrong types name the path.
+import { type Static, type TObject, type TSchema, Kind } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import { ConfigError } from './errors';
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function rejectUnknownKeys(schema: TSchema, value: unknown, path: string): void {
+  if (schema[Kind] !== 'Object' || !isPlainObject(value)) return;
+  const props = (schema as TObject).properties;
+  for (const key of Object.keys(value)) {
+    const sub = props[key];
+    if (!sub) {
+      throw new ConfigError(`${path}.${key}`, `unknown key (known: ${Object.keys(props).join(', ') || 'none'})`);
+    }
+    rejectUnknownKeys(sub, value[key], `${path}.${key}`);
+  }
+}
+
+export function decodeOptions<T extends TObject>(schema: T, raw: unknown, path: string): Static<T> {
+  const input = raw === undefined || raw === null ? {} : raw;
+  if (!isPlainObject(input)) throw new ConfigError(path, 'must be a mapping');
+  rejectUnknownKeys(schema, input, path);
+  const withDefaults = Value.Default(schema, structuredClone(input));
+  const first = Value.Errors(schema, withDefaults).First();
+  if (first) {
+    const where = first.path ? `${path}${first.path.replace(/\//g, '.')}` : path;
+    throw new ConfigError(where, first.message);
+  }
+  return withDefaults as Static<T>;
+}
