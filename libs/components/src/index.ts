@@ -13,3 +13,4 @@ export * from './shared/hash';
 export * from './ports/clock.port';
 export * from './ports/stash.port';
 export * from './ports/session-state.port';
+export * from './ports/hot-store.port';

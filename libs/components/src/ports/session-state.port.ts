@@ -21,9 +21,14 @@ export interface SessionView {
 }
 
 export interface SessionSnapshot {
+  /** slot (`component:contentKey`) → replacement. */
   frozen: Map<string, string>;
+  /** Slots that were frozen once and have since been lost. */
   lost: Set<string>;
+  /** Content keys kept verbatim after an expand. */
   kept: Set<string>;
+  /** The session has offloaded before: the expand tool stays advertised (sticky). */
+  offloaded?: boolean;
 }
 
 export function frozenSlot(component: string, contentKey: string): string {

@@ -1,0 +1,51 @@
+// The hot store: everything a request needs on its path, namespaced by tenant. The memory adapter
+// serves the laptop; the Redis adapter lets any number of replicas share one state. Every method
+// is async from day one so adapters that cross the network plug in without touching the hot path.
+import type { SessionSnapshot } from './session-state.port';
+import type { StashEntry } from './stash.port';
+
+/** What the previous turn of a session looked like, for the cache boundary and cold detection. */
+export interface TurnRecord {
+  /** Normalized message count forwarded on that turn. */
+  n: number;
+  /** Epoch ms of that turn. */
+  at: number;
+  /** Longest provider cache TTL (ms) the session has asked for so far. */
+  ttlMs: number;
+}
+
+export interface SessionWrites {
+  /** New frozen decisions, slot (`component:contentKey`) → replacement text. */
+  frozen: Map<string, string>;
+  /** The session emitted a marker: keep advertising the expand tool from now on. */
+  offloaded: boolean;
+}
+
+export interface StoreHealth {
+  /** Pinned (frozen) entries removed by expiry or eviction. */
+  frozenDropped: number;
+  /** Lost frozen entries written again. */
+  frozenRepaired: number;
+}
+
+export interface HotStore {
+  readonly kind: string;
+  /** False for a store that cannot keep anything: offloaders then emit no resolvable marker. */
+  readonly persistent: boolean;
+  /** Writes originals and the session's ownership records; resolves only once acknowledged. */
+  putStash(tenant: string, session: string, entries: readonly StashEntry[]): Promise<void>;
+  /** Reads an original and slides its TTL. */
+  getStash(tenant: string, id: string): Promise<string | null>;
+  /** Whether this session stashed that id (GET /expand is scoped by it). */
+  owns(tenant: string, session: string, id: string): Promise<boolean>;
+  /** Prefetches the frozen decisions, lost marks and kept-verbatim marks a run may consult. */
+  loadSession(tenant: string, session: string, contentKeys: readonly string[]): Promise<SessionSnapshot>;
+  commitSession(tenant: string, session: string, writes: SessionWrites): Promise<void>;
+  /** Content the model expanded is never reduced again (tenant-wide, session-independent). */
+  markKept(tenant: string, contentKeys: readonly string[]): Promise<void>;
+  /** Atomically returns the previous turn (null when none) and records this one. */
+  advanceTurn(tenant: string, session: string, turn: TurnRecord): Promise<TurnRecord | null>;
+  health(): StoreHealth;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
