@@ -104,8 +104,9 @@ export function sameMessage(a: Message | undefined, b: Message | undefined): boo
   if (a === b) return true;
   if (!a || !b) return false;
   if (a.role !== b.role || a.tool_call_id !== b.tool_call_id || a.name !== b.name) return false;
+  if (JSON.stringify(a.tool_calls) !== JSON.stringify(b.tool_calls)) return false;
   if (typeof a.content === 'string' || typeof b.content === 'string' || a.content === null || b.content === null) {
     return a.content === b.content;
   }
-  return JSON.stringify(a.content) === JSON.stringify(b.content) && JSON.stringify(a.tool_calls) === JSON.stringify(b.tool_calls);
+  return JSON.stringify(a.content) === JSON.stringify(b.content);
 }

@@ -1,0 +1,51 @@
+// The expand tool's bytes never vary (fixed key order, fixed text) so the tools prefix stays
+// cache-stable across turns; it is only ever appended last, and never twice.
+import { EXPAND_TOOL_NAME } from '@context-guru/components';
+import type { Dialect } from './wire.types';
+
+export const EXPAND_DESCRIPTION =
+  'Retrieve the full original content that was compressed and replaced by a <<cg:HASH>> marker in ' +
+  'this conversation. Call it with the HASH from the marker when you need the exact original text.';
+export const EXPAND_ID_DESCRIPTION = 'The HASH from a <<cg:HASH>> marker.';
+
+function schema(): Record<string, unknown> {
+  return {
+    type: 'object',
+    properties: { id: { type: 'string', description: EXPAND_ID_DESCRIPTION } },
+    required: ['id'],
+  };
+}
+
+const OPENAI_JSON = JSON.stringify({
+  type: 'function',
+  function: { name: EXPAND_TOOL_NAME, description: EXPAND_DESCRIPTION, parameters: schema() },
+});
+const ANTHROPIC_JSON = JSON.stringify({ name: EXPAND_TOOL_NAME, description: EXPAND_DESCRIPTION, input_schema: schema() });
+
+export function expandToolJson(dialect: Dialect): string {
+  return dialect === 'openai' ? OPENAI_JSON : ANTHROPIC_JSON;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** The declared name of one tools[] entry in either dialect's shape. */
+export function toolName(tool: unknown): string | undefined {
+  if (!isObject(tool)) return undefined;
+  if (typeof tool.name === 'string') return tool.name;
+  const fn = tool.function;
+  return isObject(fn) && typeof fn.name === 'string' ? fn.name : undefined;
+}
+
+export function expandDeclared(tools: unknown): boolean {
+  return Array.isArray(tools) && tools.some((t) => toolName(t) === EXPAND_TOOL_NAME);
+}
+
+/** Injection is only safe when the caller lets the model pick tools freely. */
+export function toolChoiceAllows(dialect: Dialect, choice: unknown): boolean {
+  // An absent (or JSON null) tool_choice means the provider default, which is auto.
+  if (choice === undefined || choice === null) return true;
+  if (dialect === 'openai') return choice === 'auto';
+  return isObject(choice) && choice.type === 'auto';
+}

@@ -1,0 +1,209 @@
+// Positions of values inside a JSON text that JSON.parse already accepted, found without building
+// anything: string contents are jumped over with indexOf, so each byte is looked at at most once.
+// Every span is [start, end) in UTF-16 code units of the received string; keys are compared decoded
+// and the LAST duplicate wins, exactly as JSON.parse resolves them.
+
+export interface Span {
+  start: number;
+  end: number;
+}
+
+export interface Member {
+  key: string;
+  value: Span;
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_OBJ = 0x7b;
+const CLOSE_OBJ = 0x7d;
+const OPEN_ARR = 0x5b;
+const CLOSE_ARR = 0x5d;
+const COMMA = 0x2c;
+
+function isWs(c: number): boolean {
+  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+}
+
+export function skipWs(raw: string, i: number): number {
+  while (i < raw.length && isWs(raw.charCodeAt(i))) i++;
+  return i;
+}
+
+/** `i` is at the opening quote; returns the index just past the closing quote. */
+export function skipString(raw: string, i: number): number {
+  let from = i + 1;
+  for (;;) {
+    const q = raw.indexOf('"', from);
+    if (q < 0) throw new Error(`unterminated string at ${i}`);
+    // A quote is escaped only by an odd run of backslashes right before it.
+    let b = q - 1;
+    while (raw.charCodeAt(b) === BACKSLASH) b--;
+    if ((q - 1 - b) % 2 === 0) return q + 1;
+    from = q + 1;
+  }
+}
+
+/** `i` is at the first character of a value; returns the index just past it. */
+export function skipValue(raw: string, i: number): number {
+  const c = raw.charCodeAt(i);
+  if (c === QUOTE) return skipString(raw, i);
+  if (c === OPEN_OBJ || c === OPEN_ARR) {
+    let depth = 0;
+    let j = i;
+    const n = raw.length;
+    while (j < n) {
+      const d = raw.charCodeAt(j);
+      if (d === QUOTE) {
+        j = skipString(raw, j);
+        continue;
+      }
+      if (d === OPEN_OBJ || d === OPEN_ARR) depth++;
+      else if (d === CLOSE_OBJ || d === CLOSE_ARR) {
+        depth--;
+        if (depth === 0) return j + 1;
+      }
+      j++;
+    }
+    throw new Error(`unterminated container at ${i}`);
+  }
+  // number, true, false, null
+  let j = i;
+  while (j < raw.length) {
+    const d = raw.charCodeAt(j);
+    if (d === COMMA || d === CLOSE_OBJ || d === CLOSE_ARR || isWs(d)) break;
+    j++;
+  }
+  return j;
+}
+
+function decodeKey(raw: string, start: number, end: number): string {
+  const inner = raw.slice(start + 1, end - 1);
+  return inner.includes('\\') ? (JSON.parse(raw.slice(start, end)) as string) : inner;
+}
+
+/** Members of the object starting at `at` ('{'), in order, duplicates included. */
+export function members(raw: string, at: number): Member[] {
+  if (raw.charCodeAt(at) !== OPEN_OBJ) throw new Error(`no object at ${at}`);
+  const out: Member[] = [];
+  let i = skipWs(raw, at + 1);
+  if (raw.charCodeAt(i) === CLOSE_OBJ) return out;
+  for (;;) {
+    const keyEnd = skipString(raw, i);
+    const key = decodeKey(raw, i, keyEnd);
+    const start = skipWs(raw, skipWs(raw, keyEnd) + 1); // past ':'
+    const end = skipValue(raw, start);
+    out.push({ key, value: { start, end } });
+    i = skipWs(raw, end);
+    if (raw.charCodeAt(i) === CLOSE_OBJ) return out;
+    i = skipWs(raw, i + 1); // past ','
+  }
+}
+
+/** The value of the last member named `key` of the object at `at`, as JSON.parse would keep it. */
+export function member(raw: string, at: number, key: string): Span | undefined {
+  let found: Span | undefined;
+  for (const m of members(raw, at)) if (m.key === key) found = m.value;
+  return found;
+}
+
+/** Elements of the array starting at `at` ('['). */
+export function elements(raw: string, at: number): Span[] {
+  if (raw.charCodeAt(at) !== OPEN_ARR) throw new Error(`no array at ${at}`);
+  const out: Span[] = [];
+  let i = skipWs(raw, at + 1);
+  if (raw.charCodeAt(i) === CLOSE_ARR) return out;
+  for (;;) {
+    const end = skipValue(raw, i);
+    out.push({ start: i, end });
+    i = skipWs(raw, end);
+    if (raw.charCodeAt(i) === CLOSE_ARR) return out;
+    i = skipWs(raw, i + 1);
+  }
+}
+
+/** Element `k` of the array at `at`, walking only as far as needed. */
+export function elementAt(raw: string, at: number, k: number): Span | undefined {
+  if (raw.charCodeAt(at) !== OPEN_ARR) return undefined;
+  let i = skipWs(raw, at + 1);
+  if (raw.charCodeAt(i) === CLOSE_ARR) return undefined;
+  for (let n = 0; ; n++) {
+    const end = skipValue(raw, i);
+    if (n === k) return { start: i, end };
+    i = skipWs(raw, end);
+    if (raw.charCodeAt(i) === CLOSE_ARR) return undefined;
+    i = skipWs(raw, i + 1);
+  }
+}
+
+/** Walks a path of keys / indices from the value at `at`; undefined when any step is missing. */
+export function spanAt(raw: string, at: Span, path: readonly (string | number)[]): Span | undefined {
+  let cur: Span | undefined = at;
+  for (const step of path) {
+    if (!cur) return undefined;
+    const c = raw.charCodeAt(cur.start);
+    if (typeof step === 'string') cur = c === OPEN_OBJ ? member(raw, cur.start, step) : undefined;
+    else cur = c === OPEN_ARR ? elementAt(raw, cur.start, step) : undefined;
+  }
+  return cur;
+}
+
+/**
+ * The top level of the body, walked once on first use: every member's value span (last duplicate
+ * wins) and the element spans of `messages`, recorded during that same walk.
+ */
+export class RawIndex {
+  private walked = false;
+  private readonly top = new Map<string, Span>();
+  private msgs: Span[] = [];
+  private rootSpan: Span = { start: 0, end: 0 };
+  private lastEnd = -1;
+
+  constructor(readonly raw: string) {}
+
+  private walk(): void {
+    if (this.walked) return;
+    this.walked = true;
+    const raw = this.raw;
+    const root = skipWs(raw, 0);
+    if (raw.charCodeAt(root) !== OPEN_OBJ) throw new Error('body is not an object');
+    let i = skipWs(raw, root + 1);
+    if (raw.charCodeAt(i) !== CLOSE_OBJ) {
+      for (;;) {
+        const keyEnd = skipString(raw, i);
+        const key = decodeKey(raw, i, keyEnd);
+        const start = skipWs(raw, skipWs(raw, keyEnd) + 1);
+        let end: number;
+        if (key === 'messages' && raw.charCodeAt(start) === OPEN_ARR) {
+          this.msgs = elements(raw, start);
+          end = skipWs(raw, this.msgs.length ? this.msgs[this.msgs.length - 1]!.end : start + 1) + 1;
+        } else {
+          if (key === 'messages') this.msgs = [];
+          end = skipValue(raw, start);
+        }
+        this.top.set(key, { start, end });
+        this.lastEnd = end;
+        i = skipWs(raw, end);
+        if (raw.charCodeAt(i) === CLOSE_OBJ) break;
+        i = skipWs(raw, i + 1);
+      }
+    }
+    this.rootSpan = { start: root, end: i + 1 };
+  }
+
+  topLevel(key: string): Span | undefined {
+    this.walk();
+    return this.top.get(key);
+  }
+
+  message(i: number): Span | undefined {
+    this.walk();
+    return this.msgs[i];
+  }
+
+  /** Where a new top-level member can be inserted (just past the last member's value), and whether a comma is needed. */
+  insertionPoint(): { at: number; comma: boolean } {
+    this.walk();
+    return this.lastEnd < 0 ? { at: this.rootSpan.start + 1, comma: false } : { at: this.lastEnd, comma: true };
+  }
+}

@@ -1,0 +1,126 @@
+// Write-back is a list of disjoint edits on the received text: a changed JSON string value is
+// replaced by JSON.stringify(newText), a new cache_control is inserted into its block, and nothing
+// else moves. A planner that cannot express a change this way returns null and the message keeps
+// its bytes.
+import type { ContentBlock, Message } from '@context-guru/components';
+import { elementAt, member, type Span } from './json-scan';
+import type { Edit } from './wire.types';
+
+export interface Plan {
+  edits: Edit[];
+  /** cache_control keys this plan inserts (they spend the breakpoint budget). */
+  inserted: number;
+}
+
+export function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+export function deepEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a) && Array.isArray(b)) {
+    return a.length === b.length && a.every((x, i) => deepEqual(x, b[i]));
+  }
+  const ra = a as Record<string, unknown>;
+  const rb = b as Record<string, unknown>;
+  const ka = Object.keys(ra).filter((k) => ra[k] !== undefined);
+  const kb = Object.keys(rb).filter((k) => rb[k] !== undefined);
+  return ka.length === kb.length && ka.every((k) => Object.hasOwn(rb, k) && deepEqual(ra[k], rb[k]));
+}
+
+/** Everything but `content`: a change there is never written. */
+export function sameEnvelope(a: Message, b: Message): boolean {
+  return (
+    a.role === b.role &&
+    a.tool_call_id === b.tool_call_id &&
+    a.name === b.name &&
+    deepEqual(a.tool_calls ?? null, b.tool_calls ?? null)
+  );
+}
+
+export function sameMessage(a: Message, b: Message): boolean {
+  return sameEnvelope(a, b) && deepEqual(a.content, b.content);
+}
+
+/**
+ * Replaces the JSON string at `span` after checking it still holds `expected` (null matches a raw
+ * `null`): a mismatch means the span does not belong to the value we normalized.
+ */
+export function stringEdit(raw: string, span: Span | undefined, expected: string | null, next: string): Edit | null {
+  if (!span) return null;
+  const old: unknown = JSON.parse(raw.slice(span.start, span.end));
+  if (old !== expected) return null;
+  return { start: span.start, end: span.end, text: JSON.stringify(next) };
+}
+
+/** Inserts `"key":value` just past the last member of the non-empty object spanning `obj`. */
+export function memberInsert(raw: string, obj: Span, key: string, value: unknown): Edit | null {
+  let i = obj.end - 2; // obj.end - 1 is the closing brace
+  while (i > obj.start && ' \t\n\r'.includes(raw[i]!)) i--;
+  if (i <= obj.start) return null;
+  return { start: i + 1, end: i + 1, text: `,${JSON.stringify(key)}:${JSON.stringify(value)}` };
+}
+
+function withoutCache(b: ContentBlock): Record<string, unknown> {
+  const { cache_control: _dropped, ...rest } = b as Record<string, unknown>;
+  return rest;
+}
+
+/**
+ * Block-by-block write-back of a content array: normalized block j is raw block map[j]. Allowed per
+ * block: a text change on a text block, and a cache_control added where the raw block has none.
+ */
+export function planBlocks(
+  raw: string,
+  content: Span,
+  before: readonly ContentBlock[],
+  after: readonly ContentBlock[],
+  rawBlocks: readonly unknown[],
+  map: readonly number[],
+): Plan | null {
+  if (after.length !== before.length || map.length !== before.length) return null;
+  const plan: Plan = { edits: [], inserted: 0 };
+  for (let j = 0; j < before.length; j++) {
+    const o = before[j]!;
+    const n = after[j]!;
+    if (!isObject(n) || deepEqual(o, n)) continue;
+    const rb = rawBlocks[map[j]!];
+    const blockSpan = elementAt(raw, content.start, map[j]!);
+    if (!isObject(rb) || !blockSpan) return null;
+    const oc = (o as Record<string, unknown>).cache_control;
+    const nc = (n as Record<string, unknown>).cache_control;
+    if (!deepEqual(oc, nc)) {
+      // Metadata-only write: a breakpoint added to a block that had none, never an edit of one.
+      if (oc !== undefined || !isObject(nc) || Object.hasOwn(rb, 'cache_control')) return null;
+      const ins = memberInsert(raw, blockSpan, 'cache_control', nc);
+      if (!ins) return null;
+      plan.edits.push(ins);
+      plan.inserted++;
+    }
+    const ob = withoutCache(o);
+    const nb = withoutCache(n);
+    if (deepEqual(ob, nb)) continue;
+    if (ob.type !== 'text' || nb.type !== 'text' || typeof nb.text !== 'string') return null;
+    if (!deepEqual({ ...ob, text: '' }, { ...nb, text: '' })) return null;
+    const edit = stringEdit(raw, member(raw, blockSpan.start, 'text'), ob.text as string, nb.text);
+    if (!edit) return null;
+    plan.edits.push(edit);
+  }
+  return plan;
+}
+
+/** Applies disjoint edits in one pass from the end backwards; throws on overlap (a planner bug). */
+export function applyEdits(raw: string, edits: readonly Edit[]): string {
+  const sorted = [...edits].sort((a, b) => b.start - a.start || b.end - a.end);
+  const pieces: string[] = [];
+  let tail = raw.length;
+  for (const e of sorted) {
+    if (e.end > tail || e.start > e.end) throw new Error(`overlapping edits at ${e.start}`);
+    pieces.push(raw.slice(e.end, tail), e.text);
+    tail = e.start;
+  }
+  pieces.push(raw.slice(0, tail));
+  return pieces.reverse().join('');
+}

@@ -1,0 +1,82 @@
+// The wire view is read-only evidence about one inbound body: the raw text is the single source of
+// truth for what reaches the provider, everything else (parsed body, normalized messages, slots)
+// only tells the encoder where a change may be spliced into those raw bytes.
+import type { Message } from '@context-guru/components';
+import type { RawIndex } from './json-scan';
+
+export type Dialect = 'openai' | 'anthropic';
+
+export class WireError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'WireError';
+  }
+}
+
+/**
+ * Where a normalized message lives in the raw body. `msg` is the index in the body's `messages`
+ * array; block indices are indices into that raw message's `content` array.
+ */
+export type Slot =
+  /** OpenAI: the whole body message; only its `content` value is ever rewritten. */
+  | { kind: 'openai'; msg: number }
+  /** Anthropic message whose `content` is a string. */
+  | { kind: 'text'; msg: number }
+  /** Anthropic tool_result block whose `content` is a string. */
+  | { kind: 'result'; msg: number; block: number }
+  /** One `{type:"text"}` element of an Anthropic tool_result whose `content` is an array. */
+  | { kind: 'result_part'; msg: number; block: number; part: number }
+  /** Anthropic content blocks: normalized content[j] is raw content[blocks[j]]. */
+  | { kind: 'blocks'; msg: number; blocks: number[] };
+
+export interface WireView {
+  dialect: Dialect;
+  /** The body text exactly as received (utf8). */
+  raw: string;
+  /** JSON.parse(raw): read model/stream/tools/metadata from it, never re-serialize it. */
+  body: Record<string, unknown>;
+  /** Normalized, OpenAI-shaped messages (Anthropic tool_result blocks become synthetic tool messages). */
+  messages: Message[];
+  systemHead: string;
+  firstUserText: string;
+  stream: boolean;
+  /** cache_control / cachePoint count across system + tools + messages (§2.6). */
+  breakpoints: number;
+  /** A resolvable marker (raw or \u003c/\u003e-escaped) inside `messages` or `system` only (§3.1). */
+  hasMarkers: boolean;
+  /** hasMarkers, or the summary sentinel ⟪cg⟫ (raw or escaped) inside `messages` or `system`. */
+  hasPlaceholder: boolean;
+  /** `tools` is a non-empty array. */
+  toolsDeclared: boolean;
+  /** No `tool_choice`, or it is auto ("auto" on OpenAI, {type:"auto"} on Anthropic). */
+  toolChoiceAllowsInjection: boolean;
+  expandToolDeclared: boolean;
+  /** One slot per normalized message (same index). */
+  slots: readonly Slot[];
+  /** A private copy of `messages` as decoded: the encoder diffs against it, not against `messages`. */
+  original: readonly Message[];
+  /** Lazily built position index of the raw body. */
+  index: RawIndex;
+}
+
+export interface EncodeResult {
+  raw: string;
+  changed: boolean;
+  /** Normalized indices whose change could not be written losslessly (the message kept its bytes). */
+  discarded: number[];
+  /** The expand tool was appended to `tools` by this encode. */
+  injected: boolean;
+  /** Breakpoints on the emitted body (inbound count + cache_control keys this encode inserted). */
+  breakpoints: number;
+}
+
+/** A replacement of raw[start, end) by text; an insertion has start === end. */
+export interface Edit {
+  start: number;
+  end: number;
+  text: string;
+}
