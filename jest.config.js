@@ -18,6 +18,7 @@ const shared = {
   moduleFileExtensions: ['ts', 'js', 'mjs', 'cjs', 'json'],
   moduleNameMapper: {
     '^@context-guru/(components|dsl|storage)$': '<rootDir>/libs/$1/src/index.ts',
+    '^@context-guru/admin$': '<rootDir>/apps/admin/src/index.ts',
   },
 };
 module.exports = {

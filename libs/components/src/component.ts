@@ -2,6 +2,7 @@
 // them losslessly (Reformat) or drops bytes after stashing the original (Offload). Components never
 // fail a request: the pipeline owns failure, so a component may throw and only it is reverted.
 import type { Clock } from './ports/clock.port';
+import type { ModelSources } from './ports/model.port';
 import type { SessionView } from './ports/session-state.port';
 import type { StashWriter } from './ports/stash.port';
 
@@ -63,6 +64,10 @@ export interface Ctx {
   readonly existingBreakpoints: number;
   /** Model context window when known, else 0. */
   readonly window: number;
+  /** Models a model-backed component may call this request (absent: none available). */
+  readonly models?: ModelSources;
+  /** Token count of the whole request's content (for trigger gates). */
+  readonly requestTokens?: number;
 }
 
 export type ComponentKind = 'reformat' | 'offload';

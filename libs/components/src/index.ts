@@ -14,3 +14,5 @@ export * from './ports/clock.port';
 export * from './ports/stash.port';
 export * from './ports/session-state.port';
 export * from './ports/hot-store.port';
+export * from './shared/text-memo';
+export * from './ports/model.port';

@@ -2,6 +2,7 @@
 // SHA-256(original) + `>>`. The content key (24 hex over whitespace-folded, marker-free text) is a
 // different hash on purpose: it names content for replay and kept-verbatim, not a stash entry.
 import { sha256Hex } from './hash';
+import { textMemo } from './text-memo';
 
 export const EXPAND_TOOL_NAME = 'context_guru_expand';
 export const SUMMARY_SENTINEL = '⟪cg⟫';
@@ -37,9 +38,10 @@ export function hasPlaceholder(text: string): boolean {
   return text.includes(SUMMARY_SENTINEL) || hasMarker(text);
 }
 
-export function contentKey(text: string): string {
-  return sha256Hex(text.replace(MARKER_RE, '').replace(/\s+/g, ' ').trim()).slice(0, 24);
-}
+/** Names content for replay and kept-verbatim; memoised because every turn re-sends old outputs. */
+export const contentKey: (text: string) => string = textMemo((text) =>
+  sha256Hex(text.replace(MARKER_RE, '').replace(/\s+/g, ' ').trim()).slice(0, 24),
+);
 
 /**
  * The trailing token an offloader writes for a given marker_mode: full → marker + hint (the

@@ -4,28 +4,15 @@
 import { countTokens as o200k } from 'gpt-tokenizer/encoding/o200k_base';
 import type { Message } from '../component';
 import { messageText } from './message-text';
+import { textMemo } from './text-memo';
 
 const MEMO_MIN_CHARS = 24;
-const MEMO_MAX_CHARS = 64 * 1024 * 1024;
-const memo = new Map<string, number>();
-let memoChars = 0;
 
-export function countTokens(text: string): number {
-  if (text.length === 0) return 0;
-  if (text.length < MEMO_MIN_CHARS) return safeCount(text);
-  const hit = memo.get(text);
-  if (hit !== undefined) return hit;
-  const n = safeCount(text);
-  if (memoChars + text.length > MEMO_MAX_CHARS) {
-    memo.clear();
-    memoChars = 0;
-  }
-  memo.set(text, n);
-  memoChars += text.length;
-  return n;
-}
+/** Exact o200k count, memoised by content. */
+export const countTokens: (text: string) => number = textMemo(safeCount, 64 * 1024 * 1024, MEMO_MIN_CHARS);
 
 function safeCount(text: string): number {
+  if (text.length === 0) return 0;
   try {
     return o200k(text);
   } catch {

@@ -1,0 +1,2 @@
+export { createAdminServer, AdminModule } from './admin.module';
+export type { AdminOptions } from './admin.options';

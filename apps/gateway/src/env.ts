@@ -1,0 +1,93 @@
+// The environment is parsed once at boot; every bad value is reported together so an operator
+// fixes a deployment in one pass instead of one crash at a time.
+export type CacheMode = 'auto' | 'on' | 'off';
+export type InjectMode = 'auto' | 'always' | 'never';
+
+export interface Env {
+  port: number;
+  adminPort: number;
+  host: string;
+  role: 'all' | 'gateway' | 'admin';
+  openaiUpstream: string;
+  anthropicUpstream: string;
+  preset: string | undefined;
+  config: string | undefined;
+  redisUrl: string | undefined;
+  databaseUrl: string | undefined;
+  dataDir: string;
+  adminToken: string | undefined;
+  logLevel: 'debug' | 'info' | 'warn' | 'error';
+  cacheMode: CacheMode;
+  injectExpand: InjectMode;
+  bodyLimitBytes: number;
+  upstreamHeaderTimeoutMs: number;
+  upstreamConnectTimeoutMs: number;
+  maxExpandRounds: number;
+}
+
+export class EnvError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid environment:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'EnvError';
+  }
+}
+
+type Source = Record<string, string | undefined>;
+
+export function parseEnv(src: Source = process.env): Env {
+  const problems: string[] = [];
+  const int = (key: string, def: number, min = 0, max = Number.MAX_SAFE_INTEGER): number => {
+    const v = src[key];
+    if (v === undefined || v === '') return def;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < min || n > max) {
+      problems.push(`${key}=${JSON.stringify(v)}: expected an integer between ${min} and ${max}`);
+      return def;
+    }
+    return n;
+  };
+  const oneOf = <T extends string>(key: string, allowed: readonly T[], def: T): T => {
+    const v = src[key];
+    if (v === undefined || v === '') return def;
+    if (!(allowed as readonly string[]).includes(v)) {
+      problems.push(`${key}=${JSON.stringify(v)}: expected one of ${allowed.join(', ')}`);
+      return def;
+    }
+    return v as T;
+  };
+  const url = (key: string, def: string | undefined): string | undefined => {
+    const v = src[key] || def;
+    if (v === undefined) return undefined;
+    try {
+      const u = new URL(v);
+      if (key.endsWith('_UPSTREAM') && !/^https?:$/.test(u.protocol)) throw new Error('scheme');
+      return v.replace(/\/+$/, '');
+    } catch {
+      problems.push(`${key}=${JSON.stringify(v)}: not a valid URL`);
+      return def;
+    }
+  };
+  const env: Env = {
+    port: int('PORT', 4000, 0, 65535),
+    adminPort: int('ADMIN_PORT', 4001, 0, 65535),
+    host: src.HOST || '127.0.0.1',
+    role: oneOf('CG_ROLE', ['all', 'gateway', 'admin'] as const, 'all'),
+    openaiUpstream: url('OPENAI_UPSTREAM', 'https://api.openai.com')!,
+    anthropicUpstream: url('ANTHROPIC_UPSTREAM', 'https://api.anthropic.com')!,
+    preset: src.PRESET || undefined,
+    config: src.CONFIG || undefined,
+    redisUrl: url('REDIS_URL', undefined),
+    databaseUrl: url('DATABASE_URL', undefined),
+    dataDir: src.DATA_DIR || './data',
+    adminToken: src.ADMIN_TOKEN || undefined,
+    logLevel: oneOf('LOG_LEVEL', ['debug', 'info', 'warn', 'error'] as const, 'info'),
+    cacheMode: oneOf('CACHE_MODE', ['auto', 'on', 'off'] as const, 'auto'),
+    injectExpand: oneOf('INJECT_EXPAND', ['auto', 'always', 'never'] as const, 'auto'),
+    bodyLimitBytes: int('BODY_LIMIT_BYTES', 32 * 1024 * 1024, 1024),
+    upstreamHeaderTimeoutMs: int('UPSTREAM_HEADER_TIMEOUT_MS', 600_000, 1),
+    upstreamConnectTimeoutMs: int('UPSTREAM_CONNECT_TIMEOUT_MS', 10_000, 1),
+    maxExpandRounds: int('MAX_EXPAND_ROUNDS', 3, 0, 10),
+  };
+  if (problems.length) throw new EnvError(problems);
+  return env;
+}

@@ -1,0 +1,73 @@
+// The transport-agnostic contract between the proxy and the expand loop: the loop only ever sees
+// upstream replies as status + headers + a byte stream, and answers with one reply for the client.
+import type { Readable } from 'node:stream';
+
+export type Dialect = 'openai' | 'anthropic';
+
+export interface UpstreamReply {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Readable;
+}
+
+export type CallUpstream = (rawBody: string) => Promise<UpstreamReply>;
+
+export interface ExpandHooks {
+  /** Tenant-scoped stash lookup; null = unavailable. */
+  resolve(id: string): Promise<string | null>;
+  /** Called once per expand call whose original was resolved (kept-verbatim + bounce stats). */
+  onResolved(id: string, original: string): void;
+}
+
+export interface Usage {
+  fresh: number;
+  cacheRead: number;
+  cacheWrite: number;
+  output: number;
+}
+
+export type ReplyMode = 'json' | 'streamed' | 'buffered';
+
+export interface ClientReply {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  /** A stream is piped to the client as-is (the caller handles backpressure). */
+  body: Readable | Buffer;
+  mode: ReplyMode;
+  /** Continuation upstream calls made (0..maxRounds). */
+  rounds: number;
+  /** Usage of the final response; for a streamed body it is filled in when the stream ends. */
+  usage: Usage | null;
+  /** Resolves with the final usage once the body has been fully relayed (immediately for a Buffer). */
+  usageDone: Promise<Usage | null>;
+  /** A streamed (not intercepted) response mentioned the tool name; set when the stream ends. */
+  expandAfterStream?: boolean;
+  /** Resolves once a streamed body ended (or was torn down); immediately for a Buffer. */
+  streamDone: Promise<StreamOutcome>;
+}
+
+export interface StreamOutcome {
+  usage: Usage | null;
+  expandAfterStream: boolean;
+  /** Bytes relayed to the client. */
+  bytes: number;
+  /** The upstream stream failed mid-way. */
+  error?: unknown;
+  /** The client side stopped reading before the upstream stream ended. */
+  aborted?: boolean;
+}
+
+export interface ExpandLoopOptions {
+  dialect: Dialect;
+  requestRaw: string;
+  advertised: boolean;
+  first: UpstreamReply;
+  call: CallUpstream;
+  hooks: ExpandHooks;
+  /** Continuation rounds at most (default 3). */
+  maxRounds?: number;
+  /** SSE peek budget in bytes (default 64 KiB). */
+  peekLimit?: number;
+  /** Anthropic SSE: peek past leading thinking blocks before deciding (default true; see sse-peek). */
+  holdThinking?: boolean;
+}

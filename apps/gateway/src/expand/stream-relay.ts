@@ -1,0 +1,143 @@
+// Relays an upstream body to the client chunk by chunk (peeked bytes first, then the rest, never
+// held back) while watching it on the side: usage for accounting and mentions of the expand tool.
+// Watching costs bounded memory whatever the stream's length.
+import { Readable } from 'node:stream';
+import { EXPAND_TOOL_NAME } from './expand-calls';
+import type { Dialect, StreamOutcome, Usage } from './expand.types';
+import { parseJson } from './json-shape';
+import { valueAt } from './raw-json';
+import { SseDecoder } from './sse-lines';
+import { toBuffer } from './sse-peek';
+import { parseJsonUsage, parseUsage, SseUsageAccumulator } from './usage';
+
+const MAX_SSE_LINE = 1 << 20;
+const JSON_WHOLE_LIMIT = 1 << 20;
+const JSON_TAIL = 64 * 1024;
+const NAME = Buffer.from(EXPAND_TOOL_NAME, 'utf8');
+
+/** Usage from the tail of a JSON body too large to keep whole: the last `"usage": {…}` in it. */
+export function usageFromJsonTail(dialect: Dialect, tail: string): Usage | null {
+  const at = tail.lastIndexOf('"usage"');
+  if (at < 0) return null;
+  const colon = tail.indexOf(':', at + 7);
+  const span = colon < 0 ? null : valueAt(tail, colon + 1);
+  return span ? parseUsage(dialect, { usage: parseJson(tail.slice(span.start, span.end)) }) : null;
+}
+
+export class StreamObserver {
+  bytes = 0;
+  mentioned = false;
+  private readonly decoder: SseDecoder | null;
+  private readonly usage: SseUsageAccumulator;
+  private carry = Buffer.alloc(0);
+  private jsonParts: Buffer[] | null = [];
+  private jsonTail = Buffer.alloc(0);
+
+  constructor(
+    private readonly dialect: Dialect,
+    sse: boolean,
+    private readonly watchName: boolean,
+  ) {
+    this.decoder = sse ? new SseDecoder(MAX_SSE_LINE) : null;
+    this.usage = new SseUsageAccumulator(dialect);
+  }
+
+  add(chunk: Buffer): void {
+    this.bytes += chunk.length;
+    if (this.watchName && !this.mentioned) this.watch(chunk);
+    if (this.decoder) {
+      for (const ev of this.decoder.push(chunk)) this.usage.add(ev);
+      return;
+    }
+    if (this.jsonParts && this.bytes <= JSON_WHOLE_LIMIT) {
+      this.jsonParts.push(chunk);
+      return;
+    }
+    const joined = Buffer.concat(this.jsonParts ? [...this.jsonParts, chunk] : [this.jsonTail, chunk]);
+    this.jsonParts = null;
+    this.jsonTail = joined.subarray(Math.max(0, joined.length - JSON_TAIL));
+  }
+
+  finish(): Usage | null {
+    if (this.decoder) {
+      for (const ev of this.decoder.end()) this.usage.add(ev);
+      return this.usage.usage;
+    }
+    if (this.jsonParts) return parseJsonUsage(this.dialect, Buffer.concat(this.jsonParts));
+    return usageFromJsonTail(this.dialect, this.jsonTail.toString('utf8'));
+  }
+
+  private watch(chunk: Buffer): void {
+    // The name may straddle two chunks: look at the previous chunk's last bytes joined to this one.
+    const seam = Buffer.concat([this.carry, chunk.subarray(0, NAME.length - 1)]);
+    if (seam.includes(NAME) || chunk.includes(NAME)) this.mentioned = true;
+    const tail = Buffer.concat([this.carry, chunk]);
+    this.carry = tail.subarray(Math.max(0, tail.length - (NAME.length - 1)));
+  }
+}
+
+export interface RelayInput {
+  prefix: readonly Buffer[];
+  /** The rest of the upstream body; null when it has ended already. */
+  rest: AsyncIterator<unknown> | null;
+  /** An upstream read error hit during the peek, re-raised after the prefix. */
+  pendingError?: unknown;
+  source: Readable;
+  dialect: Dialect;
+  sse: boolean;
+  watchName: boolean;
+}
+
+export interface Relay {
+  body: Readable;
+  done: Promise<StreamOutcome>;
+}
+
+export function relayStream(input: RelayInput): Relay {
+  const observer = new StreamObserver(input.dialect, input.sse, input.watchName);
+  let finished = false;
+  let settle!: (o: StreamOutcome) => void;
+  const done = new Promise<StreamOutcome>((resolve) => (settle = resolve));
+
+  async function* chunks(): AsyncGenerator<Buffer> {
+    let error: unknown;
+    let complete = false;
+    try {
+      for (const c of input.prefix) {
+        observer.add(c);
+        yield c;
+      }
+      if (input.pendingError !== undefined) throw input.pendingError;
+      while (input.rest) {
+        const step = await input.rest.next();
+        if (step.done) break;
+        const c = toBuffer(step.value);
+        observer.add(c);
+        yield c;
+      }
+      complete = true;
+    } catch (err) {
+      error = err;
+      throw err;
+    } finally {
+      finished = true;
+      if (!complete && !input.source.destroyed) input.source.destroy();
+      const outcome: StreamOutcome = { usage: observer.finish(), expandAfterStream: observer.mentioned, bytes: observer.bytes };
+      if (error !== undefined) outcome.error = error;
+      else if (!complete) outcome.aborted = true;
+      settle(outcome);
+    }
+  }
+
+  const body = Readable.from(chunks(), { objectMode: false });
+  // A client that goes away while upstream is silent must still release the upstream socket:
+  // the generator only notices at its next step, so destroy the source from here too.
+  // A body destroyed before its first read never runs the generator, so settle from here as well
+  // (the first settle wins).
+  body.once('close', () => {
+    if (finished) return;
+    if (!input.source.destroyed) input.source.destroy();
+    settle({ usage: observer.finish(), expandAfterStream: observer.mentioned, bytes: observer.bytes, aborted: true });
+  });
+  return { body, done };
+}

@@ -1,0 +1,78 @@
+// Token usage of a provider response, normalised to fresh / cache-read / cache-write / output.
+// Streams report usage in pieces, so SSE usage is the per-field maximum over every usage event.
+import type { Dialect, Usage } from './expand.types';
+import { field, isObject, num, parseJson } from './json-shape';
+import { eventJson, parseSseEvents, type SseEvent } from './sse-lines';
+
+
+/**
+ * Accepts a whole response or one SSE event payload: the usage object is `usage` (responses,
+ * Anthropic message_delta, OpenAI final chunk) or `message.usage` (Anthropic message_start).
+ */
+export function parseUsage(dialect: Dialect, json: unknown): Usage | null {
+  const u = field(json, 'usage') ?? field(field(json, 'message'), 'usage');
+  if (!isObject(u)) return null;
+  const usage = dialect === 'anthropic' ? anthropicUsage(u) : openAiUsage(u);
+  return isZero(usage) ? null : usage;
+}
+
+function anthropicUsage(u: Record<string, unknown>): Usage {
+  // cache_creation_input_tokens is already the total; the per-TTL breakdown only counts when a
+  // provider sends the breakdown alone, so take the larger instead of adding (no double count).
+  const split = field(u, 'cache_creation');
+  const splitTotal = num(field(split, 'ephemeral_5m_input_tokens')) + num(field(split, 'ephemeral_1h_input_tokens'));
+  return {
+    fresh: num(u['input_tokens']),
+    cacheRead: num(u['cache_read_input_tokens']),
+    cacheWrite: Math.max(num(u['cache_creation_input_tokens']), splitTotal),
+    output: num(u['output_tokens']),
+  };
+}
+
+function openAiUsage(u: Record<string, unknown>): Usage {
+  const cached = num(field(field(u, 'prompt_tokens_details'), 'cached_tokens'));
+  return {
+    fresh: Math.max(0, num(u['prompt_tokens']) - cached),
+    cacheRead: cached,
+    cacheWrite: 0,
+    output: num(u['completion_tokens']),
+  };
+}
+
+function isZero(u: Usage): boolean {
+  return u.fresh === 0 && u.cacheRead === 0 && u.cacheWrite === 0 && u.output === 0;
+}
+
+export function maxUsage(a: Usage | null, b: Usage | null): Usage | null {
+  if (!a) return b;
+  if (!b) return a;
+  return {
+    fresh: Math.max(a.fresh, b.fresh),
+    cacheRead: Math.max(a.cacheRead, b.cacheRead),
+    cacheWrite: Math.max(a.cacheWrite, b.cacheWrite),
+    output: Math.max(a.output, b.output),
+  };
+}
+
+/** Folds SSE events into one usage (per-field max); incremental so a relay can feed it as bytes pass. */
+export class SseUsageAccumulator {
+  usage: Usage | null = null;
+
+  constructor(private readonly dialect: Dialect) {}
+
+  add(ev: SseEvent): void {
+    // Cheap pre-filter: most events are deltas without usage and are not worth a JSON parse.
+    if (!ev.data.includes('"usage"')) return;
+    this.usage = maxUsage(this.usage, parseUsage(this.dialect, eventJson(ev)));
+  }
+}
+
+export function parseSseUsage(dialect: Dialect, raw: Buffer | string): Usage | null {
+  const acc = new SseUsageAccumulator(dialect);
+  for (const ev of parseSseEvents(raw)) acc.add(ev);
+  return acc.usage;
+}
+
+export function parseJsonUsage(dialect: Dialect, raw: Buffer | string): Usage | null {
+  return parseUsage(dialect, parseJson(typeof raw === 'string' ? raw : raw.toString('utf8')));
+}

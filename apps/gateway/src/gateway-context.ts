@@ -1,0 +1,68 @@
+// Everything the gateway's request path depends on, built once at boot from the parsed
+// environment. Nest wires it into controllers; the hot path uses it as plain data.
+import { systemClock, type Clock, type HotStore } from '@context-guru/components';
+import { createStores, type Stores } from '@context-guru/storage';
+import type { Env } from './env';
+import { createLogger, type Logger } from './observability/logger';
+import { GatewayMetrics } from './observability/metrics';
+import { StatsRollup } from './observability/stats';
+import { UpstreamClient } from './proxy/upstream.client';
+import { SingleTenantResolver, type TenantResolver } from './tenancy/tenant-resolver';
+import { DEFAULT_TENANT, createTenantRuntime, loadConfigDocument } from './tenancy/tenant-runtime';
+
+export const VERSION = '0.1.0';
+
+export interface GatewayContext {
+  env: Env;
+  clock: Clock;
+  log: Logger;
+  store: HotStore;
+  tenants: TenantResolver;
+  upstream: UpstreamClient;
+  stats: StatsRollup;
+  metrics: GatewayMetrics;
+  close(): Promise<void>;
+}
+
+export interface ContextOverrides {
+  clock?: Clock;
+  store?: HotStore;
+  log?: Logger;
+}
+
+export async function createGatewayContext(env: Env, overrides: ContextOverrides = {}): Promise<GatewayContext> {
+  const log = overrides.log ?? createLogger(env.logLevel);
+  const document = loadConfigDocument(env.preset, env.config);
+  const runtime = createTenantRuntime(DEFAULT_TENANT, document, 1);
+  let stores: Stores | undefined;
+  let store = overrides.store;
+  if (!store) {
+    stores = await createStores({
+      redisUrl: env.redisUrl,
+      databaseUrl: env.databaseUrl,
+      dataDir: env.dataDir,
+      ttlSeconds: runtime.built.store.ttl_seconds,
+      maxEntries: runtime.built.store.max_entries,
+      log,
+    });
+    store = stores.hot;
+  }
+  const metrics = new GatewayMetrics(VERSION);
+  metrics.configVersion.set({ tenant: runtime.id }, runtime.configVersion);
+  const upstream = new UpstreamClient({ headersTimeoutMs: env.upstreamHeaderTimeoutMs, connectTimeoutMs: env.upstreamConnectTimeoutMs });
+  log.info('gateway configured', { pipeline: runtime.built.names, preset: runtime.built.preset, store: store.kind });
+  return {
+    env,
+    clock: overrides.clock ?? systemClock,
+    log,
+    store,
+    tenants: new SingleTenantResolver(runtime),
+    upstream,
+    stats: new StatsRollup(),
+    metrics,
+    async close() {
+      await upstream.close();
+      await stores?.close();
+    },
+  };
+}

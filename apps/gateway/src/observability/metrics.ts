@@ -1,0 +1,69 @@
+// Every Prometheus metric the gateway exports, defined in one place. Base units (seconds, tokens),
+// `cg_` prefix, and only bounded label values: component and gate names come from the registry,
+// never from callers, and no session id is ever a label.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { RequestReport } from './request-report';
+
+const LATENCY_BUCKETS = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
+
+export class GatewayMetrics {
+  readonly registry = new Registry();
+  readonly requests = new Counter({ name: 'cg_requests_total', help: 'Requests handled, by route and outcome.', labelNames: ['route', 'outcome'] as const, registers: [this.registry] });
+  readonly requestDuration = new Histogram({ name: 'cg_request_duration_seconds', help: 'Whole request latency as seen by the client, by route.', labelNames: ['route'] as const, buckets: LATENCY_BUCKETS, registers: [this.registry] });
+  readonly addedLatency = new Histogram({ name: 'cg_added_latency_seconds', help: 'Time the gateway itself added before forwarding (decode, pipeline, stash, encode).', labelNames: ['route'] as const, buckets: LATENCY_BUCKETS, registers: [this.registry] });
+  readonly upstreamDuration = new Histogram({ name: 'cg_upstream_duration_seconds', help: 'Upstream time to response headers, by dialect.', labelNames: ['dialect'] as const, buckets: LATENCY_BUCKETS, registers: [this.registry] });
+  readonly upstreamResponses = new Counter({ name: 'cg_upstream_responses_total', help: 'Upstream responses by dialect and status class (or transport error).', labelNames: ['dialect', 'status'] as const, registers: [this.registry] });
+  readonly tokens = new Counter({ name: 'cg_tokens_total', help: 'Content tokens of enforced requests before and after the pipeline.', labelNames: ['stage'] as const, registers: [this.registry] });
+  readonly componentRuns = new Counter({ name: 'cg_component_runs_total', help: 'Component runs by outcome (ran ⊇ mutated ⊇ acted; reverted separately).', labelNames: ['component', 'outcome'] as const, registers: [this.registry] });
+  readonly componentGateDeclines = new Counter({ name: 'cg_component_gate_declines_total', help: 'Messages a component passed over, by the gate that declined them.', labelNames: ['component', 'gate'] as const, registers: [this.registry] });
+  readonly componentSavedTokens = new Counter({ name: 'cg_component_saved_tokens_total', help: 'Content tokens a component removed (cumulative; replays count every turn).', labelNames: ['component'] as const, registers: [this.registry] });
+  readonly componentDuration = new Counter({ name: 'cg_component_duration_seconds_total', help: 'Time spent inside each component.', labelNames: ['component'] as const, registers: [this.registry] });
+  readonly expandRounds = new Counter({ name: 'cg_expand_rounds_total', help: 'Continuation rounds made to resolve context_guru_expand calls.', registers: [this.registry] });
+  readonly expandBounces = new Counter({ name: 'cg_expand_bounces_total', help: 'Originals handed back to the model through the expand tool.', registers: [this.registry] });
+  readonly stashLookups = new Counter({ name: 'cg_stash_lookups_total', help: 'Stash lookups by result.', labelNames: ['result'] as const, registers: [this.registry] });
+  readonly frozenDecisions = new Counter({ name: 'cg_frozen_decisions_total', help: 'Frozen-decision replays by outcome.', labelNames: ['outcome'] as const, registers: [this.registry] });
+  readonly sseStreams = new Counter({ name: 'cg_sse_streams_total', help: 'Streaming responses by path (streamed through or buffered for an expand).', labelNames: ['path'] as const, registers: [this.registry] });
+  readonly failOpen = new Counter({ name: 'cg_fail_open_total', help: 'Requests forwarded pristine because an internal step failed.', labelNames: ['reason'] as const, registers: [this.registry] });
+  readonly configVersion = new Gauge({ name: 'cg_config_version', help: 'Pipeline config version each tenant runtime serves.', labelNames: ['tenant'] as const, registers: [this.registry] });
+  readonly storeUp = new Gauge({ name: 'cg_store_up', help: '1 when the hot store answered its last health probe.', registers: [this.registry] });
+  readonly buildInfo = new Gauge({ name: 'cg_build_info', help: 'Build information.', labelNames: ['version'] as const, registers: [this.registry] });
+
+  constructor(version: string) {
+    collectDefaultMetrics({ register: this.registry, prefix: 'cg_process_' });
+    this.buildInfo.set({ version }, 1);
+  }
+
+  record(r: RequestReport, outcome: string, totalSeconds: number): void {
+    this.requests.inc({ route: r.route, outcome });
+    this.requestDuration.observe({ route: r.route }, totalSeconds);
+    this.addedLatency.observe({ route: r.route }, r.addedMs / 1000);
+    if (r.failOpen) this.failOpen.inc({ reason: r.failOpen });
+    if (r.enforced) {
+      this.tokens.inc({ stage: 'before' }, r.tokensBefore);
+      this.tokens.inc({ stage: 'after' }, r.tokensAfter);
+      for (const rep of r.reports) {
+        this.componentRuns.inc({ component: rep.component, outcome: 'ran' });
+        if (rep.reverted) this.componentRuns.inc({ component: rep.component, outcome: 'reverted' });
+        else if (rep.changed.length) {
+          this.componentRuns.inc({ component: rep.component, outcome: 'mutated' });
+          if (rep.tokensAfter < rep.tokensBefore) this.componentRuns.inc({ component: rep.component, outcome: 'acted' });
+        }
+        for (const [gate, n] of Object.entries(rep.gates)) this.componentGateDeclines.inc({ component: rep.component, gate }, n);
+        if (!rep.reverted) this.componentSavedTokens.inc({ component: rep.component }, Math.max(0, rep.tokensBefore - rep.tokensAfter));
+        this.componentDuration.inc({ component: rep.component }, rep.durationMs / 1000);
+      }
+    }
+    if (r.expandRounds) this.expandRounds.inc(r.expandRounds);
+    if (r.bounces) this.expandBounces.inc(r.bounces);
+    if (r.stashHits) this.stashLookups.inc({ result: 'hit' }, r.stashHits);
+    if (r.stashMisses) this.stashLookups.inc({ result: 'miss' }, r.stashMisses);
+    if (r.frozenHits) this.frozenDecisions.inc({ outcome: 'hit' }, r.frozenHits);
+    if (r.frozenMisses) this.frozenDecisions.inc({ outcome: 'miss' }, r.frozenMisses);
+    if (r.sse) this.sseStreams.inc({ path: r.sse });
+  }
+
+  recordUpstream(dialect: string, status: number | 'error', seconds: number): void {
+    this.upstreamDuration.observe({ dialect }, seconds);
+    this.upstreamResponses.inc({ dialect, status: status === 'error' ? 'error' : `${Math.floor(status / 100)}xx` });
+  }
+}

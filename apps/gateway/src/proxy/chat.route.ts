@@ -1,0 +1,147 @@
+// The chat routes: prepare the body, forward it, run the expand loop, and hand the reply to the
+// client — streaming bodies are piped with backpressure and a client abort cancels upstream.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { contentKey, countTokens } from '@context-guru/components';
+import { runExpandLoop } from '../expand/expand-loop';
+import type { ClientReply } from '../expand/expand.types';
+import type { GatewayContext } from '../gateway-context';
+import { errorText } from '../observability/logger';
+import type { RequestReport } from '../observability/request-report';
+import type { Dialect } from '../wire/wire.types';
+import { clientResponseHeaders, headerValue, upstreamRequestHeaders } from './forward-headers';
+import { gatewayError } from './gateway-errors';
+import { prepareRequest } from './prepare-request';
+import { UpstreamError } from './upstream.client';
+import { decodeFailure } from './request-errors';
+
+const UPSTREAM_PATH: Record<Dialect, string> = { openai: '/v1/chat/completions', anthropic: '/v1/messages' };
+
+export function chatHandler(gw: GatewayContext, dialect: Dialect) {
+  const base = dialect === 'openai' ? gw.env.openaiUpstream : gw.env.anthropicUpstream;
+  const url = `${base}${UPSTREAM_PATH[dialect]}`;
+  // Every path returns the reply: Fastify must not auto-send while a stream is still flowing.
+  return async (req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
+    const started = performance.now();
+    const raw = bodyText(req);
+    let tenant;
+    try {
+      tenant = gw.tenants.resolve(req.headers);
+    } catch (err) {
+      decodeFailure(reply, dialect, err);
+      return reply;
+    }
+    let prepared;
+    try {
+      prepared = await prepareRequest(
+        { store: gw.store, clock: gw.clock, log: gw.log, injectMode: gw.env.injectExpand },
+        {
+          route: dialect,
+          dialect,
+          raw,
+          tenant,
+          pipeline: tenant.built.pipeline,
+          cacheMode: gw.env.cacheMode,
+          sessionHeader: headerValue(req.headers, 'x-context-guru-session'),
+          bypassHeader: (headerValue(req.headers, 'x-context-guru-bypass') ?? '').toLowerCase() === 'true',
+        },
+      );
+    } catch (err) {
+      decodeFailure(reply, dialect, err);
+      return reply;
+    }
+    const report = prepared.report;
+    const abort = new AbortController();
+    reply.raw.on('close', () => {
+      if (!reply.raw.writableFinished) abort.abort();
+    });
+    const headers = upstreamRequestHeaders(req.headers);
+    const call = async (body: string) => {
+      const t0 = performance.now();
+      try {
+        const r = await gw.upstream.post(url, headers, body, abort.signal);
+        gw.metrics.recordUpstream(dialect, r.status, (performance.now() - t0) / 1000);
+        return r;
+      } catch (err) {
+        gw.metrics.recordUpstream(dialect, 'error', (performance.now() - t0) / 1000);
+        throw err;
+      }
+    };
+    const keptKeys: string[] = [];
+    let result: ClientReply;
+    const upstreamStarted = performance.now();
+    try {
+      const first = await call(prepared.outgoing);
+      report.upstreamMs = performance.now() - upstreamStarted;
+      report.upstreamStatus = first.status;
+      result = await runExpandLoop({
+        dialect,
+        requestRaw: prepared.outgoing,
+        advertised: prepared.advertised,
+        first,
+        call,
+        maxRounds: gw.env.maxExpandRounds,
+        hooks: {
+          resolve: async (id) => {
+            const text = await gw.store.getStash(tenant.id, id).catch(() => null);
+            if (text === null) report.stashMisses++;
+            else report.stashHits++;
+            return text;
+          },
+          onResolved: (_id, original) => {
+            report.bounces++;
+            report.wastedTokens += countTokens(original);
+            keptKeys.push(contentKey(original));
+          },
+        },
+      });
+    } catch (err) {
+      if (abort.signal.aborted) {
+        finish(gw, report, 'client_abort', started);
+        return reply;
+      }
+      const timeout = err instanceof UpstreamError && err.kind === 'timeout';
+      gw.log.warn('upstream call failed', { error: errorText(err), dialect });
+      const e = gatewayError(dialect, timeout ? 504 : 502, timeout ? 'upstream_timeout' : 'upstream_unreachable', timeout ? 'upstream timed out' : 'upstream request failed');
+      reply.code(e.status).header('content-type', 'application/json').send(e.body);
+      finish(gw, report, 'upstream_error', started);
+      return reply;
+    }
+    report.expandRounds = result.rounds;
+    if (result.mode !== 'json') report.sse = result.mode;
+    report.expandAfterStream = result.expandAfterStream;
+    if (keptKeys.length) {
+      gw.store.markKept(tenant.id, keptKeys).catch((err) => gw.log.warn('kept-verbatim write failed', { error: errorText(err) }));
+    }
+    reply.code(result.status).headers(clientResponseHeaders(result.headers));
+    if (Buffer.isBuffer(result.body)) {
+      report.usage = result.usage;
+      reply.send(result.body);
+      finish(gw, report, 'ok', started);
+      return reply;
+    }
+    // Streams start flowing to the client as soon as the upstream headers (and any peek) arrive.
+    report.ttfbMs = performance.now() - started;
+    void result.streamDone.then((outcome) => {
+      report.usage = outcome.usage;
+      report.expandAfterStream = outcome.expandAfterStream;
+      if (outcome.error) gw.log.warn('upstream stream failed mid-way', { error: errorText(outcome.error) });
+      finish(gw, report, outcome.aborted || abort.signal.aborted ? 'client_abort' : outcome.error ? 'upstream_stream_error' : 'ok', started);
+    });
+    return reply.send(result.body);
+  };
+}
+
+function finish(gw: GatewayContext, report: RequestReport, outcome: string, started: number): void {
+  try {
+    gw.stats.record(report);
+    gw.metrics.record(report, outcome, (performance.now() - started) / 1000);
+  } catch (err) {
+    gw.log.error('stats recording failed', { error: errorText(err) });
+  }
+}
+
+export function bodyText(req: FastifyRequest): string {
+  const b = req.body;
+  if (Buffer.isBuffer(b)) return b.toString('utf8');
+  return typeof b === 'string' ? b : '';
+}

@@ -1,0 +1,66 @@
+// POST /compact: the pipeline alone, no upstream. Returns the body that would be forwarded, so
+// operators can replay captured traffic and see exactly what a preset does.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ConfigError } from '@context-guru/components';
+import type { CacheMode } from '../env';
+import type { GatewayContext } from '../gateway-context';
+import { presetPipeline } from '../tenancy/tenant-runtime';
+import type { Dialect } from '../wire/wire.types';
+import { bodyText } from './chat.route';
+import { headerValue } from './forward-headers';
+import { gatewayError } from './gateway-errors';
+import { prepareRequest } from './prepare-request';
+import { decodeFailure } from './request-errors';
+
+interface CompactQuery {
+  provider?: string;
+  preset?: string;
+  cache?: string;
+}
+
+export function compactHandler(gw: GatewayContext) {
+  return async (req: FastifyRequest<{ Querystring: CompactQuery }>, reply: FastifyReply): Promise<FastifyReply> => {
+    const q = req.query ?? {};
+    const dialect: Dialect = q.provider === 'anthropic' ? 'anthropic' : 'openai';
+    const cache = q.cache ?? gw.env.cacheMode;
+    if (!['auto', 'on', 'off'].includes(cache)) {
+      const e = gatewayError(dialect, 400, 'invalid_query', `cache must be one of auto, on, off (got "${cache}")`);
+      return reply.code(e.status).header('content-type', 'application/json').send(e.body);
+    }
+    let tenant;
+    let pipeline;
+    try {
+      tenant = gw.tenants.resolve(req.headers);
+      pipeline = q.preset ? presetPipeline(tenant, q.preset).pipeline : tenant.built.pipeline;
+    } catch (err) {
+      if (err instanceof ConfigError) {
+        const e = gatewayError(dialect, 400, 'invalid_preset', err.message);
+        return reply.code(e.status).header('content-type', 'application/json').send(e.body);
+      }
+      decodeFailure(reply, dialect, err);
+      return reply;
+    }
+    const started = performance.now();
+    try {
+      const prepared = await prepareRequest(
+        { store: gw.store, clock: gw.clock, log: gw.log, injectMode: gw.env.injectExpand },
+        {
+          route: 'compact',
+          dialect,
+          raw: bodyText(req),
+          tenant,
+          pipeline,
+          cacheMode: cache as CacheMode,
+          sessionHeader: headerValue(req.headers, 'x-context-guru-session'),
+          bypassHeader: (headerValue(req.headers, 'x-context-guru-bypass') ?? '').toLowerCase() === 'true',
+        },
+      );
+      gw.stats.record(prepared.report);
+      gw.metrics.record(prepared.report, 'ok', (performance.now() - started) / 1000);
+      return reply.code(200).header('content-type', 'application/json').send(prepared.outgoing);
+    } catch (err) {
+      decodeFailure(reply, dialect, err);
+      return reply;
+    }
+  };
+}

@@ -1,0 +1,31 @@
+// Errors the gateway itself produces, in the dialect's own error JSON shape so SDKs surface them
+// as provider errors with a useful message.
+import type { Dialect } from '../wire/wire.types';
+
+export interface GatewayErrorBody {
+  status: number;
+  body: string;
+}
+
+const ANTHROPIC_TYPES: Record<number, string> = {
+  400: 'invalid_request_error',
+  401: 'authentication_error',
+  403: 'permission_error',
+  404: 'not_found_error',
+  413: 'request_too_large',
+  429: 'rate_limit_error',
+  502: 'api_error',
+  503: 'overloaded_error',
+  504: 'api_error',
+};
+
+export function gatewayError(dialect: Dialect, status: number, code: string, message: string): GatewayErrorBody {
+  if (dialect === 'anthropic') {
+    const type = ANTHROPIC_TYPES[status] ?? 'api_error';
+    return { status, body: JSON.stringify({ type: 'error', error: { type, message: `context-guru: ${message}` } }) };
+  }
+  return {
+    status,
+    body: JSON.stringify({ error: { message: `context-guru: ${message}`, type: status >= 500 ? 'server_error' : 'invalid_request_error', code } }),
+  };
+}

@@ -1,0 +1,157 @@
+// Turns an inbound body into the body to forward: decode, run the tenant's pipeline over the
+// normalized messages, stash every original durably, splice the changes into the raw bytes.
+// Any failure after decoding forwards the pristine body (fail open) and says why.
+import {
+  BufferedStash,
+  SnapshotSessionView,
+  contentKey,
+  messageText,
+  messageTokens,
+  type Clock,
+  type Ctx,
+  type HotStore,
+  type Pipeline,
+} from '@context-guru/components';
+import type { InjectMode, CacheMode } from '../env';
+import { emptyReport, type RequestReport, type RouteName } from '../observability/request-report';
+import { errorText, type Logger } from '../observability/logger';
+import { isAgentCompaction } from '../session/agent-compaction';
+import { cacheViewFor, isCacheAware, requestTtlMs } from '../session/cache-view';
+import type { TenantRuntime } from '../tenancy/tenant-runtime';
+import { decodeRequest, encodeRequest } from '../wire/request.wire';
+import { resolveSessionKey } from '../wire/session-key';
+import type { Dialect, WireView } from '../wire/wire.types';
+
+export interface PrepareDeps {
+  store: HotStore;
+  clock: Clock;
+  log: Logger;
+  injectMode: InjectMode;
+}
+
+export interface PrepareInput {
+  route: RouteName;
+  dialect: Dialect;
+  raw: string;
+  tenant: TenantRuntime;
+  pipeline: Pipeline;
+  cacheMode: CacheMode;
+  sessionHeader?: string;
+  bypassHeader: boolean;
+}
+
+export interface Prepared {
+  view: WireView;
+  session: string;
+  /** The body to forward: rewritten, or the pristine inbound text. */
+  outgoing: string;
+  /** The outgoing body declares context_guru_expand, so expand calls are intercepted. */
+  advertised: boolean;
+  report: RequestReport;
+}
+
+/** Decoding errors propagate (the caller answers 400); everything after decoding fails open. */
+export async function prepareRequest(deps: PrepareDeps, input: PrepareInput): Promise<Prepared> {
+  const started = performance.now();
+  const view = decodeRequest(input.dialect, input.raw);
+  const report = emptyReport(input.route, input.tenant.id);
+  const session = resolveSessionKey(view, input.sessionHeader, input.tenant.id);
+  const pristine = (reason?: string): Prepared => {
+    if (reason) {
+      report.failOpen = reason;
+      report.enforced = false;
+    }
+    report.addedMs = performance.now() - started;
+    return { view, session, outgoing: input.raw, advertised: view.expandToolDeclared, report };
+  };
+  const bypass = input.bypassHeader || isAgentCompaction(view.messages);
+  report.bypassed = bypass;
+  try {
+    const now = deps.clock.now();
+    const n = view.messages.length;
+    const ttlMs = requestTtlMs(input.dialect, input.raw);
+    // Bypassed turns still advance the boundary: the provider cached what we forwarded.
+    const prev = await deps.store.advanceTurn(input.tenant.id, session, { n, at: now, ttlMs });
+    if (bypass) return pristine();
+    const turn = cacheViewFor(prev, n, isCacheAware(input.cacheMode), now, ttlMs);
+    report.compactionReset = turn.compactionReset;
+
+    const keys: string[] = [];
+    for (const m of view.messages) {
+      if (m.role !== 'tool') continue;
+      const text = messageText(m);
+      if (text) keys.push(contentKey(text));
+    }
+    const snapshot = await deps.store.loadSession(input.tenant.id, session, keys);
+    const stash = new BufferedStash(deps.store.persistent);
+    const state = new SnapshotSessionView(snapshot);
+    const ctx: Ctx = {
+      tenant: input.tenant.id,
+      session,
+      provider: input.dialect,
+      cache: turn.view,
+      stash,
+      state,
+      clock: deps.clock,
+      existingBreakpoints: view.breakpoints,
+      window: 0,
+    };
+    const result = await input.pipeline.run(view.messages, ctx);
+    report.tokensBefore = result.tokensBefore;
+    report.tokensAfter = result.tokensAfter;
+    report.reports = result.reports;
+    report.frozenHits = state.hits;
+    report.frozenMisses = state.misses;
+    report.attemptedTokens = attemptedTokens(view, turn.view.aware && !turn.view.cold ? turn.view.maxCachedIdx : -1);
+
+    const offloaded = stash.entries.size > 0 || snapshot.offloaded === true;
+    const inject = shouldInject(deps.injectMode, view, offloaded || view.hasMarkers);
+    const encoded = encodeRequest(view, result.messages, { injectExpand: inject });
+    chargeDiscards(report, encoded.discarded);
+    // A marker may only leave once its original is acknowledged by the store every replica reads.
+    await Promise.all([
+      stash.entries.size ? deps.store.putStash(input.tenant.id, session, stash.list()) : undefined,
+      state.newFrozen.size || (offloaded && !snapshot.offloaded)
+        ? deps.store.commitSession(input.tenant.id, session, { frozen: state.newFrozen, offloaded })
+        : undefined,
+    ]);
+    report.enforced = true;
+    report.addedMs = performance.now() - started;
+    return {
+      view,
+      session,
+      outgoing: encoded.raw,
+      advertised: view.expandToolDeclared || encoded.injected,
+      report,
+    };
+  } catch (err) {
+    deps.log.warn('pipeline failed open; forwarding the original body', { error: errorText(err), session });
+    return pristine(classifyFailure(err));
+  }
+}
+
+function shouldInject(mode: InjectMode, view: WireView, hasMarkers: boolean): boolean {
+  if (mode === 'never' || !view.toolChoiceAllowsInjection || view.expandToolDeclared) return false;
+  if (mode === 'always') return true;
+  return view.toolsDeclared && hasMarkers;
+}
+
+function attemptedTokens(view: WireView, maxCachedIdx: number): number {
+  let n = 0;
+  for (let i = maxCachedIdx + 1; i < view.messages.length; i++) n += messageTokens(view.messages[i]!);
+  return n;
+}
+
+/** Each discarded message is charged to the last component that changed it. */
+function chargeDiscards(report: RequestReport, discarded: readonly number[]): void {
+  for (const idx of discarded) {
+    const last = [...report.reports].reverse().find((r) => !r.reverted && r.changed.includes(idx));
+    if (last) report.discarded.set(last.component, (report.discarded.get(last.component) ?? 0) + 1);
+  }
+}
+
+function classifyFailure(err: unknown): string {
+  const name = err instanceof Error ? err.name : '';
+  if (/Redis|Store|ECONNREFUSED|Connection/i.test(`${name} ${errorText(err)}`)) return 'store_unavailable';
+  return 'internal_error';
+}

@@ -1,0 +1,90 @@
+// An in-process provider for e2e tests: records every body the gateway sends (so tests can run
+// the provider shape validator over them and compare prefixes across turns) and answers with a
+// scripted model. It speaks both dialects, streaming and not.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export type Dialect = 'openai' | 'anthropic';
+
+export interface RecordedRequest {
+  dialect: Dialect;
+  path: string;
+  headers: IncomingMessage['headers'];
+  raw: string;
+  body: Record<string, unknown>;
+}
+
+export type ScriptedReply =
+  | { kind: 'json'; status?: number; body: unknown; headers?: Record<string, string> }
+  | { kind: 'sse'; events: string[]; chunkSize?: number }
+  | { kind: 'raw'; status: number; body: string; headers?: Record<string, string> }
+  | { kind: 'hang' };
+
+export type Script = (req: RecordedRequest) => ScriptedReply;
+
+export interface FakeUpstream {
+  url: string;
+  requests: RecordedRequest[];
+  setScript(script: Script): void;
+  close(): Promise<void>;
+}
+
+export async function startFakeUpstream(script: Script): Promise<FakeUpstream> {
+  let current = script;
+  const requests: RecordedRequest[] = [];
+  const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const raw = Buffer.concat(chunks).toString('utf8');
+      const dialect: Dialect = (req.url ?? '').includes('/messages') ? 'anthropic' : 'openai';
+      let body: Record<string, unknown> = {};
+      try {
+        body = JSON.parse(raw) as Record<string, unknown>;
+      } catch {
+        res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":"fake upstream got invalid JSON"}');
+        return;
+      }
+      const rec: RecordedRequest = { dialect, path: req.url ?? '', headers: req.headers, raw, body };
+      requests.push(rec);
+      const reply = current(rec);
+      void send(res, reply);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    setScript: (s) => (current = s),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+async function send(res: ServerResponse, reply: ScriptedReply): Promise<void> {
+  if (reply.kind === 'hang') return;
+  if (reply.kind === 'json') {
+    res.writeHead(reply.status ?? 200, { 'content-type': 'application/json', ...(reply.headers ?? {}) });
+    res.end(JSON.stringify(reply.body));
+    return;
+  }
+  if (reply.kind === 'raw') {
+    res.writeHead(reply.status, { 'content-type': 'application/json', ...(reply.headers ?? {}) });
+    res.end(reply.body);
+    return;
+  }
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  const text = reply.events.join('');
+  const size = reply.chunkSize ?? 37;
+  // Odd chunk sizes split SSE lines (and UTF-8 sequences) at awkward places, as real networks do.
+  const bytes = Buffer.from(text, 'utf8');
+  for (let i = 0; i < bytes.length; i += size) {
+    res.write(bytes.subarray(i, i + size));
+    await new Promise((r) => setImmediate(r));
+  }
+  res.end();
+}

@@ -1,0 +1,110 @@
+// The fake upstream streams, the synthesized streams and the loop's final stream must be accepted
+// by the official SDK stream parsers, which is what real clients run on our output.
+import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
+import { runExpandLoop } from '../../../apps/gateway/src/expand/expand-loop';
+import { aggregateSse } from '../../../apps/gateway/src/expand/sse-aggregate';
+import { anthropicMessageToSse, openAiCompletionToSse } from '../../../apps/gateway/src/expand/sse-synthesize';
+import { anthropicMessage, anthropicRequestRaw, openAiCompletion, scriptedUpstream, stashHooks } from '../../support/fake-upstream-json';
+import {
+  ANTHROPIC_MODEL,
+  OPENAI_MODEL,
+  SIGNATURE,
+  anthropicExpandSse,
+  anthropicTextSse,
+  anthropicThinkingTextSse,
+  chunked,
+  expandToolUse,
+  openAiExpandSse,
+  openAiTextSse,
+  readBody,
+  sseReply,
+} from '../../support/fake-upstream-sse';
+
+/** A fetch that answers with `sse`, delivered in awkward 5-byte chunks. */
+function sseFetch(sse: string | Buffer): typeof fetch {
+  return async () => {
+    const parts = chunked(sse, 5);
+    const body = new ReadableStream<Uint8Array>({
+      start(ctrl) {
+        for (const p of parts) ctrl.enqueue(new Uint8Array(p));
+        ctrl.close();
+      },
+    });
+    return new Response(body, { status: 200, headers: { 'content-type': 'text/event-stream' } });
+  };
+}
+
+async function anthropicFinal(sse: string | Buffer): Promise<Anthropic.Message> {
+  const client = new Anthropic({ apiKey: 'sk-ant-test', maxRetries: 0, fetch: sseFetch(sse) });
+  return client.messages.stream({ model: ANTHROPIC_MODEL, max_tokens: 1024, messages: [{ role: 'user', content: 'hi' }] }).finalMessage();
+}
+
+async function openAiFinal(sse: string | Buffer): Promise<OpenAI.Chat.Completions.ChatCompletion> {
+  const client = new OpenAI({ apiKey: 'sk-test', maxRetries: 0, fetch: sseFetch(sse) });
+  return client.chat.completions.stream({ model: OPENAI_MODEL, messages: [{ role: 'user', content: 'hi' }], stream_options: { include_usage: true } }).finalChatCompletion();
+}
+
+describe('Anthropic SDK accepts', () => {
+  it('the fake text, expand and thinking+text streams', async () => {
+    const text = await anthropicFinal(anthropicTextSse('Hello — naïve ✓ 🚀'));
+    expect(text.content).toEqual([expect.objectContaining({ type: 'text', text: 'Hello — naïve ✓ 🚀' })]);
+    expect(text.usage.output_tokens).toBe(87);
+
+    const expand = await anthropicFinal(anthropicExpandSse(['3f2a9c0d1e4b5a6c', 'aaaa']));
+    expect(expand.stop_reason).toBe('tool_use');
+    expect(expand.content.map((b) => (b.type === 'tool_use' ? [b.name, b.input] : b.type))).toEqual([
+      ['context_guru_expand', { id: '3f2a9c0d1e4b5a6c' }],
+      ['context_guru_expand', { id: 'aaaa' }],
+    ]);
+
+    const thinking = await anthropicFinal(anthropicThinkingTextSse('First, the log.', 'Answer.'));
+    expect(thinking.content[0]).toEqual({ type: 'thinking', thinking: 'First, the log.', signature: SIGNATURE });
+  });
+
+  it('a synthesized stream, and rebuilds what our aggregation rebuilds', async () => {
+    const message = anthropicMessage([{ type: 'thinking', thinking: 'Hmm.', signature: SIGNATURE }, { type: 'text', text: 'Here — ✓' }, expandToolUse('aaaa')], { output_tokens: 42 });
+    const sse = anthropicMessageToSse(message);
+    const sdk = await anthropicFinal(sse);
+    expect(sdk.content).toEqual([
+      { type: 'thinking', thinking: 'Hmm.', signature: SIGNATURE },
+      expect.objectContaining({ type: 'text', text: 'Here — ✓' }),
+      expect.objectContaining({ type: 'tool_use', name: 'context_guru_expand', input: { id: 'aaaa' } }),
+    ]);
+    expect(sdk.usage.output_tokens).toBe(42);
+    expect(aggregateSse('anthropic', sse)?.['content']).toEqual(message['content']);
+  });
+
+  it('the final stream the loop sends after an expand round', async () => {
+    const final = anthropicTextSse('The assertion compares a number to a string.');
+    const upstream = scriptedUpstream([() => sseReply(final, { chunk: 3 })]);
+    const reply = await runExpandLoop({ dialect: 'anthropic', requestRaw: anthropicRequestRaw(true), advertised: true, first: sseReply(anthropicExpandSse(['3f2a9c0d1e4b5a6c']), { chunk: 3 }), call: upstream.call, hooks: stashHooks({ '3f2a9c0d1e4b5a6c': 'log' }) });
+    const sdk = await anthropicFinal(await readBody(reply.body));
+    expect(sdk.content).toEqual([expect.objectContaining({ type: 'text', text: 'The assertion compares a number to a string.' })]);
+  });
+});
+
+describe('OpenAI SDK accepts', () => {
+  it('the fake text and expand streams', async () => {
+    const text = await openAiFinal(openAiTextSse('Hello — 日本語'));
+    expect(text.choices[0]!.message.content).toBe('Hello — 日本語');
+    expect(text.usage?.completion_tokens).toBe(64);
+
+    const expand = await openAiFinal(openAiExpandSse(['3f2a9c0d1e4b5a6c', 'aaaa']));
+    expect(expand.choices[0]!.finish_reason).toBe('tool_calls');
+    expect(expand.choices[0]!.message.tool_calls?.map((c) => (c.type === 'function' ? [c.id, c.function.name, c.function.arguments] : c.type))).toEqual([
+      ['call_Expand0Zq4WmT8', 'context_guru_expand', '{"id":"3f2a9c0d1e4b5a6c"}'],
+      ['call_Expand1Zq4WmT8', 'context_guru_expand', '{"id":"aaaa"}'],
+    ]);
+  });
+
+  it('a synthesized stream, agreeing with our aggregation', async () => {
+    const completion = openAiCompletion('Let me look.', [{ id: 'call_1', name: 'bash', args: { command: 'ls' } }]);
+    const sse = openAiCompletionToSse(completion);
+    const sdk = await openAiFinal(sse);
+    const ours = aggregateSse('openai', sse) as { choices: Array<{ message: Record<string, unknown> }> };
+    expect(sdk.choices[0]!.message.content).toBe('Let me look.');
+    expect(sdk.choices[0]!.message.tool_calls).toEqual(ours.choices[0]!.message['tool_calls']);
+    expect(sdk.usage).toEqual(completion['usage']);
+  });
+});
