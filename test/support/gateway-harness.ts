@@ -23,7 +23,8 @@ export async function startGateway(
     ANTHROPIC_UPSTREAM: upstreamUrl,
     PORT: '0',
     LOG_LEVEL: 'error',
-    DATA_DIR: '',
+    // Unit-speed default: memory only. Tests of the durable tier set DURABLE_STORE themselves.
+    DURABLE_STORE: 'none',
     ...env,
   });
   const log = createLogger('error', () => undefined);

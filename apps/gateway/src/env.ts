@@ -14,6 +14,12 @@ export interface Env {
   config: string | undefined;
   redisUrl: string | undefined;
   databaseUrl: string | undefined;
+  /** memory | redis (default: redis when REDIS_URL is set). */
+  hotStore: string | undefined;
+  /** postgres | pglite | none (default: postgres when DATABASE_URL is set, else pglite). */
+  durableStore: string | undefined;
+  retentionDays: number;
+  redisPrefix: string | undefined;
   dataDir: string;
   adminToken: string | undefined;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
@@ -78,6 +84,10 @@ export function parseEnv(src: Source = process.env): Env {
     config: src.CONFIG || undefined,
     redisUrl: url('REDIS_URL', undefined),
     databaseUrl: url('DATABASE_URL', undefined),
+    hotStore: src.HOT_STORE ? oneOf('HOT_STORE', ['memory', 'redis'] as const, 'memory') : undefined,
+    durableStore: src.DURABLE_STORE ? oneOf('DURABLE_STORE', ['postgres', 'pglite', 'none'] as const, 'pglite') : undefined,
+    retentionDays: int('RETENTION_DAYS', 30, 1, 3650),
+    redisPrefix: src.REDIS_PREFIX || undefined,
     dataDir: src.DATA_DIR || './data',
     adminToken: src.ADMIN_TOKEN || undefined,
     logLevel: oneOf('LOG_LEVEL', ['debug', 'info', 'warn', 'error'] as const, 'info'),

@@ -43,8 +43,13 @@ export async function createGatewayContext(env: Env, overrides: ContextOverrides
       dataDir: env.dataDir,
       ttlSeconds: runtime.built.store.ttl_seconds,
       maxEntries: runtime.built.store.max_entries,
+      retentionDays: env.retentionDays,
+      hot: env.hotStore,
+      durable: env.durableStore,
+      redisPrefix: env.redisPrefix,
       log,
     });
+    log.info('stores ready', { ...stores.kinds });
     store = stores.hot;
   }
   const metrics = new GatewayMetrics(VERSION);

@@ -1,0 +1,43 @@
+// Added latency per request: the gateway's own work before forwarding (decode, session state,
+// pipeline, stash, encode) on a generated ~1 MB / 200-message agent transcript, for presets off
+// and agent, on the first (cold) turn of a session and on warm later turns. In-process, memory
+// store, no network: this is exactly the time the gateway adds to a request.
+import { MemoryHotStore } from '@context-guru/storage';
+import { systemClock } from '@context-guru/components';
+import { prepareRequest } from '../apps/gateway/src/proxy/prepare-request';
+import { createLogger } from '../apps/gateway/src/observability/logger';
+import { createTenantRuntime } from '../apps/gateway/src/tenancy/tenant-runtime';
+import { agentSteps, openaiTurn, anthropicTurn } from '../test/support/transcripts';
+import { percentile, table } from './bench-util';
+
+const TURNS = 100; // 100 tool exchanges → 202 messages
+const WARM_TURNS = 20;
+
+export async function runOverhead(): Promise<string> {
+  const steps = agentSteps(TURNS + WARM_TURNS, 3);
+  const rows: string[][] = [];
+  for (const dialect of ['openai', 'anthropic'] as const) {
+    for (const preset of ['off', 'agent']) {
+      const store = new MemoryHotStore({ ttlSeconds: 10_000, maxEntries: 100_000 });
+      const tenant = createTenantRuntime('bench', { preset }, 1);
+      const deps = { store, clock: systemClock, log: createLogger('error', () => undefined), injectMode: 'auto' as const };
+      const body = (t: number) => JSON.stringify(dialect === 'openai' ? openaiTurn(steps, t) : anthropicTurn(steps, t));
+      const run = async (raw: string, session: string) => {
+        const t0 = performance.now();
+        await prepareRequest(deps, { route: dialect, dialect, raw, tenant, pipeline: tenant.built.pipeline, cacheMode: 'auto', sessionHeader: session, bypassHeader: false });
+        return performance.now() - t0;
+      };
+      const first = body(TURNS);
+      // Cold: a session's first turn with nothing memoised in this process yet.
+      const cold = await run(first, `cold-${preset}-${dialect}`);
+      // Warm: the same session one turn later, each turn adding one tool exchange.
+      const warm: number[] = [];
+      for (let t = TURNS + 1; t <= TURNS + WARM_TURNS; t++) warm.push(await run(body(t), `cold-${preset}-${dialect}`));
+      // A new session over already-seen content (memo warm, session state empty).
+      const newSession = await run(first, `fresh-${preset}-${dialect}`);
+      rows.push([dialect, preset, `${(first.length / 1e6).toFixed(2)} MB`, cold.toFixed(1), newSession.toFixed(1), percentile(warm, 50).toFixed(2), percentile(warm, 90).toFixed(2)]);
+      await store.close();
+    }
+  }
+  return table(['dialect', 'preset', 'body', 'cold first turn ms', 'new session ms', 'warm p50 ms', 'warm p90 ms'], rows);
+}

@@ -1,0 +1,25 @@
+// `npm run bench`: runs each benchmark module in turn and prints markdown for the README.
+// `npm run bench -- overhead throughput` runs a subset.
+import { runOverhead } from './overhead.bench';
+import { runThroughput } from './throughput.bench';
+
+const BENCHES: Record<string, () => Promise<string>> = {
+  overhead: runOverhead,
+  throughput: runThroughput,
+};
+
+async function main(): Promise<void> {
+  const wanted = process.argv.slice(2);
+  for (const [name, fn] of Object.entries(BENCHES)) {
+    if (wanted.length && !wanted.includes(name)) continue;
+    process.stdout.write(`\n## ${name}\n\n${await fn()}\n`);
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    process.stderr.write(`${err instanceof Error ? err.stack : String(err)}\n`);
+    process.exit(1);
+  },
+);

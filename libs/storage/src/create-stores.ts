@@ -1,0 +1,128 @@
+// The one place that picks adapters: hot = memory | redis, durable = postgres | pglite | none.
+// Every client is ready (connected, migrated) before this resolves, and close() releases them.
+// With no URL at all the laptop setup applies: memory hot store + PGlite under dataDir.
+import { mkdirSync } from 'node:fs';
+import type { HotStore } from '@context-guru/components';
+import { MemoryHotStore } from './memory/memory-hot.store';
+import { RedisHotStore } from './redis/redis-hot.store';
+import { DurableStore } from './sql/durable.store';
+import { migrate } from './sql/migrate';
+import { PgSqlClient } from './sql/pg-sql.client';
+import { PgliteSqlClient, pgliteDir } from './sql/pglite-sql.client';
+import type { SqlClient } from './sql/sql-client';
+import { errorText, silentLogger, type StorageLogger } from './storage-logger';
+import { TieredHotStore } from './tiered.store';
+
+export const HOT_KINDS = ['memory', 'redis'] as const;
+export const DURABLE_KINDS = ['postgres', 'pglite', 'none'] as const;
+export type HotKind = (typeof HOT_KINDS)[number];
+export type DurableKind = (typeof DURABLE_KINDS)[number];
+
+export interface CreateStoresOptions {
+  redisUrl?: string;
+  databaseUrl?: string;
+  dataDir: string;
+  ttlSeconds: number;
+  maxEntries: number;
+  /** Archive, checkpoint and mark retention (default 30 days). */
+  retentionDays?: number;
+  /** Explicit adapter choice (default: redis when redisUrl, else memory). Unknown values throw. */
+  hot?: string;
+  /** Explicit adapter choice (default: postgres when databaseUrl, else pglite). Unknown values throw. */
+  durable?: string;
+  /** Redis key prefix (default `cg:`). */
+  redisPrefix?: string;
+  /** Apply pending migrations at boot (default true; safe with many replicas: advisory lock). */
+  migrate?: boolean;
+  /** Period of the retention purge (default 1 h; 0 disables). */
+  purgeEveryMs?: number;
+  log?: StorageLogger;
+}
+
+export interface Stores {
+  /** What the request path uses: the hot store, fronting the durable one when there is one. */
+  hot: HotStore;
+  durable?: DurableStore;
+  /** Chosen adapters, for the boot log. */
+  kinds: { hot: HotKind; durable: DurableKind };
+  close(): Promise<void>;
+}
+
+export function resolveKinds(o: Pick<CreateStoresOptions, 'hot' | 'durable' | 'redisUrl' | 'databaseUrl'>): { hot: HotKind; durable: DurableKind } {
+  const hot = o.hot ?? (o.redisUrl ? 'redis' : 'memory');
+  const durable = o.durable ?? (o.databaseUrl ? 'postgres' : 'pglite');
+  if (!(HOT_KINDS as readonly string[]).includes(hot)) throw new Error(`unknown hot store "${hot}" (expected ${HOT_KINDS.join(' | ')})`);
+  if (!(DURABLE_KINDS as readonly string[]).includes(durable)) {
+    throw new Error(`unknown durable store "${durable}" (expected ${DURABLE_KINDS.join(' | ')})`);
+  }
+  if (hot === 'redis' && !/^rediss?:\/\//.test(o.redisUrl ?? '')) throw new Error('hot store redis needs REDIS_URL (redis:// or rediss://)');
+  if (durable === 'postgres' && !/^postgres(ql)?:\/\//.test(o.databaseUrl ?? '')) {
+    throw new Error('durable store postgres needs DATABASE_URL (postgres:// or postgresql://)');
+  }
+  return { hot: hot as HotKind, durable: durable as DurableKind };
+}
+
+export async function createStores(o: CreateStoresOptions): Promise<Stores> {
+  const log = o.log ?? silentLogger;
+  const kinds = resolveKinds(o);
+  const sql = await openSql(kinds.durable, o);
+  let base: HotStore | undefined;
+  try {
+    if (sql && o.migrate !== false) {
+      const res = await migrate(sql, { log });
+      log.info('durable store migrated', { store: sql.kind, applied: res.applied, version: res.current });
+    }
+    base =
+      kinds.hot === 'redis'
+        ? await RedisHotStore.connect({ url: o.redisUrl!, prefix: o.redisPrefix, ttlSeconds: o.ttlSeconds, maxEntries: o.maxEntries, log })
+        : new MemoryHotStore({ ttlSeconds: o.ttlSeconds, maxEntries: o.maxEntries });
+  } catch (err) {
+    await sql?.close().catch(() => undefined);
+    throw err;
+  }
+  const durable = sql ? new DurableStore(sql, { retentionDays: o.retentionDays }) : undefined;
+  const hot = durable ? new TieredHotStore(base, durable, { log }) : base;
+
+  const every = o.purgeEveryMs ?? 3_600_000;
+  const timer =
+    durable && every > 0
+      ? setInterval(() => {
+          durable
+            .purgeExpired()
+            .then((r) => log.info('retention purge', { ...r }))
+            .catch((err: unknown) => log.warn('retention purge failed', { err: errorText(err) }));
+        }, every).unref()
+      : undefined;
+
+  let closing: Promise<void> | undefined;
+  return {
+    hot,
+    durable,
+    kinds,
+    close() {
+      closing ??= (async () => {
+        if (timer) clearInterval(timer);
+        await hot.close(); // flushes queued durable writes first
+        await durable?.close();
+      })();
+      return closing;
+    },
+  };
+}
+
+async function openSql(kind: DurableKind, o: CreateStoresOptions): Promise<SqlClient | undefined> {
+  if (kind === 'none') return undefined;
+  if (kind === 'postgres') {
+    const client = new PgSqlClient({ connectionString: o.databaseUrl!, log: o.log });
+    try {
+      await client.query('SELECT 1'); // readiness: fail the boot now, not on the first request
+    } catch (err) {
+      await client.close().catch(() => undefined);
+      throw err;
+    }
+    return client;
+  }
+  const dir = pgliteDir(o.dataDir);
+  mkdirSync(dir, { recursive: true });
+  return PgliteSqlClient.open({ dataDir: dir });
+}

@@ -1,0 +1,126 @@
+// A sliding-TTL LRU where pinned entries escape recency eviction but never their deadline; every
+// removal other than an overwrite or explicit delete is reported so callers can count lost pins.
+
+export type RemovalReason = 'expired' | 'evicted';
+
+interface Entry<V> {
+  value: V;
+  expiresAt: number;
+  pinned: boolean;
+}
+
+export interface TtlLruCacheOptions<V> {
+  ttlMs: number;
+  maxEntries: number;
+  now: () => number;
+  onRemove?: (key: string, value: V, reason: RemovalReason) => void;
+}
+
+/**
+ * Two recency-ordered maps (pinned, unpinned). The TTL is uniform and slides on every touch, so
+ * within each map the least-recent entry is also the earliest to expire: both eviction rules
+ * (expired first, then least-recent unpinned) only ever look at the two map heads — O(1).
+ */
+export class TtlLruCache<V> {
+  private readonly pinned = new Map<string, Entry<V>>();
+  private readonly unpinned = new Map<string, Entry<V>>();
+  readonly pinCap: number;
+
+  constructor(private readonly o: TtlLruCacheOptions<V>) {
+    this.pinCap = Math.floor(o.maxEntries / 2);
+  }
+
+  get size(): number {
+    return this.pinned.size + this.unpinned.size;
+  }
+
+  get pinnedCount(): number {
+    return this.pinned.size;
+  }
+
+  /** Reads a live entry, sliding its deadline and recency; an expired one is removed lazily. */
+  get(key: string): V | undefined {
+    const map = this.pinned.has(key) ? this.pinned : this.unpinned;
+    const e = map.get(key);
+    if (!e) return undefined;
+    const now = this.o.now();
+    if (e.expiresAt <= now) {
+      map.delete(key);
+      this.o.onRemove?.(key, e.value, 'expired');
+      return undefined;
+    }
+    map.delete(key);
+    e.expiresAt = now + this.o.ttlMs;
+    map.set(key, e);
+    return e.value;
+  }
+
+  /** Whether a live entry exists, without touching it (tests and diagnostics). */
+  peek(key: string): V | undefined {
+    const e = this.pinned.get(key) ?? this.unpinned.get(key);
+    return e && e.expiresAt > this.o.now() ? e.value : undefined;
+  }
+
+  isPinned(key: string): boolean {
+    return this.pinned.has(key);
+  }
+
+  /**
+   * Writes an entry. A pin is granted while fewer than floor(maxEntries/2) pins are live; over the
+   * cap the entry is stored unpinned and may claim a pin on a later write once slots free.
+   */
+  set(key: string, value: V, pin = false): void {
+    const now = this.o.now();
+    this.sweepExpired(now);
+    const wasPinned = this.pinned.delete(key);
+    if (!wasPinned) this.unpinned.delete(key);
+    const pinned = pin && (wasPinned || this.pinned.size < this.pinCap);
+    (pinned ? this.pinned : this.unpinned).set(key, { value, expiresAt: now + this.o.ttlMs, pinned });
+    this.evict(now);
+  }
+
+  delete(key: string): boolean {
+    return this.pinned.delete(key) || this.unpinned.delete(key);
+  }
+
+  clear(): void {
+    this.pinned.clear();
+    this.unpinned.clear();
+  }
+
+  /** Drops expired heads; uniform TTL means the expired entries are exactly a prefix of each map. */
+  private sweepExpired(now: number): void {
+    for (const map of [this.pinned, this.unpinned]) {
+      for (const [key, e] of map) {
+        if (e.expiresAt > now) break;
+        map.delete(key);
+        this.o.onRemove?.(key, e.value, 'expired');
+      }
+    }
+  }
+
+  private evict(now: number): void {
+    while (this.size > this.o.maxEntries) {
+      const p = head(this.pinned);
+      const u = head(this.unpinned);
+      const oldest = p && u ? (p[1].expiresAt <= u[1].expiresAt ? p : u) : (p ?? u);
+      if (oldest && oldest[1].expiresAt <= now) {
+        this.removeHead(oldest, 'expired');
+      } else if (u) {
+        this.removeHead(u, 'evicted');
+      } else {
+        return; // everything pinned: pins are never evicted by recency
+      }
+    }
+  }
+
+  private removeHead([key, e]: [string, Entry<V>], reason: RemovalReason): void {
+    (e.pinned ? this.pinned : this.unpinned).delete(key);
+    this.o.onRemove?.(key, e.value, reason);
+  }
+}
+
+function head<V>(map: Map<string, Entry<V>>): [string, Entry<V>] | undefined {
+  const it = map.entries().next();
+  return it.done ? undefined : it.value;
+}

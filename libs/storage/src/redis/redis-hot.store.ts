@@ -1,0 +1,249 @@
+// The shared hot store: any number of gateway replicas see one state. Every method is one round
+// trip (a pipeline, MULTI or script) and rejects promptly while Redis is down so the gateway can
+// fail open; the client reconnects by itself when Redis returns.
+import type {
+  HotStore,
+  SessionSnapshot,
+  SessionWrites,
+  StashEntry,
+  StoreHealth,
+  TurnRecord,
+} from '@context-guru/components';
+import { Redis, type RedisOptions } from 'ioredis';
+import { errorText, silentLogger, type StorageLogger } from '../storage-logger';
+import { ADVANCE_TURN, GET_STASH, LOAD_SESSION, TRIM_STASH } from './redis-scripts';
+
+export interface RedisHotStoreOptions {
+  url: string;
+  /** Prefix of every key (default `cg:`); tests use a unique one per run. */
+  prefix?: string;
+  /** Sliding TTL of every entry (default 10 000 s). */
+  ttlSeconds?: number;
+  /** Stash entries per tenant (default 10 000), trimmed least-recently-used first on write. */
+  maxEntries?: number;
+  /** The frozen index outlives the values by this factor so a lost value is detected (default 4). */
+  indexTtlFactor?: number;
+  connectTimeoutMs?: number;
+  commandTimeoutMs?: number;
+  /** How long connect() waits for the first ready connection (default 10 s). */
+  readyTimeoutMs?: number;
+  log?: StorageLogger;
+  /** Clock for LRU recency scores (default Date.now); TTLs are Redis's own clock. */
+  now?: () => number;
+}
+
+interface Scripts {
+  cgAdvanceTurn(key: string, n: number, at: number, ttlMs: number, ex: number): Promise<string | null>;
+  cgGetStash(stashKey: string, lruKey: string, ttl: number, now: number, id: string): Promise<string | null>;
+  cgLoadSession(numKeys: number, ...args: (string | number)[]): Promise<[string[], string[], string[], number, number]>;
+}
+type ScriptedRedis = Redis & Scripts;
+
+export class RedisHotStore implements HotStore {
+  readonly kind = 'redis';
+  readonly persistent = true;
+  /** Network round trips issued so far (measurement aid; one per method call). */
+  roundTrips = 0;
+  private readonly ttl: number;
+  private readonly indexTtl: number;
+  private readonly maxEntries: number;
+  private readonly prefix: string;
+  private readonly now: () => number;
+  private dropped = 0;
+  private repaired = 0;
+
+  private constructor(
+    private readonly redis: ScriptedRedis,
+    o: RedisHotStoreOptions,
+  ) {
+    this.ttl = o.ttlSeconds ?? 10_000;
+    this.indexTtl = this.ttl * (o.indexTtlFactor ?? 4);
+    this.maxEntries = o.maxEntries ?? 10_000;
+    this.prefix = o.prefix ?? 'cg:';
+    this.now = o.now ?? Date.now;
+  }
+
+  /** Connects and waits until Redis answers; throws after readyTimeoutMs (boot fails loudly). */
+  static async connect(o: RedisHotStoreOptions): Promise<RedisHotStore> {
+    const log = o.log ?? silentLogger;
+    const opts: RedisOptions = {
+      lazyConnect: true,
+      // Fail fast instead of queueing: a request must never wait on a Redis that is away.
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      connectTimeout: o.connectTimeoutMs ?? 1000,
+      commandTimeout: o.commandTimeoutMs ?? 1000,
+      // ioredis keeps a timer this long even for a socket that never connected; keep it short.
+      disconnectTimeout: 300,
+      // Reconnect forever with a capped backoff: recovery needs no restart.
+      retryStrategy: (times) => Math.min(100 * times, 2000),
+    };
+    const redis = new Redis(o.url, opts) as ScriptedRedis;
+    redis.defineCommand('cgAdvanceTurn', { lua: ADVANCE_TURN, numberOfKeys: 1 });
+    redis.defineCommand('cgGetStash', { lua: GET_STASH, numberOfKeys: 2 });
+    redis.defineCommand('cgTrimStash', { lua: TRIM_STASH, numberOfKeys: 1 });
+    redis.defineCommand('cgLoadSession', { lua: LOAD_SESSION });
+    let down = false;
+    redis.on('error', (err: unknown) => {
+      if (!down) log.warn('redis unavailable', { err: errorText(err) });
+      down = true;
+    });
+    redis.on('ready', () => {
+      if (down) log.info('redis recovered');
+      down = false;
+    });
+    await waitReady(redis, o.readyTimeoutMs ?? 10_000);
+    return new RedisHotStore(redis, o);
+  }
+
+  async putStash(tenant: string, session: string, entries: readonly StashEntry[]): Promise<void> {
+    if (entries.length === 0) return;
+    const t = this.tenantPrefix(tenant);
+    const now = this.now();
+    const ids = entries.map((e) => e.id);
+    const p = this.redis.pipeline();
+    for (const e of entries) p.set(`${t}s:${e.id}`, e.text, 'EX', this.ttl);
+    p.zadd(`${t}lru`, ...ids.flatMap((id) => [now, id]));
+    p.expire(`${t}lru`, this.ttl);
+    p.sadd(`${t}own:${session}`, ...ids);
+    p.expire(`${t}own:${session}`, this.ttl);
+    (p as unknown as { cgTrimStash(k: string, max: number, pfx: string): void }).cgTrimStash(`${t}lru`, this.maxEntries, `${t}s:`);
+    await this.exec(p);
+  }
+
+  async getStash(tenant: string, id: string): Promise<string | null> {
+    const t = this.tenantPrefix(tenant);
+    this.roundTrips++;
+    return this.redis.cgGetStash(`${t}s:${id}`, `${t}lru`, this.ttl, this.now(), id);
+  }
+
+  async owns(tenant: string, session: string, id: string): Promise<boolean> {
+    this.roundTrips++;
+    return (await this.redis.sismember(`${this.tenantPrefix(tenant)}own:${session}`, id)) === 1;
+  }
+
+  async loadSession(tenant: string, session: string, contentKeys: readonly string[]): Promise<SessionSnapshot> {
+    const t = this.tenantPrefix(tenant);
+    const cks = [...new Set(contentKeys)];
+    const keys = [`${t}frz:${session}`, `${t}fidx:${session}`, `${t}flost:${session}`, `${t}off:${session}`, ...cks.map((ck) => `${t}kept:${ck}`)];
+    this.roundTrips++;
+    const [flat, lost, kept, off, newly] = await this.redis.cgLoadSession(keys.length, ...keys, this.ttl, this.indexTtl, ...cks);
+    this.dropped += newly;
+    const frozen = new Map<string, string>();
+    for (let i = 0; i + 1 < flat.length; i += 2) frozen.set(flat[i]!, flat[i + 1]!);
+    return { frozen, lost: new Set(lost), kept: new Set(kept), offloaded: off === 1 };
+  }
+
+  async commitSession(tenant: string, session: string, writes: SessionWrites): Promise<void> {
+    if (writes.frozen.size === 0 && !writes.offloaded) return;
+    const t = this.tenantPrefix(tenant);
+    // MULTI: the value, its index entry and the lost-mark removal land together or not at all.
+    const m = this.redis.multi();
+    let repairIdx = -1;
+    if (writes.frozen.size > 0) {
+      const slots = [...writes.frozen.keys()];
+      m.hset(`${t}frz:${session}`, Object.fromEntries(writes.frozen));
+      m.expire(`${t}frz:${session}`, this.ttl);
+      m.sadd(`${t}fidx:${session}`, ...slots);
+      m.expire(`${t}fidx:${session}`, this.indexTtl);
+      m.srem(`${t}flost:${session}`, ...slots);
+      repairIdx = 4;
+    }
+    if (writes.offloaded) m.set(`${t}off:${session}`, '1', 'EX', this.ttl);
+    const res = await this.exec(m);
+    if (repairIdx >= 0) this.repaired += Number(res[repairIdx] ?? 0);
+  }
+
+  async markKept(tenant: string, contentKeys: readonly string[]): Promise<void> {
+    if (contentKeys.length === 0) return;
+    const t = this.tenantPrefix(tenant);
+    const p = this.redis.pipeline();
+    for (const ck of new Set(contentKeys)) p.set(`${t}kept:${ck}`, '1', 'EX', this.ttl);
+    await this.exec(p);
+  }
+
+  async advanceTurn(tenant: string, session: string, turn: TurnRecord): Promise<TurnRecord | null> {
+    this.roundTrips++;
+    const prev = await this.redis.cgAdvanceTurn(
+      `${this.tenantPrefix(tenant)}turn:${session}`,
+      Math.max(0, Math.round(turn.n)),
+      Math.max(0, Math.round(turn.at)),
+      Math.max(0, Math.round(turn.ttlMs)),
+      this.ttl,
+    );
+    return prev === null ? null : parseTurn(prev);
+  }
+
+  /** Warms a stash entry without an ownership record (the tiered store's archive fallback). */
+  async warmStash(tenant: string, entries: readonly StashEntry[]): Promise<void> {
+    if (entries.length === 0) return;
+    const t = this.tenantPrefix(tenant);
+    const now = this.now();
+    const p = this.redis.pipeline();
+    for (const e of entries) p.set(`${t}s:${e.id}`, e.text, 'EX', this.ttl);
+    p.zadd(`${t}lru`, ...entries.flatMap((e) => [now, e.id]));
+    p.expire(`${t}lru`, this.ttl);
+    await this.exec(p);
+  }
+
+  health(): StoreHealth {
+    return { frozenDropped: this.dropped, frozenRepaired: this.repaired };
+  }
+
+  async ping(): Promise<void> {
+    this.roundTrips++;
+    await this.redis.ping();
+  }
+
+  /** Idempotent: QUIT when connected, otherwise stop reconnecting. */
+  async close(): Promise<void> {
+    if (this.redis.status === 'end') return;
+    if (this.redis.status !== 'ready') {
+      this.redis.disconnect();
+      return;
+    }
+    try {
+      await this.redis.quit();
+    } catch {
+      this.redis.disconnect();
+    }
+  }
+
+  /** `<prefix>{<tenant>}:` — the hash tag keeps one tenant in one cluster slot; encoding keeps tenants apart. */
+  tenantPrefix(tenant: string): string {
+    return `${this.prefix}{${encodeURIComponent(tenant)}}:`;
+  }
+
+  private async exec(p: ReturnType<Redis['pipeline']>): Promise<unknown[]> {
+    this.roundTrips++;
+    const res = await p.exec();
+    if (!res) throw new Error('redis: transaction aborted');
+    const out: unknown[] = [];
+    for (const [err, value] of res) {
+      if (err) throw err;
+      out.push(value);
+    }
+    return out;
+  }
+}
+
+function parseTurn(raw: string): TurnRecord | null {
+  const [n, at, ttlMs] = raw.split(',').map(Number);
+  if (![n, at, ttlMs].every((x) => Number.isFinite(x))) return null;
+  return { n: n!, at: at!, ttlMs: ttlMs! };
+}
+
+function waitReady(redis: Redis, timeoutMs: number): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      redis.disconnect();
+      reject(new Error(`redis not ready after ${timeoutMs} ms`));
+    }, timeoutMs);
+    redis.once('ready', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    // The first attempt may fail; retryStrategy keeps trying until the timer gives up.
+    redis.connect().catch(() => undefined);
+  });
+}

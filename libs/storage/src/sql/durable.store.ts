@@ -1,0 +1,236 @@
+// The durable half of session state (Postgres or PGlite): stash archive, ownership, frozen
+// checkpoints, sticky flags and kept marks, all scoped by tenant and bounded by retention.
+// Every write is a set-based statement over arrays, so a batch of any size is one round trip.
+import { col, type SqlClient } from './sql-client';
+
+export interface ArchivedStash {
+  tenant: string;
+  session: string;
+  id: string;
+  text: string;
+}
+
+export interface CheckpointWrite {
+  tenant: string;
+  session: string;
+  /** slot (`component:contentKey`) → replacement. */
+  frozen: ReadonlyMap<string, string>;
+  offloaded: boolean;
+}
+
+export interface Checkpoint {
+  frozen: Map<string, string>;
+  offloaded: boolean;
+  /** Kept-verbatim marks among the content keys asked for. */
+  kept: Set<string>;
+}
+
+export interface PurgeResult {
+  stashes: number;
+  ownership: number;
+  checkpoints: number;
+  sessions: number;
+  kept: number;
+}
+
+export interface DurableStoreOptions {
+  /** How long archived originals, checkpoints and marks are kept (default 30 days). */
+  retentionDays?: number;
+  /** Injectable clock (epoch ms); timestamps are written from it so tests need no sleeping. */
+  now?: () => number;
+}
+
+const DAY_MS = 86_400_000;
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * Postgres text holds valid UTF-8 without NUL. A string outside that cannot be stored
+ * byte-identically, so it is skipped (and counted) rather than poisoning the whole batch.
+ */
+export function storableText(text: string): boolean {
+  return !text.includes('\u0000') && !LONE_SURROGATE.test(text);
+}
+
+export class DurableStore {
+  readonly retentionMs: number;
+  /** Values skipped because Postgres text cannot hold them (NUL, lone surrogates). */
+  skipped = 0;
+  private readonly now: () => number;
+
+  constructor(
+    readonly sql: SqlClient,
+    o: DurableStoreOptions = {},
+  ) {
+    this.retentionMs = (o.retentionDays ?? 30) * DAY_MS;
+    this.now = o.now ?? Date.now;
+  }
+
+  get kind(): string {
+    return this.sql.kind;
+  }
+
+  /** Archives originals and their ownership in one transaction; re-archiving extends retention. */
+  async archiveStash(batch: readonly ArchivedStash[]): Promise<void> {
+    const ok = batch.filter((e) => storableText(e.text));
+    this.skipped += batch.length - ok.length;
+    if (ok.length === 0) return;
+    const now = this.now();
+    const stash = dedupe(ok, (e) => `${e.tenant}\u0000${e.id}`);
+    const own = dedupe(ok, (e) => `${e.tenant}\u0000${e.session}\u0000${e.id}`);
+    await this.sql.transaction(async (c) => {
+      await c.query(
+        `INSERT INTO stash_archive (tenant, id, text, created_at, expires_at)
+         SELECT t, i, x, $4, $5 FROM unnest($1::text[], $2::text[], $3::text[]) AS b(t, i, x)
+         ON CONFLICT (tenant, id) DO UPDATE SET expires_at = GREATEST(stash_archive.expires_at, EXCLUDED.expires_at)`,
+        [stash.map((e) => e.tenant), stash.map((e) => e.id), stash.map((e) => e.text), new Date(now), new Date(now + this.retentionMs)],
+      );
+      await c.query(
+        `INSERT INTO ownership (tenant, session, id, created_at)
+         SELECT t, s, i, $4 FROM unnest($1::text[], $2::text[], $3::text[]) AS b(t, s, i)
+         ON CONFLICT (tenant, session, id) DO UPDATE SET created_at = EXCLUDED.created_at`,
+        [own.map((e) => e.tenant), own.map((e) => e.session), own.map((e) => e.id), new Date(now)],
+      );
+    });
+  }
+
+  /** The archived original, or null once its retention has passed. */
+  async getArchivedStash(tenant: string, id: string): Promise<string | null> {
+    const rows = await this.sql.query('SELECT text FROM stash_archive WHERE tenant = $1 AND id = $2 AND expires_at > $3', [
+      tenant,
+      id,
+      new Date(this.now()),
+    ]);
+    return rows[0] ? col.str(rows[0], 'text') : null;
+  }
+
+  async owns(tenant: string, session: string, id: string): Promise<boolean> {
+    const rows = await this.sql.query(
+      'SELECT 1 AS hit FROM ownership WHERE tenant = $1 AND session = $2 AND id = $3 AND created_at > $4',
+      [tenant, session, id, this.cutoff()],
+    );
+    return rows.length > 0;
+  }
+
+  /** Upserts frozen decisions (last write wins per slot) and sticky flags of many sessions at once. */
+  async saveCheckpoints(batch: readonly CheckpointWrite[]): Promise<void> {
+    const slots = new Map<string, [string, string, string, string]>();
+    const flagged = new Map<string, [string, string]>();
+    for (const w of batch) {
+      for (const [slot, r] of w.frozen) {
+        if (!storableText(r)) {
+          this.skipped++;
+          continue;
+        }
+        slots.set(`${w.tenant}\u0000${w.session}\u0000${slot}`, [w.tenant, w.session, slot, r]);
+      }
+      if (w.offloaded) flagged.set(`${w.tenant}\u0000${w.session}`, [w.tenant, w.session]);
+    }
+    if (slots.size === 0 && flagged.size === 0) return;
+    const rows = [...slots.values()];
+    const flags = [...flagged.values()];
+    const at = new Date(this.now());
+    await this.sql.transaction(async (c) => {
+      if (rows.length > 0) {
+        await c.query(
+          `INSERT INTO session_checkpoint (tenant, session, slot, replacement, updated_at)
+           SELECT t, s, sl, r, $5 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS b(t, s, sl, r)
+           ON CONFLICT (tenant, session, slot) DO UPDATE
+             SET replacement = EXCLUDED.replacement, updated_at = EXCLUDED.updated_at`,
+          [rows.map((r) => r[0]), rows.map((r) => r[1]), rows.map((r) => r[2]), rows.map((r) => r[3]), at],
+        );
+      }
+      if (flags.length > 0) {
+        await c.query(
+          `INSERT INTO session_state (tenant, session, offloaded, updated_at)
+           SELECT t, s, true, $3 FROM unnest($1::text[], $2::text[]) AS b(t, s)
+           ON CONFLICT (tenant, session) DO UPDATE SET offloaded = true, updated_at = EXCLUDED.updated_at`,
+          [flags.map((f) => f[0]), flags.map((f) => f[1]), at],
+        );
+      }
+    });
+  }
+
+  saveCheckpoint(tenant: string, session: string, frozen: ReadonlyMap<string, string>, offloaded = false): Promise<void> {
+    return this.saveCheckpoints([{ tenant, session, frozen, offloaded }]);
+  }
+
+  /**
+   * A session's checkpoint in one round trip: frozen slots (only those of `contentKeys` when
+   * given), the sticky offloaded flag, and the kept marks among `contentKeys`.
+   */
+  async loadCheckpoint(tenant: string, session: string, contentKeys?: readonly string[]): Promise<Checkpoint> {
+    const rows = await this.sql.query(
+      `SELECT 'f' AS k, slot AS a, replacement AS b FROM session_checkpoint
+         WHERE tenant = $1 AND session = $2 AND updated_at > $3
+           AND ($4::text[] IS NULL OR substr(slot, strpos(slot, ':') + 1) = ANY($4::text[]))
+       UNION ALL
+       SELECT 'o', NULL, NULL FROM session_state
+         WHERE tenant = $1 AND session = $2 AND offloaded AND updated_at > $3
+       UNION ALL
+       SELECT 'k', content_key, NULL FROM kept
+         WHERE tenant = $1 AND content_key = ANY($4::text[]) AND created_at > $3`,
+      [tenant, session, this.cutoff(), contentKeys ? [...contentKeys] : null],
+    );
+    const out: Checkpoint = { frozen: new Map(), offloaded: false, kept: new Set() };
+    for (const r of rows) {
+      const k = col.str(r, 'k');
+      if (k === 'f') out.frozen.set(col.str(r, 'a'), col.str(r, 'b'));
+      else if (k === 'o') out.offloaded = true;
+      else out.kept.add(col.str(r, 'a'));
+    }
+    return out;
+  }
+
+  async markKept(tenant: string, contentKeys: readonly string[]): Promise<void> {
+    const keys = [...new Set(contentKeys)];
+    if (keys.length === 0) return;
+    await this.sql.query(
+      `INSERT INTO kept (tenant, content_key, created_at) SELECT $1, k, $3 FROM unnest($2::text[]) AS b(k)
+       ON CONFLICT (tenant, content_key) DO UPDATE SET created_at = EXCLUDED.created_at`,
+      [tenant, keys, new Date(this.now())],
+    );
+  }
+
+  async keptAmong(tenant: string, contentKeys: readonly string[]): Promise<Set<string>> {
+    if (contentKeys.length === 0) return new Set();
+    const rows = await this.sql.query('SELECT content_key FROM kept WHERE tenant = $1 AND content_key = ANY($2::text[]) AND created_at > $3', [
+      tenant,
+      [...contentKeys],
+      this.cutoff(),
+    ]);
+    return new Set(rows.map((r) => col.str(r, 'content_key')));
+  }
+
+  /** Deletes everything past retention; run periodically (createStores schedules it). */
+  async purgeExpired(): Promise<PurgeResult> {
+    const now = new Date(this.now());
+    const cutoff = this.cutoff();
+    const count = async (text: string, at: Date) => (await this.sql.query(`WITH d AS (${text} RETURNING 1) SELECT count(*)::int AS n FROM d`, [at])).map((r) => col.num(r, 'n'))[0] ?? 0;
+    return {
+      stashes: await count('DELETE FROM stash_archive WHERE expires_at <= $1', now),
+      ownership: await count('DELETE FROM ownership WHERE created_at <= $1', cutoff),
+      checkpoints: await count('DELETE FROM session_checkpoint WHERE updated_at <= $1', cutoff),
+      sessions: await count('DELETE FROM session_state WHERE updated_at <= $1', cutoff),
+      kept: await count('DELETE FROM kept WHERE created_at <= $1', cutoff),
+    };
+  }
+
+  async ping(): Promise<void> {
+    await this.sql.query('SELECT 1');
+  }
+
+  close(): Promise<void> {
+    return this.sql.close();
+  }
+
+  private cutoff(): Date {
+    return new Date(this.now() - this.retentionMs);
+  }
+}
+
+/** Last occurrence wins, first-seen order kept (ON CONFLICT cannot touch one row twice). */
+function dedupe<T>(items: readonly T[], key: (t: T) => string): T[] {
+  const m = new Map<string, T>();
+  for (const it of items) m.set(key(it), it);
+  return [...m.values()];
+}

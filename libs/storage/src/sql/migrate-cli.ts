@@ -1,0 +1,29 @@
+// `node libs/storage/dist/sql/migrate-cli.js`: applies pending migrations to DATABASE_URL, or to
+// the embedded PGlite under DATA_DIR when no URL is set; exits non-zero on any failure.
+import { PgSqlClient } from './pg-sql.client';
+import { PgliteSqlClient, pgliteDir } from './pglite-sql.client';
+import { migrate } from './migrate';
+import type { SqlClient } from './sql-client';
+
+const line = (level: string, msg: string, fields: Record<string, unknown> = {}) =>
+  process.stderr.write(JSON.stringify({ t: new Date().toISOString(), level, msg, ...fields }) + '\n');
+
+async function main(): Promise<void> {
+  const url = process.env.DATABASE_URL;
+  const client: SqlClient = url
+    ? new PgSqlClient({ connectionString: url, max: 1 })
+    : await PgliteSqlClient.open({ dataDir: pgliteDir(process.env.DATA_DIR || './data') });
+  try {
+    const res = await migrate(client, { log: { info: (m, f) => line('info', m, f), warn: (m, f) => line('warn', m, f), error: (m, f) => line('error', m, f) } });
+    line('info', 'migrations complete', { target: client.kind, applied: res.applied, current: res.current });
+  } finally {
+    await client.close();
+  }
+}
+
+if (require.main === module) {
+  main().catch((err: unknown) => {
+    line('error', 'migration failed', { err: err instanceof Error ? err.message : String(err) });
+    process.exit(1);
+  });
+}

@@ -1,0 +1,91 @@
+// Forward-only migrations: numbered SQL files applied once each, in order, under an advisory lock
+// so any number of runners (replicas, a Helm Job) can start at once; edited history is refused.
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { silentLogger, type StorageLogger } from '../storage-logger';
+import { col, inTransaction, type SqlClient } from './sql-client';
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+  checksum: string;
+}
+
+export interface MigrateResult {
+  applied: string[];
+  /** Highest version present in the database after the run. */
+  current: number;
+}
+
+const FILE_RE = /^(\d{4})_([a-z0-9_]+)\.sql$/;
+/** First key of the two-int advisory lock; the second is the schema, so schemas migrate independently. */
+const LOCK_CLASS = 0x6367; // "cg"
+
+/** `<repo>/migrations`: the same depth from src/sql and dist/sql; CG_MIGRATIONS_DIR overrides. */
+export function defaultMigrationsDir(): string {
+  return process.env.CG_MIGRATIONS_DIR || path.resolve(__dirname, '..', '..', '..', '..', 'migrations');
+}
+
+export function loadMigrations(dir: string = defaultMigrationsDir()): Migration[] {
+  const out: Migration[] = [];
+  for (const file of readdirSync(dir).sort()) {
+    if (!file.endsWith('.sql')) continue;
+    const m = FILE_RE.exec(file);
+    if (!m) throw new Error(`migration ${file}: name must be NNNN_snake_case.sql`);
+    const sql = readFileSync(path.join(dir, file), 'utf8');
+    const version = Number(m[1]);
+    if (out.some((x) => x.version === version)) throw new Error(`migration version ${version} appears twice`);
+    out.push({ version, name: m[2]!, sql, checksum: createHash('sha256').update(sql).digest('hex') });
+  }
+  return out.sort((a, b) => a.version - b.version);
+}
+
+const LEDGER = `CREATE TABLE IF NOT EXISTS schema_migrations (
+  version     integer     PRIMARY KEY,
+  name        text        NOT NULL,
+  checksum    text        NOT NULL,
+  applied_at  timestamptz NOT NULL DEFAULT now()
+)`;
+
+export async function migrate(
+  client: SqlClient,
+  o: { migrations?: Migration[]; log?: StorageLogger } = {},
+): Promise<MigrateResult> {
+  const migrations = o.migrations ?? loadMigrations();
+  const log = o.log ?? silentLogger;
+  return client.withConnection(async (c) => {
+    await c.query('SELECT pg_advisory_lock($1, hashtext(current_schema()))', [LOCK_CLASS]);
+    try {
+      await c.exec(LEDGER);
+      const rows = await c.query('SELECT version, name, checksum FROM schema_migrations ORDER BY version');
+      const done = new Map(rows.map((r) => [col.num(r, 'version'), col.str(r, 'checksum')]));
+      const applied: string[] = [];
+      for (const m of migrations) {
+        const sum = done.get(m.version);
+        if (sum !== undefined) {
+          if (sum !== m.checksum) throw new Error(`migration ${m.version}_${m.name} was edited after it was applied`);
+          continue;
+        }
+        // The file and its ledger row commit together: a failed migration leaves no trace.
+        await inTransaction(c, async (tx) => {
+          await tx.exec(m.sql);
+          await tx.query('INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)', [
+            m.version,
+            m.name,
+            m.checksum,
+          ]);
+        });
+        applied.push(`${String(m.version).padStart(4, '0')}_${m.name}`);
+        log.info('migration applied', { version: m.version, name: m.name });
+      }
+      const newest = Math.max(0, ...done.keys(), ...migrations.map((m) => m.version));
+      const known = Math.max(0, ...migrations.map((m) => m.version));
+      if (newest > known) log.warn('database schema is newer than this build', { database: newest, build: known });
+      return { applied, current: newest };
+    } finally {
+      await c.query('SELECT pg_advisory_unlock($1, hashtext(current_schema()))', [LOCK_CLASS]);
+    }
+  });
+}

@@ -1,0 +1,77 @@
+// SqlClient over an embedded PGlite (PostgreSQL 18 in WASM): one session, so exclusive sections
+// are serialised in-process; rows are normalised to the pg shapes (bytea → Buffer).
+import path from 'node:path';
+import type { PGlite } from '@electric-sql/pglite';
+import { inTransaction, normaliseRow, type Row, type SqlClient, type SqlQueryable } from './sql-client';
+
+/** Where the embedded durable store lives under DATA_DIR (the factory and the migrate CLI agree). */
+export function pgliteDir(dataDir: string): string {
+  return path.resolve(dataDir, 'pglite');
+}
+
+export interface PgliteSqlClientOptions {
+  /** Directory of the database files; omitted → in memory (lost at close). */
+  dataDir?: string;
+}
+
+/** A FIFO mutex: PGlite has one session, so an exclusive section must not interleave with another. */
+class Mutex {
+  private tail: Promise<void> = Promise.resolve();
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    const prev = this.tail;
+    let release!: () => void;
+    this.tail = new Promise<void>((r) => (release = r));
+    await prev;
+    try {
+      return await fn();
+    } finally {
+      release();
+    }
+  }
+}
+
+export class PgliteSqlClient implements SqlClient {
+  readonly kind = 'pglite';
+  private readonly lock = new Mutex();
+  private constructor(private readonly db: Pick<PGlite, 'query' | 'exec' | 'close'>) {}
+
+  /** Opens (and creates when missing) the database; takes ~2.7 s, so share one per process. */
+  static async open(o: PgliteSqlClientOptions = {}): Promise<PgliteSqlClient> {
+    const { PGlite } = await import('@electric-sql/pglite');
+    const db = o.dataDir ? await PGlite.create({ dataDir: o.dataDir }) : await PGlite.create();
+    await db.waitReady;
+    return new PgliteSqlClient(db);
+  }
+
+  private readonly raw: SqlQueryable = {
+    query: async <R extends Row>(text: string, params?: readonly unknown[]): Promise<R[]> => {
+      const res = await this.db.query<Row>(text, params ? [...params] : undefined);
+      return res.rows.map((r) => normaliseRow<R>(r));
+    },
+    exec: async (sql: string): Promise<void> => {
+      await this.db.exec(sql);
+    },
+  };
+
+  // Every statement goes through the lock so none lands inside another caller's BEGIN … COMMIT
+  // on the shared session (PGlite serialises execution anyway, so this costs no throughput).
+  query<R extends Row = Row>(text: string, params?: readonly unknown[]): Promise<R[]> {
+    return this.lock.run(() => this.raw.query<R>(text, params));
+  }
+
+  exec(sql: string): Promise<void> {
+    return this.lock.run(() => this.raw.exec(sql));
+  }
+
+  withConnection<T>(fn: (c: SqlQueryable) => Promise<T>): Promise<T> {
+    return this.lock.run(() => fn(this.raw));
+  }
+
+  transaction<T>(fn: (c: SqlQueryable) => Promise<T>): Promise<T> {
+    return this.withConnection((c) => inTransaction(c, fn));
+  }
+
+  async close(): Promise<void> {
+    await this.lock.run(() => this.db.close());
+  }
+}

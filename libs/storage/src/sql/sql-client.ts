@@ -1,0 +1,71 @@
+// One query surface over Postgres (pg) and PGlite, normalised so callers see the same JS types:
+// int8 → number, bytea → Buffer, timestamptz → Date, json/jsonb → parsed value.
+
+export type Row = Record<string, unknown>;
+
+export interface SqlQueryable {
+  /** One parameterised statement ($1, $2, …); returns its rows. */
+  query<R extends Row = Row>(text: string, params?: readonly unknown[]): Promise<R[]>;
+  /** Several statements without parameters (migrations). */
+  exec(sql: string): Promise<void>;
+}
+
+export interface SqlClient extends SqlQueryable {
+  readonly kind: 'postgres' | 'pglite';
+  /** Runs fn on one dedicated session (session-level advisory locks need it); exclusive on PGlite. */
+  withConnection<T>(fn: (c: SqlQueryable) => Promise<T>): Promise<T>;
+  /** BEGIN … COMMIT around fn on one session; ROLLBACK when fn throws. */
+  transaction<T>(fn: (c: SqlQueryable) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+/** Runs fn inside BEGIN/COMMIT on a session that already is dedicated to the caller. */
+export async function inTransaction<T>(c: SqlQueryable, fn: (c: SqlQueryable) => Promise<T>): Promise<T> {
+  await c.exec('BEGIN');
+  try {
+    const out = await fn(c);
+    await c.exec('COMMIT');
+    return out;
+  } catch (err) {
+    await c.exec('ROLLBACK').catch(() => undefined);
+    throw err;
+  }
+}
+
+/** Uint8Array (PGlite) → Buffer (pg's shape), recursively through plain rows. */
+export function normaliseValue(v: unknown): unknown {
+  if (v instanceof Uint8Array && !Buffer.isBuffer(v)) return Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+  if (typeof v === 'bigint') return Number(v);
+  return v;
+}
+
+export function normaliseRow<R extends Row>(row: Row): R {
+  const out: Row = {};
+  for (const k of Object.keys(row)) out[k] = normaliseValue(row[k]);
+  return out as R;
+}
+
+/** Typed field readers: rows are `unknown` until read through these. */
+export const col = {
+  str(row: Row, k: string): string {
+    const v = row[k];
+    if (typeof v !== 'string') throw new TypeError(`column ${k}: expected text, got ${typeof v}`);
+    return v;
+  },
+  num(row: Row, k: string): number {
+    const v = row[k];
+    const n = typeof v === 'string' ? Number(v) : v;
+    if (typeof n !== 'number' || Number.isNaN(n)) throw new TypeError(`column ${k}: expected a number`);
+    return n;
+  },
+  bool(row: Row, k: string): boolean {
+    const v = row[k];
+    if (typeof v !== 'boolean') throw new TypeError(`column ${k}: expected boolean`);
+    return v;
+  },
+  date(row: Row, k: string): Date {
+    const v = row[k];
+    if (!(v instanceof Date)) throw new TypeError(`column ${k}: expected timestamptz`);
+    return v;
+  },
+};

@@ -1,0 +1,187 @@
+// Hot store in front, durable store behind: requests are acknowledged by the hot store and the
+// durable copy follows in batches; a hot loss (eviction, expiry, Redis restart or FLUSHDB) is
+// repaired from the archive and the checkpoint, so a marker still resolves and a frozen decision
+// replays byte-identically instead of flipping a cached prefix.
+import type {
+  HotStore,
+  SessionSnapshot,
+  SessionWrites,
+  StashEntry,
+  StoreHealth,
+  TurnRecord,
+} from '@context-guru/components';
+import type { DurableStore } from './sql/durable.store';
+import { errorText, silentLogger, type StorageLogger } from './storage-logger';
+import { WriteBehindQueue, type WriteBehindOptions, type WriteBehindStats } from './write-behind.queue';
+
+/** Adapters that can re-warm an archived original without inventing an ownership record. */
+export interface StashWarmer {
+  warmStash(tenant: string, entries: readonly StashEntry[]): Promise<void>;
+}
+
+export type TieredHotStoreOptions = WriteBehindOptions;
+
+export class TieredHotStore implements HotStore {
+  readonly kind: string;
+  readonly persistent = true;
+  readonly queue: WriteBehindQueue;
+  private readonly log: StorageLogger;
+  /** Losses only the checkpoint revealed (the hot store never saw them go) and their repairs. */
+  private restored = 0;
+
+  constructor(
+    readonly hot: HotStore & Partial<StashWarmer>,
+    readonly durable: DurableStore,
+    o: TieredHotStoreOptions = {},
+  ) {
+    this.kind = `${hot.kind}+${durable.kind}`;
+    this.log = o.log ?? silentLogger;
+    this.queue = new WriteBehindQueue(durable, o);
+  }
+
+  async putStash(tenant: string, session: string, entries: readonly StashEntry[]): Promise<void> {
+    if (entries.length === 0) return;
+    const archived = entries.map((e) => ({ tenant, session, id: e.id, text: e.text }));
+    try {
+      await this.hot.putStash(tenant, session, entries);
+    } catch (err) {
+      // Hot store away: acknowledge through the archive itself so the marker stays resolvable.
+      await this.durable.archiveStash(archived).catch(() => Promise.reject(err));
+      return;
+    }
+    this.queue.enqueueStash(archived);
+  }
+
+  async getStash(tenant: string, id: string): Promise<string | null> {
+    let hotErr: unknown;
+    try {
+      const hit = await this.hot.getStash(tenant, id);
+      if (hit !== null) return hit;
+    } catch (err) {
+      hotErr = err;
+    }
+    const text = this.queue.pendingStash(tenant, id)?.text ?? (await this.fromArchive(tenant, id, hotErr));
+    if (text !== null && hotErr === undefined && this.hot.warmStash) {
+      await this.hot.warmStash(tenant, [{ id, text }]).catch((err: unknown) => this.log.warn('stash re-warm failed', { err: errorText(err) }));
+    }
+    return text;
+  }
+
+  async owns(tenant: string, session: string, id: string): Promise<boolean> {
+    try {
+      if (await this.hot.owns(tenant, session, id)) return true;
+    } catch (err) {
+      this.log.warn('hot ownership lookup failed; using the archive', { err: errorText(err) });
+    }
+    if (this.queue.pendingStash(tenant, id)?.session === session) return true;
+    return this.durable.owns(tenant, session, id);
+  }
+
+  async loadSession(tenant: string, session: string, contentKeys: readonly string[]): Promise<SessionSnapshot> {
+    let snap: SessionSnapshot;
+    try {
+      snap = await this.hot.loadSession(tenant, session, contentKeys);
+    } catch (err) {
+      this.log.warn('hot session load failed; using the checkpoint', { err: errorText(err) });
+      const cp = await this.durable.loadCheckpoint(tenant, session, contentKeys);
+      return { frozen: cp.frozen, lost: new Set(), kept: cp.kept, offloaded: cp.offloaded };
+    }
+    // The hot store knows this session (decisions or the sticky flag) and lost nothing: done.
+    // Otherwise it is new, or its hot state vanished (a flush leaves no trace): ask the checkpoint.
+    if (snap.lost.size === 0 && (snap.frozen.size > 0 || snap.offloaded)) return snap;
+    try {
+      await this.repair(tenant, session, contentKeys, snap);
+    } catch (err) {
+      this.log.warn('checkpoint lookup failed; serving the hot snapshot', { err: errorText(err) });
+    }
+    return snap;
+  }
+
+  async commitSession(tenant: string, session: string, writes: SessionWrites): Promise<void> {
+    if (writes.frozen.size === 0 && !writes.offloaded) return;
+    try {
+      await this.hot.commitSession(tenant, session, writes);
+    } catch (err) {
+      await this.durable.saveCheckpoint(tenant, session, writes.frozen, writes.offloaded).catch(() => Promise.reject(err));
+      return;
+    }
+    this.queue.enqueueCheckpoint(tenant, session, writes.frozen, writes.offloaded);
+  }
+
+  async markKept(tenant: string, contentKeys: readonly string[]): Promise<void> {
+    if (contentKeys.length === 0) return;
+    try {
+      await this.hot.markKept(tenant, contentKeys);
+    } catch (err) {
+      await this.durable.markKept(tenant, contentKeys).catch(() => Promise.reject(err));
+      return;
+    }
+    this.queue.enqueueKept(tenant, contentKeys);
+  }
+
+  /** Turn records are hot-only: losing one reads as "no previous turn" (warm), the safe side. */
+  advanceTurn(tenant: string, session: string, turn: TurnRecord): Promise<TurnRecord | null> {
+    return this.hot.advanceTurn(tenant, session, turn);
+  }
+
+  health(): StoreHealth {
+    const h = this.hot.health();
+    return { frozenDropped: h.frozenDropped + this.restored, frozenRepaired: h.frozenRepaired + this.restored };
+  }
+
+  queueStats(): WriteBehindStats {
+    return this.queue.stats();
+  }
+
+  /** Writes everything queued to the durable store now (tests, shutdown). */
+  flush(): Promise<void> {
+    return this.queue.flush();
+  }
+
+  async ping(): Promise<void> {
+    await Promise.all([this.hot.ping(), this.durable.ping()]);
+  }
+
+  /** Flushes the queue and closes the hot store; the durable store belongs to its creator. */
+  async close(): Promise<void> {
+    await this.queue.close();
+    await this.hot.close();
+  }
+
+  private async fromArchive(tenant: string, id: string, hotErr: unknown): Promise<string | null> {
+    try {
+      return await this.durable.getArchivedStash(tenant, id);
+    } catch (err) {
+      if (hotErr !== undefined) throw hotErr;
+      throw err;
+    }
+  }
+
+  /** Restores checkpointed decisions the hot store lacks, into the snapshot and back into hot. */
+  private async repair(tenant: string, session: string, contentKeys: readonly string[], snap: SessionSnapshot): Promise<void> {
+    const cp = await this.durable.loadCheckpoint(tenant, session, contentKeys);
+    const pending = this.queue.pendingCheckpoint(tenant, session);
+    const wanted = new Set(contentKeys);
+    for (const [slot, r] of pending?.frozen ?? []) if (wanted.has(slot.slice(slot.indexOf(':') + 1))) cp.frozen.set(slot, r);
+    const restore = new Map<string, string>();
+    for (const [slot, r] of cp.frozen) if (!snap.frozen.has(slot)) restore.set(slot, r);
+    const offloaded = (cp.offloaded || pending?.offloaded === true) && !snap.offloaded;
+    const kept = [...cp.kept].filter((ck) => !snap.kept.has(ck));
+    if (restore.size === 0 && !offloaded && kept.length === 0) return;
+
+    for (const [slot, r] of restore) {
+      snap.frozen.set(slot, r);
+      // A slot the hot store reported lost is repaired by the re-put below (it counts that);
+      // a slot that vanished without a trace is counted here, as dropped and repaired at once.
+      if (!snap.lost.delete(slot)) this.restored++;
+    }
+    if (offloaded) snap.offloaded = true;
+    for (const ck of kept) snap.kept.add(ck);
+    try {
+      if (restore.size > 0 || offloaded) await this.hot.commitSession(tenant, session, { frozen: restore, offloaded });
+      if (kept.length > 0) await this.hot.markKept(tenant, kept);
+    } catch (err) {
+      this.log.warn('re-warming the hot store failed', { err: errorText(err) });
+    }
+  }
+}

@@ -1,0 +1,166 @@
+// Durable writes queued behind the acknowledged hot writes: flushed in batches on a short timer
+// and at close, retried with backoff on failure, never failing (or slowing) a request. Bounded:
+// past maxPending the oldest archive entries are dropped and counted.
+import type { ArchivedStash, CheckpointWrite, DurableStore } from './sql/durable.store';
+import { errorText, silentLogger, type StorageLogger } from './storage-logger';
+
+export interface WriteBehindOptions {
+  /** Delay between the first queued write and its flush (default 50 ms). */
+  flushMs?: number;
+  /** Archive rows per statement (default 500). */
+  batchSize?: number;
+  /** Pending archive entries kept while the database is away (default 50 000). */
+  maxPending?: number;
+  /** Ceiling of the retry backoff (default 5 s). */
+  maxBackoffMs?: number;
+  log?: StorageLogger;
+}
+
+export interface WriteBehindStats {
+  pendingStashes: number;
+  pendingCheckpoints: number;
+  pendingKept: number;
+  flushes: number;
+  failures: number;
+  dropped: number;
+}
+
+export class WriteBehindQueue {
+  private stashes: ArchivedStash[] = [];
+  /** tenant\0session → merged writes (later replacements win). */
+  private checkpoints = new Map<string, CheckpointWrite & { frozen: Map<string, string> }>();
+  private kept = new Map<string, Set<string>>();
+  private timer: NodeJS.Timeout | undefined;
+  private inFlight: Promise<void> | undefined;
+  private backoffMs = 0;
+  private closed = false;
+  private readonly stats_ = { flushes: 0, failures: 0, dropped: 0 };
+  private readonly o: Required<Omit<WriteBehindOptions, 'log'>> & { log: StorageLogger };
+
+  constructor(
+    private readonly durable: DurableStore,
+    o: WriteBehindOptions = {},
+  ) {
+    this.o = { flushMs: 50, batchSize: 500, maxPending: 50_000, maxBackoffMs: 5000, log: silentLogger, ...o };
+  }
+
+  enqueueStash(entries: readonly ArchivedStash[]): void {
+    this.stashes.push(...entries);
+    const over = this.stashes.length - this.o.maxPending;
+    if (over > 0) {
+      this.stashes.splice(0, over);
+      this.stats_.dropped += over;
+      this.o.log.warn('archive queue full: oldest entries dropped', { dropped: over });
+    }
+    this.schedule();
+  }
+
+  enqueueCheckpoint(tenant: string, session: string, frozen: ReadonlyMap<string, string>, offloaded: boolean): void {
+    const key = `${tenant}\u0000${session}`;
+    let w = this.checkpoints.get(key);
+    if (!w) this.checkpoints.set(key, (w = { tenant, session, frozen: new Map(), offloaded: false }));
+    for (const [slot, r] of frozen) w.frozen.set(slot, r);
+    w.offloaded ||= offloaded;
+    this.schedule();
+  }
+
+  enqueueKept(tenant: string, contentKeys: readonly string[]): void {
+    let s = this.kept.get(tenant);
+    if (!s) this.kept.set(tenant, (s = new Set()));
+    for (const ck of contentKeys) s.add(ck);
+    this.schedule();
+  }
+
+  /** A queued original not yet archived (an expand right after a hot loss still resolves). */
+  pendingStash(tenant: string, id: string): ArchivedStash | undefined {
+    for (let i = this.stashes.length - 1; i >= 0; i--) {
+      const e = this.stashes[i]!;
+      if (e.tenant === tenant && e.id === id) return e;
+    }
+    return undefined;
+  }
+
+  pendingCheckpoint(tenant: string, session: string): CheckpointWrite | undefined {
+    return this.checkpoints.get(`${tenant}\u0000${session}`);
+  }
+
+  stats(): WriteBehindStats {
+    let pendingKept = 0;
+    for (const s of this.kept.values()) pendingKept += s.size;
+    return { pendingStashes: this.stashes.length, pendingCheckpoints: this.checkpoints.size, pendingKept, ...this.stats_ };
+  }
+
+  /** Writes everything queued so far; resolves when done or when the attempt failed (re-queued). */
+  flush(): Promise<void> {
+    if (this.inFlight) return this.inFlight.then(() => (this.isEmpty() ? undefined : this.flush()));
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.inFlight = this.flushOnce().finally(() => {
+      this.inFlight = undefined;
+      if (!this.isEmpty()) this.schedule();
+    });
+    return this.inFlight;
+  }
+
+  /** Flushes what is queued (one attempt per retry, up to `attempts`) and stops the timer. */
+  async close(attempts = 3): Promise<void> {
+    this.closed = true;
+    for (let i = 0; i < attempts && !this.isEmpty(); i++) await this.flush();
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    if (!this.isEmpty()) this.o.log.error('durable writes lost at close', { ...this.stats() });
+  }
+
+  private isEmpty(): boolean {
+    return this.stashes.length === 0 && this.checkpoints.size === 0 && this.kept.size === 0;
+  }
+
+  private schedule(): void {
+    if (this.timer || this.inFlight || this.closed) return;
+    this.timer = setTimeout(() => void this.flush(), this.o.flushMs + this.backoffMs);
+    this.timer.unref();
+  }
+
+  private async flushOnce(): Promise<void> {
+    const stashes = this.stashes;
+    const checkpoints = this.checkpoints;
+    const kept = this.kept;
+    this.stashes = [];
+    this.checkpoints = new Map();
+    this.kept = new Map();
+    let stage = 'archive';
+    let done = 0;
+    try {
+      for (; done < stashes.length; done += this.o.batchSize) {
+        await this.durable.archiveStash(stashes.slice(done, done + this.o.batchSize));
+      }
+      stage = 'checkpoint';
+      if (checkpoints.size > 0) await this.durable.saveCheckpoints([...checkpoints.values()]);
+      checkpoints.clear();
+      stage = 'kept';
+      for (const [tenant, cks] of kept) {
+        await this.durable.markKept(tenant, [...cks]);
+        kept.delete(tenant);
+      }
+      this.stats_.flushes++;
+      this.backoffMs = 0;
+    } catch (err) {
+      this.stats_.failures++;
+      this.backoffMs = Math.min(this.o.maxBackoffMs, Math.max(100, this.backoffMs * 2));
+      this.o.log.warn('durable write failed; will retry', { stage, err: errorText(err), retryInMs: this.o.flushMs + this.backoffMs });
+      // Re-queue what was not written, ahead of anything queued meanwhile (newer writes win).
+      this.stashes = [...stashes.slice(done), ...this.stashes];
+      for (const [k, w] of checkpoints) {
+        const newer = this.checkpoints.get(k);
+        if (newer) for (const [slot, r] of newer.frozen) w.frozen.set(slot, r);
+        w.offloaded ||= newer?.offloaded ?? false;
+        this.checkpoints.set(k, w);
+      }
+      for (const [tenant, cks] of kept) {
+        const s = this.kept.get(tenant) ?? new Set<string>();
+        for (const ck of cks) s.add(ck);
+        this.kept.set(tenant, s);
+      }
+    }
+  }
+}

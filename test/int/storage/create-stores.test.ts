@@ -1,0 +1,85 @@
+// createStores: adapter choice, readiness at boot, and the embedded setup surviving a restart.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { PgSqlClient, createStores, resolveKinds } from '@context-guru/storage';
+import { Redis } from 'ioredis';
+import { uniqueTenant, writes } from '../../unit/storage/hot-store.contract';
+import { REDIS_URL, flushPrefix, uniquePrefix } from './redis-support';
+import { DATABASE_URL } from './sql-backends';
+
+jest.setTimeout(60_000);
+
+const ck = (i: number) => i.toString(16).padStart(24, '0');
+const base = { dataDir: '/nonexistent', ttlSeconds: 100, maxEntries: 100 };
+
+describe('createStores', () => {
+  it('picks adapters from the URLs and throws on unknown or unusable choices', () => {
+    expect(resolveKinds({})).toEqual({ hot: 'memory', durable: 'pglite' });
+    expect(resolveKinds({ redisUrl: 'redis://h:6379', databaseUrl: 'postgres://u@h/db' })).toEqual({ hot: 'redis', durable: 'postgres' });
+    expect(resolveKinds({ durable: 'none' })).toEqual({ hot: 'memory', durable: 'none' });
+    expect(() => resolveKinds({ hot: 'memcached' })).toThrow(/unknown hot store "memcached"/);
+    expect(() => resolveKinds({ durable: 'sqlite' })).toThrow(/unknown durable store "sqlite"/);
+    expect(() => resolveKinds({ hot: 'redis' })).toThrow(/needs REDIS_URL/);
+    expect(() => resolveKinds({ databaseUrl: 'mysql://h/db' })).toThrow(/needs DATABASE_URL/);
+  });
+
+  it('fails the boot when Postgres is unreachable', async () => {
+    await expect(createStores({ ...base, durable: 'postgres', databaseUrl: 'postgres://postgres@127.0.0.1:1/none' })).rejects.toThrow();
+  });
+
+  it('embedded (no URLs): memory + PGlite under dataDir; a restart keeps archived stashes and checkpoints', async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'cg-stores-'));
+    try {
+      const T = uniqueTenant();
+      const first = await createStores({ ...base, dataDir });
+      expect(first.kinds).toEqual({ hot: 'memory', durable: 'pglite' });
+      expect(first.hot.kind).toBe('memory+pglite');
+      await first.hot.putStash(T, 'sess', [{ id: '0123456789abcdef', text: 'original ✓' }]);
+      await first.hot.commitSession(T, 'sess', writes({ [`mask:${ck(1)}`]: 'frozen ✓' }, true));
+      await first.close(); // flushes the write-behind queue
+
+      const second = await createStores({ ...base, dataDir });
+      try {
+        expect(await second.hot.getStash(T, '0123456789abcdef')).toBe('original ✓');
+        expect(await second.hot.owns(T, 'sess', '0123456789abcdef')).toBe(true);
+        const snap = await second.hot.loadSession(T, 'sess', [ck(1)]);
+        expect(snap.frozen.get(`mask:${ck(1)}`)).toBe('frozen ✓');
+        expect(snap.offloaded).toBe(true);
+        expect(snap.lost.size).toBe(0);
+      } finally {
+        await second.close();
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('redis + postgres: migrates at boot and serves through the tiered store', async () => {
+    const schema = `cg_stores_${process.pid}_${Date.now().toString(36)}`;
+    const adminSql = new PgSqlClient({ connectionString: DATABASE_URL, max: 1 });
+    await adminSql.exec(`CREATE SCHEMA "${schema}"`);
+    const prefix = uniquePrefix();
+    const url = `${DATABASE_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+    const stores = await createStores({ ...base, redisUrl: REDIS_URL, databaseUrl: url, redisPrefix: prefix });
+    const redis = new Redis(REDIS_URL);
+    try {
+      expect(stores.kinds).toEqual({ hot: 'redis', durable: 'postgres' });
+      expect(stores.hot.kind).toBe('redis+postgres');
+      const tables = await adminSql.query('SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1', [schema]);
+      expect(tables.map((r) => r.table_name)).toEqual(
+        expect.arrayContaining(['schema_migrations', 'stash_archive', 'session_checkpoint', 'ownership', 'kept', 'tenants', 'api_keys', 'audit_log']),
+      );
+      const T = uniqueTenant();
+      await stores.hot.putStash(T, 'sess', [{ id: 'aaaabbbbccccdddd', text: 'x' }]);
+      await stores.hot.ping();
+      expect(await stores.hot.getStash(T, 'aaaabbbbccccdddd')).toBe('x');
+    } finally {
+      await stores.close();
+      await flushPrefix(redis, prefix);
+      await redis.quit();
+      await adminSql.exec(`DROP SCHEMA "${schema}" CASCADE`);
+      await adminSql.close();
+    }
+  });
+});

@@ -1,0 +1,134 @@
+// DurableStore and the migration runner, against the real Postgres 15 and PGlite (PG 18) alike.
+import { DurableStore, loadMigrations, migrate, type SqlClient } from '@context-guru/storage';
+import { pgliteBackend, postgresBackend, type SqlBackend } from './sql-backends';
+
+jest.setTimeout(60_000);
+
+const DAY = 86_400_000;
+const T0 = Date.UTC(2025, 0, 1);
+const ck = (i: number) => i.toString(16).padStart(24, '0');
+
+describe.each<[string, SqlBackend]>([
+  ['postgres', postgresBackend],
+  ['pglite', pgliteBackend],
+])('durable storage on %s', (_name, backend) => {
+  let sql: SqlClient;
+  let now = T0;
+  let store: DurableStore;
+
+  beforeAll(async () => {
+    sql = await backend.open();
+    store = new DurableStore(sql, { retentionDays: 30, now: () => now });
+  });
+  afterAll(async () => {
+    await backend.dispose(sql);
+  });
+  beforeEach(() => {
+    now = T0;
+  });
+
+  it('two runners starting at once apply every migration exactly once', async () => {
+    const other = await backend.second(sql);
+    try {
+      const [a, b] = await Promise.all([migrate(sql), migrate(other)]);
+      const names = loadMigrations().map((m) => `${String(m.version).padStart(4, '0')}_${m.name}`);
+      expect([...a.applied, ...b.applied].sort()).toEqual(names);
+      expect(a.applied.length === 0 || b.applied.length === 0).toBe(true);
+      expect(a.current).toBe(b.current);
+    } finally {
+      if (other !== sql) await other.close();
+    }
+    const ledger = await sql.query('SELECT version FROM schema_migrations ORDER BY version');
+    expect(ledger.map((r) => r.version)).toEqual(loadMigrations().map((m) => m.version));
+  });
+
+  it('is idempotent: a second run applies nothing', async () => {
+    const again = await migrate(sql);
+    expect(again.applied).toEqual([]);
+    expect(again.current).toBe(Math.max(...loadMigrations().map((m) => m.version)));
+  });
+
+  it('refuses a migration edited after it was applied, and leaves the ledger unchanged', async () => {
+    const edited = loadMigrations().map((m, i) => (i === 0 ? { ...m, checksum: 'f'.repeat(64) } : m));
+    await expect(migrate(sql, { migrations: edited })).rejects.toThrow(/edited after it was applied/);
+    // The advisory lock was released: a normal run still goes through.
+    expect((await migrate(sql)).applied).toEqual([]);
+  });
+
+  it('rolls back a failing migration with its ledger row', async () => {
+    const broken = [...loadMigrations(), { version: 9999, name: 'broken', sql: 'CREATE TABLE cg_half (x int); SELECT no_such_fn();', checksum: 'x' }];
+    await expect(migrate(sql, { migrations: broken })).rejects.toThrow();
+    expect(await sql.query("SELECT 1 FROM information_schema.tables WHERE table_name = 'cg_half' AND table_schema = current_schema()")).toEqual([]);
+    expect(await sql.query('SELECT 1 FROM schema_migrations WHERE version = 9999')).toEqual([]);
+  });
+
+  it('normalises int8, bytea, timestamptz and jsonb to the same JS types', async () => {
+    const [row] = await sql.query(
+      `SELECT 9007199254740991::int8 AS big, count(*) AS cnt, '\\x00ff10'::bytea AS bin, now() AS at, '{"a":[1,"x"]}'::jsonb AS doc FROM (SELECT 1) s`,
+    );
+    expect(row!.big).toBe(9007199254740991);
+    expect(row!.cnt).toBe(1);
+    expect(Buffer.isBuffer(row!.bin)).toBe(true);
+    expect([...(row!.bin as Buffer)]).toEqual([0, 255, 16]);
+    expect(row!.at).toBeInstanceOf(Date);
+    expect(row!.doc).toEqual({ a: [1, 'x'] });
+  });
+
+  it('archives stashes byte-identically, scoped by tenant, with ownership', async () => {
+    const text = 'exit 1\r\n\tüñí 🚀 ' + 'x'.repeat(5000) + '\u0001';
+    await store.archiveStash([
+      { tenant: 'ta', session: 's1', id: 'aaaaaaaaaaaaaaaa', text },
+      { tenant: 'ta', session: 's2', id: 'aaaaaaaaaaaaaaaa', text },
+      { tenant: 'tb', session: 's1', id: 'bbbbbbbbbbbbbbbb', text: 'b' },
+      { tenant: 'ta', session: 's1', id: 'aaaaaaaaaaaaaaaa', text },
+    ]);
+    expect(await store.getArchivedStash('ta', 'aaaaaaaaaaaaaaaa')).toBe(text);
+    expect(await store.getArchivedStash('tb', 'aaaaaaaaaaaaaaaa')).toBeNull();
+    expect(await store.getArchivedStash('ta', 'bbbbbbbbbbbbbbbb')).toBeNull();
+    expect(await store.owns('ta', 's1', 'aaaaaaaaaaaaaaaa')).toBe(true);
+    expect(await store.owns('ta', 's2', 'aaaaaaaaaaaaaaaa')).toBe(true);
+    expect(await store.owns('ta', 's3', 'aaaaaaaaaaaaaaaa')).toBe(false);
+    expect(await store.owns('tb', 's1', 'aaaaaaaaaaaaaaaa')).toBe(false);
+  });
+
+  it('honours retention on reads, extends it on re-archive, and purges past it', async () => {
+    await store.archiveStash([{ tenant: 'tr', session: 's', id: 'cccccccccccccccc', text: 'old' }]);
+    await store.archiveStash([{ tenant: 'tr', session: 's', id: 'dddddddddddddddd', text: 'renewed' }]);
+    now = T0 + 20 * DAY;
+    await store.archiveStash([{ tenant: 'tr', session: 's', id: 'dddddddddddddddd', text: 'renewed' }]);
+    now = T0 + 31 * DAY;
+    expect(await store.getArchivedStash('tr', 'cccccccccccccccc')).toBeNull();
+    expect(await store.getArchivedStash('tr', 'dddddddddddddddd')).toBe('renewed');
+    const purged = await store.purgeExpired();
+    expect(purged.stashes).toBeGreaterThanOrEqual(1);
+    expect(await sql.query("SELECT id FROM stash_archive WHERE tenant = 'tr' ORDER BY id")).toEqual([{ id: 'dddddddddddddddd' }]);
+  });
+
+  it('checkpoints frozen decisions: last write wins, filtered by content key, isolated by tenant', async () => {
+    const replacement = '[masked 412 lines] <<cg:0123456789abcdef>> [full output: call context_guru_expand]\n';
+    await store.saveCheckpoint('tc', 'sess', new Map([[`mask:${ck(1)}`, 'first'], [`failed_run:${ck(2)}`, 'fr']]));
+    await store.saveCheckpoints([
+      { tenant: 'tc', session: 'sess', frozen: new Map([[`mask:${ck(1)}`, replacement]]), offloaded: true },
+      { tenant: 'td', session: 'sess', frozen: new Map([[`mask:${ck(1)}`, 'other tenant']]), offloaded: false },
+    ]);
+    const all = await store.loadCheckpoint('tc', 'sess');
+    expect(Object.fromEntries(all.frozen)).toEqual({ [`mask:${ck(1)}`]: replacement, [`failed_run:${ck(2)}`]: 'fr' });
+    expect(all.offloaded).toBe(true);
+    const some = await store.loadCheckpoint('tc', 'sess', [ck(2), ck(9)]);
+    expect(Object.fromEntries(some.frozen)).toEqual({ [`failed_run:${ck(2)}`]: 'fr' });
+    const other = await store.loadCheckpoint('td', 'sess');
+    expect(other.frozen.get(`mask:${ck(1)}`)).toBe('other tenant');
+    expect(other.offloaded).toBe(false);
+    expect((await store.loadCheckpoint('tc', 'nobody')).frozen.size).toBe(0);
+    now = T0 + 31 * DAY;
+    expect((await store.loadCheckpoint('tc', 'sess')).frozen.size).toBe(0);
+  });
+
+  it('keeps kept-verbatim marks tenant-wide and returns them with the checkpoint', async () => {
+    await store.markKept('tk', [ck(1), ck(1), ck(2)]);
+    expect([...(await store.keptAmong('tk', [ck(1), ck(3)]))]).toEqual([ck(1)]);
+    expect((await store.keptAmong('tz', [ck(1)])).size).toBe(0);
+    const cp = await store.loadCheckpoint('tk', 'any', [ck(2), ck(3)]);
+    expect([...cp.kept]).toEqual([ck(2)]);
+  });
+});

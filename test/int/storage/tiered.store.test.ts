@@ -1,0 +1,159 @@
+// TieredHotStore over the real Redis and Postgres: a hot loss (FLUSHDB-style, or expiry the hot
+// store noticed) is repaired from the archive and the checkpoint, byte-identically, and durable
+// trouble never fails a request.
+import { DurableStore, RedisHotStore, TieredHotStore, migrate, type SqlClient, type SqlQueryable, type Row } from '@context-guru/storage';
+import { Redis } from 'ioredis';
+import { uniqueTenant, writes } from '../../unit/storage/hot-store.contract';
+import { REDIS_URL, expireValues, flushPrefix, uniquePrefix } from './redis-support';
+import { postgresBackend } from './sql-backends';
+
+jest.setTimeout(30_000);
+
+const admin = new Redis(REDIS_URL);
+const prefixes: string[] = [];
+let sql: SqlClient;
+let durable: DurableStore;
+const stores: TieredHotStore[] = [];
+
+beforeAll(async () => {
+  sql = await postgresBackend.open();
+  await migrate(sql);
+  durable = new DurableStore(sql);
+});
+afterAll(async () => {
+  for (const s of stores) await s.close();
+  for (const p of prefixes) await flushPrefix(admin, p);
+  await admin.quit();
+  await postgresBackend.dispose(sql);
+});
+
+async function tiered(o: { flushMs?: number; durable?: DurableStore } = {}) {
+  const prefix = uniquePrefix();
+  prefixes.push(prefix);
+  const hot = await RedisHotStore.connect({ url: REDIS_URL, prefix });
+  const store = new TieredHotStore(hot, o.durable ?? durable, { flushMs: o.flushMs ?? 10 });
+  stores.push(store);
+  return { store, hot, prefix };
+}
+
+const ck = (i: number) => i.toString(16).padStart(24, '0');
+const ORIGINAL = 'FAIL src/app.test.ts\r\n  ● renders ünïcödé 🚀\n\texpected 1, got 2\n' + 'at line\n'.repeat(400);
+const REPLACEMENT = '[masked: 402 lines] <<cg:0123456789abcdef>> [full output: call context_guru_expand]\t✓';
+
+describe('TieredHotStore', () => {
+  it('after a FLUSHDB-style loss: stash from the archive, decisions and flags from the checkpoint, byte-identical', async () => {
+    const { store, hot, prefix } = await tiered();
+    const T = uniqueTenant();
+    await store.putStash(T, 'sess', [{ id: '0123456789abcdef', text: ORIGINAL }]);
+    await store.commitSession(T, 'sess', writes({ [`mask:${ck(1)}`]: REPLACEMENT, [`failed_run:${ck(2)}`]: 'fr' }, true));
+    await store.markKept(T, [ck(3)]);
+    await store.flush();
+    expect(store.queueStats()).toMatchObject({ pendingStashes: 0, pendingCheckpoints: 0, pendingKept: 0, failures: 0 });
+
+    await flushPrefix(admin, prefix); // the hot copy is gone without a trace
+    expect(await hot.getStash(T, '0123456789abcdef')).toBeNull();
+
+    expect(await store.getStash(T, '0123456789abcdef')).toBe(ORIGINAL);
+    expect(await store.owns(T, 'sess', '0123456789abcdef')).toBe(true);
+    expect(await store.owns(T, 'other', '0123456789abcdef')).toBe(false);
+    const snap = await store.loadSession(T, 'sess', [ck(1), ck(2), ck(3)]);
+    expect(snap.frozen.get(`mask:${ck(1)}`)).toBe(REPLACEMENT);
+    expect(snap.frozen.get(`failed_run:${ck(2)}`)).toBe('fr');
+    expect(snap.lost.size).toBe(0);
+    expect(snap.offloaded).toBe(true);
+    expect([...snap.kept]).toEqual([ck(3)]);
+    // Counted as a loss and its repair: no frozen flip.
+    expect(store.health()).toEqual({ frozenDropped: 2, frozenRepaired: 2 });
+
+    // The hot store was re-warmed: the next turn needs no durable read.
+    expect(await hot.getStash(T, '0123456789abcdef')).toBe(ORIGINAL);
+    const hotSnap = await hot.loadSession(T, 'sess', [ck(1), ck(3)]);
+    expect(hotSnap.frozen.get(`mask:${ck(1)}`)).toBe(REPLACEMENT);
+    expect(hotSnap.offloaded).toBe(true);
+    expect([...hotSnap.kept]).toEqual([ck(3)]);
+  });
+
+  it('slots the hot store reports lost are restored and reported repaired, not lost', async () => {
+    const { store, prefix } = await tiered();
+    const T = uniqueTenant();
+    await store.commitSession(T, 'sess', writes({ [`mask:${ck(1)}`]: REPLACEMENT }));
+    await store.flush();
+    await expireValues(admin, prefix); // values expire, the frozen index survives
+    const snap = await store.loadSession(T, 'sess', [ck(1)]);
+    expect(snap.frozen.get(`mask:${ck(1)}`)).toBe(REPLACEMENT);
+    expect(snap.lost.size).toBe(0);
+    const h = store.health();
+    expect(h.frozenDropped).toBe(1);
+    expect(h.frozenRepaired).toBe(1);
+  });
+
+  it('writes not yet flushed still resolve after a hot loss', async () => {
+    const { store, prefix } = await tiered({ flushMs: 60_000 });
+    const T = uniqueTenant();
+    await store.putStash(T, 'sess', [{ id: 'fedcba9876543210', text: ORIGINAL }]);
+    await store.commitSession(T, 'sess', writes({ [`mask:${ck(4)}`]: REPLACEMENT }));
+    await flushPrefix(admin, prefix);
+    expect(await store.getStash(T, 'fedcba9876543210')).toBe(ORIGINAL);
+    expect(await store.owns(T, 'sess', 'fedcba9876543210')).toBe(true);
+    expect((await store.loadSession(T, 'sess', [ck(4)])).frozen.get(`mask:${ck(4)}`)).toBe(REPLACEMENT);
+  });
+
+  it('a failing database never fails a request; queued writes are retried until they land', async () => {
+    const flaky = new FlakySql(sql);
+    const { store } = await tiered({ durable: new DurableStore(flaky) });
+    const T = uniqueTenant();
+    flaky.down = true;
+    await store.putStash(T, 'sess', [{ id: '1111222233334444', text: 'kept through an outage' }]);
+    await store.commitSession(T, 'sess', writes({ [`mask:${ck(5)}`]: 'r5' }));
+    await store.flush();
+    expect(store.queueStats()).toMatchObject({ pendingStashes: 1, pendingCheckpoints: 1 });
+    expect(store.queueStats().failures).toBeGreaterThan(0);
+
+    flaky.down = false;
+    await store.flush();
+    expect(store.queueStats()).toMatchObject({ pendingStashes: 0, pendingCheckpoints: 0 });
+    expect(await durable.getArchivedStash(T, '1111222233334444')).toBe('kept through an outage');
+    expect((await durable.loadCheckpoint(T, 'sess')).frozen.get(`mask:${ck(5)}`)).toBe('r5');
+  });
+
+  it('with the hot store down, writes are acknowledged by the archive and reads served from it', async () => {
+    const { store, hot } = await tiered();
+    const T = uniqueTenant();
+    await hot.close(); // a real adapter whose connection is gone: every call rejects
+    await store.putStash(T, 'sess', [{ id: '5555666677778888', text: ORIGINAL }]);
+    await store.commitSession(T, 'sess', writes({ [`mask:${ck(6)}`]: REPLACEMENT }, true));
+    expect(await store.getStash(T, '5555666677778888')).toBe(ORIGINAL);
+    expect(await store.owns(T, 'sess', '5555666677778888')).toBe(true);
+    const snap = await store.loadSession(T, 'sess', [ck(6)]);
+    expect(snap.frozen.get(`mask:${ck(6)}`)).toBe(REPLACEMENT);
+    expect(snap.offloaded).toBe(true);
+    await expect(store.advanceTurn(T, 'sess', { n: 1, at: 1, ttlMs: 1 })).rejects.toThrow();
+  });
+});
+
+/** A real SqlClient that can be switched off, to exercise the retry path against real Postgres. */
+class FlakySql implements SqlClient {
+  readonly kind = 'postgres';
+  down = false;
+  constructor(private readonly inner: SqlClient) {}
+  private check(): void {
+    if (this.down) throw new Error('connect ECONNREFUSED 127.0.0.1:5432');
+  }
+  async query<R extends Row = Row>(text: string, params?: readonly unknown[]): Promise<R[]> {
+    this.check();
+    return this.inner.query<R>(text, params);
+  }
+  async exec(text: string): Promise<void> {
+    this.check();
+    return this.inner.exec(text);
+  }
+  async withConnection<T>(fn: (c: SqlQueryable) => Promise<T>): Promise<T> {
+    this.check();
+    return this.inner.withConnection(fn);
+  }
+  async transaction<T>(fn: (c: SqlQueryable) => Promise<T>): Promise<T> {
+    this.check();
+    return this.inner.transaction(fn);
+  }
+  async close(): Promise<void> {}
+}

@@ -1,0 +1,137 @@
+// MemoryHotStore: the shared contract plus the upstream §4.2 LRU/TTL/pin semantics on a fake clock.
+import { MemoryHotStore } from '@context-guru/storage';
+import { defineHotStoreContract, writes } from './hot-store.contract';
+
+function fakeClock(start = 1_700_000_000_000) {
+  let t = start;
+  return { now: () => t, advance: (ms: number) => void (t += ms) };
+}
+
+defineHotStoreContract('memory', async ({ ttlSeconds, maxEntries }) => {
+  const clock = fakeClock();
+  const store = new MemoryHotStore({ ttlSeconds, maxEntries, now: clock.now });
+  return { store, expireAll: async () => clock.advance(ttlSeconds * 1000 + 1) };
+});
+
+const T = 'tenant';
+const ck = (i: number) => i.toString(16).padStart(24, '0');
+const id = (i: number) => i.toString(16).padStart(16, '0');
+
+describe('MemoryHotStore semantics', () => {
+  it('slides the TTL on every successful read; unread entries expire at their deadline', async () => {
+    const c = fakeClock();
+    const s = new MemoryHotStore({ ttlSeconds: 100, now: c.now });
+    await s.putStash(T, 'sess', [{ id: id(1), text: 'read' }, { id: id(2), text: 'unread' }]);
+    c.advance(60_000);
+    expect(await s.getStash(T, id(1))).toBe('read');
+    c.advance(60_000); // 120 s after the put: only the read entry is still alive
+    expect(await s.getStash(T, id(1))).toBe('read');
+    expect(await s.getStash(T, id(2))).toBeNull();
+    c.advance(100_000); // exactly the TTL after the last read: expired
+    expect(await s.getStash(T, id(1))).toBeNull();
+  });
+
+  it('loadSession slides frozen decisions it reads', async () => {
+    const c = fakeClock();
+    const s = new MemoryHotStore({ ttlSeconds: 100, now: c.now });
+    await s.commitSession(T, 'sess', writes({ [`mask:${ck(1)}`]: 'r1', [`mask:${ck(2)}`]: 'r2' }));
+    c.advance(90_000);
+    await s.loadSession(T, 'sess', [ck(1)]);
+    c.advance(20_000);
+    const snap = await s.loadSession(T, 'sess', [ck(1), ck(2)]);
+    expect([...snap.frozen.keys()]).toEqual([`mask:${ck(1)}`]);
+    expect([...snap.lost]).toEqual([`mask:${ck(2)}`]);
+  });
+
+  it('evicts the least-recently-used unpinned entry when over capacity', async () => {
+    const c = fakeClock();
+    const s = new MemoryHotStore({ maxEntries: 4, now: c.now });
+    // putStash writes a stash and an ownership record: two entries each.
+    await s.putStash(T, 'sess', [{ id: id(1), text: 'one' }]);
+    await s.putStash(T, 'sess', [{ id: id(2), text: 'two' }]);
+    c.advance(1);
+    expect(await s.getStash(T, id(1))).toBe('one'); // id(1) is now more recent than id(2)
+    await s.putStash(T, 'sess', [{ id: id(3), text: 'three' }]);
+    expect(await s.getStash(T, id(1))).toBe('one');
+    expect(await s.getStash(T, id(3))).toBe('three');
+    // The two least-recent entries were own(1) and stash(2), in that order.
+    expect(await s.getStash(T, id(2))).toBeNull();
+    expect(await s.owns(T, 'sess', id(1))).toBe(false);
+    expect(s.stats(T).entries).toBe(4);
+  });
+
+  it('evicts an expired entry (pinned included) before any live unpinned one', async () => {
+    const c = fakeClock();
+    const s = new MemoryHotStore({ ttlSeconds: 100, maxEntries: 4, now: c.now });
+    await s.commitSession(T, 'sess', writes({ [`mask:${ck(1)}`]: 'old pin' }));
+    c.advance(50_000);
+    await s.putStash(T, 'sess', [{ id: id(1), text: 'one' }]);
+    c.advance(60_000); // the pin is expired, the stash is not
+    await s.markKept(T, [ck(7)]);
+    await s.markKept(T, [ck(8)]);
+    expect(await s.getStash(T, id(1))).toBe('one');
+    expect(s.health().frozenDropped).toBe(1);
+  });
+
+  it('never evicts pins by recency, and caps pins at floor(maxEntries/2)', async () => {
+    const c = fakeClock();
+    const s = new MemoryHotStore({ maxEntries: 6, now: c.now });
+    // Four frozen decisions: three get a pin (cap = 3), the fourth is stored unpinned.
+    await s.commitSession(T, 'sess', writes({ [`mask:${ck(1)}`]: 'p1', [`mask:${ck(2)}`]: 'p2', [`mask:${ck(3)}`]: 'p3' }));
+    c.advance(1);
+    await s.commitSession(T, 'sess', writes({ [`mask:${ck(4)}`]: 'over-cap' }));
+    expect(s.stats(T).pinned).toBe(3);
+    for (let i = 10; i < 20; i++) {
+      c.advance(1);
+      await s.markKept(T, [ck(i)]);
+    }
+    const snap = await s.loadSession(T, 'sess', [1, 2, 3, 4].map(ck));
+    expect(Object.fromEntries(snap.frozen)).toEqual({ [`mask:${ck(1)}`]: 'p1', [`mask:${ck(2)}`]: 'p2', [`mask:${ck(3)}`]: 'p3' });
+    // The unpinned decision was evicted by recency and is reported lost.
+    expect([...snap.lost]).toEqual([`mask:${ck(4)}`]);
+    expect(s.health()).toEqual({ frozenDropped: 1, frozenRepaired: 0 });
+  });
+
+  it('an over-cap decision claims a pin on a later write once a slot frees', async () => {
+    const c = fakeClock();
+    const s = new MemoryHotStore({ ttlSeconds: 100, maxEntries: 4, now: c.now });
+    await s.commitSession(T, 'a', writes({ [`mask:${ck(1)}`]: 'p1', [`mask:${ck(2)}`]: 'p2' }));
+    c.advance(50_000);
+    await s.commitSession(T, 'a', writes({ [`mask:${ck(3)}`]: 'p3' }));
+    expect(s.stats(T).pinned).toBe(2);
+    c.advance(60_000); // the first two pins expire; the third is still live
+    await s.commitSession(T, 'a', writes({ [`mask:${ck(3)}`]: 'p3' }));
+    expect(s.stats(T).pinned).toBe(1);
+    expect(s.stats(T).lostMarks).toBe(2);
+  });
+
+  it('bounds the frozen-lost marks FIFO at maxEntries, oldest dropped first', async () => {
+    const c = fakeClock();
+    const s = new MemoryHotStore({ ttlSeconds: 10, maxEntries: 4, now: c.now });
+    const slots = [1, 2, 3, 4, 5, 6].map((i) => `mask:${ck(i)}`);
+    for (const slot of slots) {
+      await s.commitSession(T, 'sess', writes({ [slot]: 'r' }));
+      c.advance(11_000); // each decision expires before the next write sweeps it out
+    }
+    await s.markKept(T, [ck(99)]);
+    expect(s.health().frozenDropped).toBe(6);
+    const snap = await s.loadSession(T, 'sess', [1, 2, 3, 4, 5, 6].map(ck));
+    expect([...snap.lost].sort()).toEqual(slots.slice(2).sort());
+  });
+
+  it('keeps tenants in separate LRUs: one tenant cannot evict another', async () => {
+    const s = new MemoryHotStore({ maxEntries: 4 });
+    await s.commitSession('victim', 'sess', writes({ [`mask:${ck(1)}`]: 'keep me' }));
+    await s.putStash('victim', 'sess', [{ id: id(1), text: 'stash' }]);
+    for (let i = 0; i < 50; i++) await s.putStash('noisy', 'sess', [{ id: id(100 + i), text: 'x' }]);
+    expect(await s.getStash('victim', id(1))).toBe('stash');
+    expect((await s.loadSession('victim', 'sess', [ck(1)])).frozen.get(`mask:${ck(1)}`)).toBe('keep me');
+  });
+
+  it('close empties the store', async () => {
+    const s = new MemoryHotStore();
+    await s.putStash(T, 'sess', [{ id: id(1), text: 'x' }]);
+    await s.close();
+    expect(await s.getStash(T, id(1))).toBeNull();
+  });
+});
