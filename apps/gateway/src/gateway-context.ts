@@ -1,6 +1,6 @@
 // Everything the gateway's request path depends on, built once at boot from the parsed
 // environment. Nest wires it into controllers; the hot path uses it as plain data.
-import { systemClock, type Clock, type HotStore } from '@context-guru/components';
+import { REGISTRY, systemClock, type Clock, type HotStore } from '@context-guru/components';
 import { createStores, type Stores } from '@context-guru/storage';
 import type { Env } from './env';
 import { createLogger, type Logger } from './observability/logger';
@@ -53,6 +53,7 @@ export async function createGatewayContext(env: Env, overrides: ContextOverrides
     store = stores.hot;
   }
   const metrics = new GatewayMetrics(VERSION);
+  metrics.primeComponents(REGISTRY);
   metrics.configVersion.set({ tenant: runtime.id }, runtime.configVersion);
   const upstream = new UpstreamClient({ headersTimeoutMs: env.upstreamHeaderTimeoutMs, connectTimeoutMs: env.upstreamConnectTimeoutMs });
   log.info('gateway configured', { pipeline: runtime.built.names, preset: runtime.built.preset, store: store.kind });

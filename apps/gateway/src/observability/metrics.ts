@@ -2,6 +2,7 @@
 // `cg_` prefix, and only bounded label values: component and gate names come from the registry,
 // never from callers, and no session id is ever a label.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { ComponentDefinition } from '@context-guru/components';
 import type { RequestReport } from './request-report';
 
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
@@ -31,6 +32,16 @@ export class GatewayMetrics {
   constructor(version: string) {
     collectDefaultMetrics({ register: this.registry, prefix: 'cg_process_' });
     this.buildInfo.set({ version }, 1);
+  }
+
+  /** Every registered component and gate is exported from boot, at 0, so dashboards never guess. */
+  primeComponents(defs: readonly ComponentDefinition[]): void {
+    for (const def of defs) {
+      for (const outcome of ['ran', 'mutated', 'acted', 'reverted']) this.componentRuns.inc({ component: def.name, outcome }, 0);
+      for (const gate of def.gates) this.componentGateDeclines.inc({ component: def.name, gate }, 0);
+      this.componentSavedTokens.inc({ component: def.name }, 0);
+      this.componentDuration.inc({ component: def.name }, 0);
+    }
   }
 
   record(r: RequestReport, outcome: string, totalSeconds: number): void {
