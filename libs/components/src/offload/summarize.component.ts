@@ -1,12 +1,63 @@
-// PLACEHOLDER: replaced by the real component. Building it fails loudly.
-import { defineComponent } from '../component';
+// summarize: compresses the middle of a long trajectory into one model-written summary. Until a
+// model client exists it is a recorded no-op: every run reports `skipped` with gate `no_model`, so
+// a pipeline that lists it can never be mistaken for one where it ran and found nothing to do.
+// The option schema is already complete, so configs written today keep loading unchanged.
+// TODO(model-backed summarizer): the model client port arrives with the model-backed issue; the
+// summary, checkpoint reuse (resummarize_tokens) and provider-shape rules land with it.
+import { Type } from '@sinclair/typebox';
+import { defineComponent, type Component, type ComponentOutcome, type Ctx, type Message } from '../component';
+import { MarkerModeOption, NonNegInt } from '../shared/common-options';
+import { ModelOption, RequestTriggerFields } from '../shared/model-options';
+import { decodeOptions } from '../shared/options';
+
+const NAME = 'summarize';
+
+export const SummarizeOptions = Type.Object({
+  summary_level: Type.Union([Type.Literal('concise'), Type.Literal('regular'), Type.Literal('highly_detailed')], {
+    default: 'regular',
+  }),
+  /** Newest messages kept verbatim after the summary. */
+  keep_last: NonNegInt(3),
+  /** Span floor: the middle must be at least this large to be worth a summary. */
+  min_tokens: NonNegInt(500),
+  /** Un-summarized tail size that rolls the checkpoint forward with a fresh summary. */
+  resummarize_tokens: NonNegInt(6000),
+  /** false: tool outputs are masked in the trajectory the summarizer sees. */
+  include_tool_calls: Type.Boolean({ default: false }),
+  model: ModelOption,
+  trigger: Type.Object(RequestTriggerFields, { default: {} }),
+  /** Legacy: folds into trigger.min_messages when that is unset. */
+  start_from_message: Type.Optional(NonNegInt(0)),
+  marker_mode: MarkerModeOption,
+});
+
+export const SUMMARIZE_GATES = ['no_model'] as const;
+
+type Options = ReturnType<typeof decode>;
+
+function decode(raw: unknown, path: string) {
+  const o = decodeOptions(SummarizeOptions, raw, path);
+  const { start_from_message, ...rest } = o;
+  if (start_from_message !== undefined && rest.trigger.min_messages === 0) {
+    rest.trigger = { ...rest.trigger, min_messages: start_from_message };
+  }
+  return rest;
+}
+
+function create(_o: Options): Component {
+  return {
+    name: NAME,
+    kind: 'offload',
+    run(_messages: Message[], _ctx: Ctx): ComponentOutcome {
+      return { skipped: true, gates: { no_model: 1 } };
+    },
+  };
+}
 
 export const summarizeComponent = defineComponent({
-  name: 'summarize',
+  name: NAME,
   kind: 'offload',
-  gates: [],
-  options: () => ({}),
-  create: () => {
-    throw new Error('summarize is not implemented yet');
-  },
+  gates: SUMMARIZE_GATES,
+  options: decode,
+  create,
 });

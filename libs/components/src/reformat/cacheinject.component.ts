@@ -1,12 +1,105 @@
-// PLACEHOLDER: replaced by the real component. Building it fails loudly.
-import { defineComponent } from '../component';
+// cacheinject: one Anthropic cache breakpoint on the last block of the message that closes the
+// stable prefix (the one just before the newest turn), so the next turn reads that prefix from the
+// provider cache. It only ever adds a `cache_control` key to a block object — never text — and
+// never lets the request carry more than the provider's four breakpoints.
+import { Type } from '@sinclair/typebox';
+import { defineComponent, type Component, type ComponentOutcome, type ContentBlock, type Ctx, type Message } from '../component';
+import { decodeOptions } from '../shared/options';
+
+const NAME = 'cacheinject';
+
+/** The provider rejects a request with more breakpoints than this (system + tools + messages). */
+export const MAX_BREAKPOINTS = 4;
+
+export const CacheinjectOptions = Type.Object({
+  ttl: Type.Union([Type.Literal('5m'), Type.Literal('1h')], { default: '5m' }),
+});
+
+export const CACHEINJECT_GATES = [
+  'not_cache_aware_provider',
+  'no_block_content',
+  'breakpoint_present',
+  'breakpoint_budget_exhausted',
+] as const;
+
+type Options = ReturnType<typeof decode>;
+const decode = (raw: unknown, path: string) => decodeOptions(CacheinjectOptions, raw, path);
+
+function isBreakpoint(v: unknown): boolean {
+  return typeof v === 'object' && v !== null;
+}
+
+function blockHasBreakpoint(b: ContentBlock): boolean {
+  const rec = b as Record<string, unknown>;
+  return isBreakpoint(rec['cache_control']) || isBreakpoint(rec['cachePoint']);
+}
+
+/** Breakpoints the normalized messages already carry (object-valued cache_control / cachePoint). */
+export function visibleBreakpoints(messages: readonly Message[]): number {
+  let n = 0;
+  for (const m of messages) {
+    if (!Array.isArray(m.content)) continue;
+    for (const b of m.content) if (blockHasBreakpoint(b)) n++;
+  }
+  return n;
+}
+
+/**
+ * Whether the provider accepts a breakpoint on this block: it rejects one on a thinking block or
+ * on an empty text block.
+ */
+function cacheable(b: ContentBlock): boolean {
+  if (b.type === 'thinking' || b.type === 'redacted_thinking') return false;
+  return !(b.type === 'text' && typeof b.text === 'string' && b.text.length === 0);
+}
+
+/**
+ * Index of the message closing the stable prefix: the last assistant message, i.e. the one just
+ * before the newest turn (the trailing run of tool results and user text after it). When that
+ * message has string content, which cannot carry a block breakpoint, the nearest earlier message
+ * whose last block can carry one stands in. Synthetic tool messages are skipped: their blocks do
+ * not exist on the wire. -1 when there is no such message.
+ */
+export function prefixBoundary(messages: readonly Message[]): number {
+  let i = messages.length - 1;
+  while (i >= 0 && messages[i]!.role !== 'assistant') i--;
+  for (; i >= 0; i--) {
+    const m = messages[i]!;
+    if (m.role === 'tool' || !Array.isArray(m.content) || m.content.length === 0) continue;
+    if (cacheable(m.content[m.content.length - 1]!)) return i;
+  }
+  return -1;
+}
+
+function create(o: Options): Component {
+  const control: Record<string, unknown> = o.ttl === '1h' ? { type: 'ephemeral', ttl: '1h' } : { type: 'ephemeral' };
+  return {
+    name: NAME,
+    kind: 'reformat',
+    run(messages: Message[], ctx: Ctx): ComponentOutcome {
+      const gate = (name: (typeof CACHEINJECT_GATES)[number]): ComponentOutcome => ({ gates: { [name]: 1 } });
+      if (ctx.provider !== 'anthropic') return gate('not_cache_aware_provider');
+      const at = prefixBoundary(messages);
+      if (at < 0) return gate('no_block_content');
+      const blocks = messages[at]!.content as ContentBlock[];
+      if (blocks.some(blockHasBreakpoint)) return gate('breakpoint_present');
+      // Both counts are charged even though the inbound count may already include the visible
+      // ones: double-counting can only cost a breakpoint we could have placed, while counting
+      // too few would send a fifth breakpoint and get the request rejected.
+      const used = ctx.existingBreakpoints + visibleBreakpoints(messages);
+      if (MAX_BREAKPOINTS - used <= 0) return gate('breakpoint_budget_exhausted');
+      const last = blocks.length - 1;
+      // A fresh block object: the key is added, nothing else about the block changes.
+      blocks[last] = { ...blocks[last]!, cache_control: { ...control } };
+      return { gates: {} };
+    },
+  };
+}
 
 export const cacheinjectComponent = defineComponent({
-  name: 'cacheinject',
+  name: NAME,
   kind: 'reformat',
-  gates: [],
-  options: () => ({}),
-  create: () => {
-    throw new Error('cacheinject is not implemented yet');
-  },
+  gates: CACHEINJECT_GATES,
+  options: decode,
+  create,
 });

@@ -1,0 +1,105 @@
+// A character-level walk over JSON text that knows where strings start and end, so components can
+// keep an array element's original bytes and can tell whether JS numbers would alter a literal.
+// Callers validate the text with JSON.parse first; these helpers assume well-formed JSON.
+
+const NUMBER_RE = /-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
+
+/** Index just past the closing quote of the string opening at `start`. */
+function skipString(text: string, start: number): number {
+  let i = start + 1;
+  while (i < text.length) {
+    const c = text.charCodeAt(i);
+    if (c === 0x5c) i += 2;
+    else if (c === 0x22) return i + 1;
+    else i++;
+  }
+  return i;
+}
+
+/**
+ * [start, end) byte ranges of each top-level element of the JSON array in `text`, whitespace
+ * excluded, in order. Returns null when the text is not one array.
+ */
+export function arrayItemSpans(text: string): Array<[number, number]> | null {
+  let i = 0;
+  while (i < text.length && /\s/.test(text[i]!)) i++;
+  if (text[i] !== '[') return null;
+  const spans: Array<[number, number]> = [];
+  let depth = 0;
+  let itemStart = -1;
+  let lastNonSpace = -1;
+  for (; i < text.length; i++) {
+    const ch = text[i]!;
+    if (ch === '"') {
+      if (depth === 1 && itemStart < 0) itemStart = i;
+      i = skipString(text, i) - 1;
+      lastNonSpace = i;
+      continue;
+    }
+    if (ch === '[' || ch === '{') {
+      depth++;
+      if (depth === 2 && itemStart < 0) itemStart = i;
+      if (depth > 1) lastNonSpace = i;
+      continue;
+    }
+    if (ch === ']' || ch === '}') {
+      depth--;
+      if (depth === 0) {
+        if (itemStart >= 0) spans.push([itemStart, lastNonSpace + 1]);
+        return spans;
+      }
+      lastNonSpace = i;
+      continue;
+    }
+    if (depth === 1 && ch === ',') {
+      if (itemStart >= 0) spans.push([itemStart, lastNonSpace + 1]);
+      itemStart = -1;
+      continue;
+    }
+    if (/\s/.test(ch)) continue;
+    if (depth === 1 && itemStart < 0) itemStart = i;
+    lastNonSpace = i;
+  }
+  return null;
+}
+
+/** Sign, significant digits and decimal exponent of a numeric literal, for exact comparison. */
+function canonicalNumber(literal: string): string {
+  const m = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/.exec(literal);
+  if (!m) return literal;
+  const digits = `${m[2]}${m[3] ?? ''}`;
+  const lead = digits.search(/[1-9]/);
+  if (lead < 0) return '0';
+  const trimmed = digits.slice(lead).replace(/0+$/, '');
+  const exponent = Number(m[4] ?? 0) + m[2]!.length - lead;
+  return `${m[1]}${trimmed}e${exponent}`;
+}
+
+/**
+ * True when some number literal in the JSON text cannot be held exactly by a JS number (an id
+ * above 2^53, a decimal with more than 17 significant digits): re-encoding the parsed value would
+ * then silently change it.
+ */
+export function hasInexactNumbers(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (c === '"') {
+      i = skipString(text, i) - 1;
+      continue;
+    }
+    if (c !== '-' && (c < '0' || c > '9')) continue;
+    NUMBER_RE.lastIndex = i;
+    const m = NUMBER_RE.exec(text);
+    if (!m) continue;
+    const literal = m[0];
+    const value = Number(literal);
+    if (!Number.isFinite(value) || canonicalNumber(literal) !== canonicalNumber(numberLiteral(value))) return true;
+    i += literal.length - 1;
+  }
+  return false;
+}
+
+/** JS renders 1e21 as "1e+21"; strip the plus so the canonical form parses. */
+function numberLiteral(value: number): string {
+  return String(value).replace('e+', 'e');
+}

@@ -1,0 +1,95 @@
+// The deterministic line projection behind extract: keep what the task can need (head/tail
+// context, keyword lines, error lines) and say exactly how many lines each gap hid, so the model
+// knows where to look when it expands. Kept lines are the original lines, never edited.
+import type { Message } from '../component';
+import { longKeywords, mentionedKeys } from './keywords';
+import { messageText } from './message-text';
+import { countTokens } from './tokens';
+
+/** Words that mark a line as evidence of something going wrong, whatever the query is. */
+const ERROR_LINE = /error|fail|exception|panic|fatal|traceback|denied|timeout|timed out|refused|abort|segmentation fault|unauthori[sz]ed|forbidden|not found/i;
+
+/** String values of a call's JSON arguments (keys like "command" are not intent); raw if not JSON. */
+function argumentText(raw: string): string {
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    return raw;
+  }
+  const out: string[] = [];
+  const walk = (v: unknown): void => {
+    if (typeof v === 'string') out.push(v);
+    else if (Array.isArray(v)) v.forEach(walk);
+    else if (typeof v === 'object' && v !== null) Object.values(v).forEach(walk);
+  };
+  walk(value);
+  return out.join(' ');
+}
+
+function textOf(m: Message): string {
+  const parts = [messageText(m) ?? ''];
+  for (const call of m.tool_calls ?? []) parts.push(argumentText(call.arguments));
+  return parts.join('\n');
+}
+
+/**
+ * The relevance signal: the task (first user turn) plus the most recent user turn and the most
+ * recent assistant turn, including the arguments of the calls it made — an agent's intent often
+ * lives only in a call like `grep -n "timeout" app.log`.
+ */
+export function queryContext(messages: readonly Message[]): string {
+  const picked = new Set<number>();
+  const first = messages.findIndex((m) => m.role === 'user');
+  if (first >= 0) picked.add(first);
+  for (const role of ['user', 'assistant'] as const) {
+    for (let i = messages.length - 1; i >= 0; i--) {
+      if (messages[i]!.role === role) {
+        picked.add(i);
+        break;
+      }
+    }
+  }
+  return [...picked]
+    .sort((a, b) => a - b)
+    .map((i) => textOf(messages[i]!))
+    .join('\n');
+}
+
+export function omittedLine(n: number): string {
+  return `… (${n} lines omitted)`;
+}
+
+/**
+ * Projects `text` onto its relevant lines. A keyword found on more than half of the lines (a
+ * logger name, a hostname the task also mentions) tells no line apart from another, so it is
+ * ignored for this output. Returns null when nothing would be omitted or the projection is not
+ * smaller than the input.
+ */
+export function projectLines(text: string, keys: ReadonlySet<string>, head: number, tail: number): string | null {
+  const lines = text.split('\n');
+  const long = longKeywords(keys);
+  const hits = lines.map((line) => mentionedKeys(line, keys, long));
+  const freq = new Map<string, number>();
+  for (const h of hits) for (const k of h) freq.set(k, (freq.get(k) ?? 0) + 1);
+  const telling = (k: string) => (freq.get(k) ?? 0) * 2 <= lines.length;
+  const keep = lines.map(
+    (line, i) => i < head || i >= lines.length - tail || ERROR_LINE.test(line) || hits[i]!.some(telling),
+  );
+  const out: string[] = [];
+  let omitted = 0;
+  for (let i = 0; i <= lines.length; i++) {
+    if (i < lines.length && !keep[i]) {
+      omitted++;
+      continue;
+    }
+    // A one-line gap is cheaper to keep than to describe.
+    if (omitted === 1) out.push(lines[i - 1]!);
+    else if (omitted > 1) out.push(omittedLine(omitted));
+    omitted = 0;
+    if (i < lines.length) out.push(lines[i]!);
+  }
+  if (out.length === lines.length) return null;
+  const projected = out.join('\n');
+  return countTokens(projected) < countTokens(text) ? projected : null;
+}
