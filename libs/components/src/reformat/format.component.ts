@@ -7,6 +7,7 @@ import { NonNegInt } from '../shared/common-options';
 import { messageText, setText, toolOutputIndices } from '../shared/message-text';
 import { Gates } from '../shared/offload';
 import { decodeOptions } from '../shared/options';
+import { textMemo } from '../shared/text-memo';
 import { countTokens } from '../shared/tokens';
 
 const NAME = 'format';
@@ -173,12 +174,12 @@ function create(o: Options): Component {
           gates.add('below_min_tokens');
           continue;
         }
-        const compact = compactJson(text);
+        const compact = compactMemo(text);
         if (compact === null) {
           gates.add('json_parse_failed');
           continue;
         }
-        const descent = descendEnvelope(compact);
+        const descent = descentMemo(compact);
         let best = compact;
         if ('text' in descent && countTokens(descent.text) <= countTokens(compact)) best = descent.text;
         if (countTokens(best) >= before) {
@@ -192,5 +193,9 @@ function create(o: Options): Component {
     },
   };
 }
+
+// Every turn re-sends the same outputs: compact each distinct text once per process.
+const compactMemo = textMemo(compactJson);
+const descentMemo = textMemo((compact: string) => descendEnvelope(compact));
 
 export const formatComponent = defineComponent({ name: NAME, kind: 'reformat', gates: FORMAT_GATES, options: decode, create });

@@ -14,9 +14,8 @@ export const HINT_FULL_TRAJECTORY = ` [full earlier trajectory: call ${EXPAND_TO
 
 export type MarkerMode = 'full' | 'summary' | 'off';
 
-export function stashId(original: string): string {
-  return sha256Hex(original).slice(0, 16);
-}
+/** First 16 hex of SHA-256(original); memoised because replays re-derive it every turn. */
+export const stashId: (original: string) => string = textMemo((original) => sha256Hex(original).slice(0, 16));
 
 export function marker(id: string): string {
   return `<<cg:${id}>>`;
