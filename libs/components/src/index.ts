@@ -16,3 +16,4 @@ export * from './ports/session-state.port';
 export * from './ports/hot-store.port';
 export * from './shared/text-memo';
 export * from './ports/model.port';
+export { cmdfilterMissLedger, cmdfilterActs } from './offload/cmdfilter.component';

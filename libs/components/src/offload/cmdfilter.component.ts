@@ -1,12 +1,199 @@
-// PLACEHOLDER: replaced by the real component. Building it fails loudly.
-import { defineComponent } from '../component';
+// cmdfilter: shrinks command output with declarative DSL filters. A tool output is matched on its
+// first non-empty line or the command its tool call ran, filtered by the first matching filter,
+// and the original is stashed before the text changes; a recovery hint follows the marker only when
+// the filter actually lost something. Decisions are a pure function of (output, command, config),
+// so the same output always yields the same bytes, and they are frozen for byte-identical replay.
+import { Type } from '@sinclair/typebox';
+import {
+  DslError,
+  FilterActStats,
+  FilterSet,
+  SelectorMissLedger,
+  applyFilter,
+  builtinDocuments,
+  loadFilterDocument,
+  outputSelector,
+  type FilterResult,
+  type ParsedDocument,
+} from '@context-guru/dsl';
+import { defineComponent, type Component, type ComponentOutcome, type Ctx, type Message, type ToolCall } from '../component';
+import { MarkerModeOption, NonNegInt } from '../shared/common-options';
+import { ConfigError } from '../shared/errors';
+import { EXPAND_TOOL_NAME, HINT_FULL_OUTPUT, contentKey, hasPlaceholder } from '../shared/marker';
+import { messageText, toolOutputIndices } from '../shared/message-text';
+import { Gates, OffloadTally, commitOffload, replayFrozen, tailAllows } from '../shared/offload';
+import { decodeOptions } from '../shared/options';
+import { countTokens } from '../shared/tokens';
 
-export const cmdfilterComponent = defineComponent({
-  name: 'cmdfilter',
-  kind: 'offload',
-  gates: [],
-  options: () => ({}),
-  create: () => {
-    throw new Error('cmdfilter is not implemented yet');
-  },
+const NAME = 'cmdfilter';
+
+export const CmdfilterOptions = Type.Object({
+  /** Inline filter documents (YAML text, schema_version 1), loaded with no recompile. */
+  filters: Type.Array(Type.String(), { default: [] }),
+  disable_builtins: Type.Boolean({ default: false }),
+  /** Outputs smaller than this many UTF-8 bytes are left alone. */
+  min_size: NonNegInt(400),
+  marker_mode: MarkerModeOption,
+  cold_cache: Type.Boolean({ default: false }),
 });
+
+export const CMDFILTER_GATES = [
+  'non_text_blocks',
+  'empty',
+  'below_min_size',
+  'marker_or_kept_verbatim',
+  'cached_prefix',
+  'no_filter_match',
+  'filter_matched_no_change',
+  'marker_no_win',
+] as const;
+
+/** Process-level ledger of selectors no filter matched; the gateway serves `top(20)` in /stats. */
+export const cmdfilterMissLedger = new SelectorMissLedger(200, 120);
+/** Process-level per-filter / per-family act counters for /stats. */
+export const cmdfilterActs = new FilterActStats();
+
+type Options = ReturnType<typeof decodeRaw>;
+const decodeRaw = (raw: unknown, path: string) => decodeOptions(CmdfilterOptions, raw, path);
+
+/** Compiled filter sets per distinct options set: compiled at config time, never per request. */
+const compiled = new Map<string, FilterSet>();
+const COMPILED_MAX = 64;
+
+function filterSetFor(o: Options, path: string): FilterSet {
+  const key = JSON.stringify([o.disable_builtins, o.filters]);
+  const hit = compiled.get(key);
+  if (hit) return hit;
+  const docs: ParsedDocument[] = o.disable_builtins ? [] : [...builtinDocuments()];
+  const sourceIndex = new Map<string, number>();
+  try {
+    o.filters.forEach((text, i) => {
+      const source = `filters[${i}]`;
+      sourceIndex.set(source, i);
+      docs.push(loadFilterDocument(text, source));
+    });
+    const set = new FilterSet(docs);
+    if (compiled.size >= COMPILED_MAX) compiled.delete(compiled.keys().next().value!);
+    compiled.set(key, set);
+    return set;
+  } catch (err) {
+    if (!(err instanceof DslError)) throw err;
+    const i = sourceIndex.get(err.source);
+    const where = [err.filter !== undefined ? `filter "${err.filter}"` : '', err.field !== undefined ? `field "${err.field}"` : '', err.line > 0 ? `line ${err.line}` : '']
+      .filter(Boolean)
+      .join(', ');
+    throw new ConfigError(i === undefined ? `${path}.filters` : `${path}.filters[${i}]`, where ? `${where}: ${err.detail}` : err.detail);
+  }
+}
+
+function decode(raw: unknown, path: string): Options {
+  const o = decodeRaw(raw, path);
+  filterSetFor(o, path);
+  return o;
+}
+
+/** The recovery hint for a filter's loss: none when nothing was lost. */
+export function lossHint(r: Pick<FilterResult, 'loss' | 'keptLines'>): string {
+  if (r.loss === 'tail') return ` [truncated after line ${r.keptLines}; rest via ${EXPAND_TOOL_NAME}]`;
+  if (r.loss === 'whole') return HINT_FULL_OUTPUT;
+  return '';
+}
+
+const SHELLS = new Set(['bash', 'sh', 'zsh', 'dash']);
+
+/** The command a tool call ran: `arguments.command` when present (argv joined), else the tool name. */
+export function commandOf(call: ToolCall): string {
+  let args: unknown;
+  try {
+    args = JSON.parse(call.arguments);
+  } catch {
+    return call.name;
+  }
+  const cmd = typeof args === 'object' && args !== null ? (args as Record<string, unknown>).command : undefined;
+  if (typeof cmd === 'string') return cmd;
+  if (Array.isArray(cmd) && cmd.length > 0 && cmd.every((a): a is string => typeof a === 'string')) {
+    // ["bash", "-lc", "pytest -q"] ran `pytest -q`.
+    if (cmd.length === 3 && SHELLS.has(cmd[0]!.replace(/^.*\//, '')) && /^-\w*c$/.test(cmd[1]!)) return cmd[2]!;
+    return cmd.join(' ');
+  }
+  return call.name;
+}
+
+function toolCallsById(messages: readonly Message[]): Map<string, ToolCall> {
+  const out = new Map<string, ToolCall>();
+  for (const m of messages) {
+    if (m.role !== 'assistant' || !m.tool_calls) continue;
+    for (const call of m.tool_calls) out.set(call.id, call);
+  }
+  return out;
+}
+
+function create(o: Options): Component {
+  const set = filterSetFor(o, `components.${NAME}`);
+  return {
+    name: NAME,
+    kind: 'offload',
+    run(messages: Message[], ctx: Ctx): ComponentOutcome {
+      // Enabled only when at least one filter is loaded.
+      if (set.size === 0) return { skipped: true };
+      const gates = new Gates();
+      const tally = new OffloadTally();
+      const calls = toolCallsById(messages);
+      for (const i of toolOutputIndices(messages)) {
+        const m = messages[i]!;
+        const text = messageText(m);
+        if (text === null) {
+          gates.add('non_text_blocks');
+          continue;
+        }
+        if (text.trim() === '') {
+          gates.add('empty');
+          continue;
+        }
+        if (Buffer.byteLength(text, 'utf8') < o.min_size) {
+          gates.add('below_min_size');
+          continue;
+        }
+        const replay = replayFrozen(NAME, m, text, ctx);
+        if (replay.kind === 'replayed') {
+          tally.record(replay);
+          continue;
+        }
+        if (replay.kind === 'kept' || hasPlaceholder(text)) {
+          gates.add('marker_or_kept_verbatim');
+          continue;
+        }
+        const key = contentKey(text);
+        // A lost decision may be re-derived at depth: the same content and config give the same bytes.
+        if (!tailAllows(i, ctx, o.cold_cache, ctx.state.frozenLost(NAME, key))) {
+          gates.add('cached_prefix');
+          continue;
+        }
+        const call = m.tool_call_id !== undefined ? calls.get(m.tool_call_id) : undefined;
+        const sel = set.select(text, call ? commandOf(call) : undefined);
+        if (!sel) {
+          gates.add('no_filter_match');
+          cmdfilterMissLedger.record(outputSelector(text).line, key);
+          continue;
+        }
+        const r = applyFilter(sel.filter, text);
+        if (r.output === text) {
+          gates.add('filter_matched_no_change');
+          continue;
+        }
+        const body = r.output.replace(/\n+$/, '');
+        const before = countTokens(text);
+        const c = commitOffload(m, text, (token) => (token ? `${body}\n${token}` : body), ctx, o.marker_mode, lossHint(r), NAME);
+        if (!c.ok) {
+          gates.add('marker_no_win');
+          continue;
+        }
+        tally.record(c);
+        cmdfilterActs.record(sel.filter.name, sel.filter.family, before - countTokens(messageText(m) ?? ''), c.id);
+      }
+      return { keys: tally.keys, irreversible: tally.irreversible, gates: gates.counts };
+    },
+  };
+}
+
+export const cmdfilterComponent = defineComponent({ name: NAME, kind: 'offload', gates: CMDFILTER_GATES, options: decode, create });

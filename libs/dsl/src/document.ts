@@ -1,0 +1,219 @@
+// A filter document: `schema_version: 1`, `filters: {name: {...}}`, optional `tests`. Reading is
+// strict — an unknown field, a bad regex, strip together with keep, a missing match, a duplicate
+// name or a test for no filter each reject the whole document with the line and field at fault.
+import type { CompiledFilter, MatchOutputRule, ReplaceRule } from './filter';
+import { type Pattern } from './regex';
+import { YamlWalker, type Where } from './yaml-walk';
+
+export interface InlineTest {
+  filter: string;
+  name: string;
+  /** A transcript: first line = the command that ran (may be blank), the rest = what it printed. */
+  input: string;
+  expected: string;
+  /** Line of the test entry in the document, and its index in the filter's test list. */
+  line: number;
+  index: number;
+}
+
+export interface ParsedDocument {
+  source: string;
+  /** Filters in document order (the set sorts them). */
+  filters: CompiledFilter[];
+  tests: InlineTest[];
+}
+
+export const FILTER_FIELDS = [
+  'description',
+  'match',
+  'family',
+  'priority',
+  'strip_ansi',
+  'replace',
+  'match_output',
+  'strip_lines_matching',
+  'keep_lines_matching',
+  'truncate_lines_at',
+  'head_lines',
+  'tail_lines',
+  'max_lines',
+  'on_empty',
+] as const;
+
+const TOP_FIELDS = ['schema_version', 'filters', 'tests'];
+const FAMILY_RE = /^[a-z][a-z0-9_-]{0,31}$/;
+const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+/** Parses and compiles a document. Inline tests are NOT run here (see loadFilterDocument). */
+export function parseFilterDocument(text: string, source: string): ParsedDocument {
+  const w: YamlWalker = new YamlWalker(text, source);
+  if (w.root === null || w.root === undefined) w.fail(null, { line: 1 }, 'empty document (expected schema_version, filters)');
+  const top = w.pairs(w.root, {}, 'the document');
+  const get = (k: string) => top.find((p) => p.key === k);
+  for (const p of top) {
+    if (!TOP_FIELDS.includes(p.key)) w.fail(p.pair.key, { field: p.key }, `unknown top-level field (known: ${TOP_FIELDS.join(', ')})`);
+  }
+  const version = get('schema_version');
+  if (!version) w.fail(w.root, { field: 'schema_version', line: 1 }, 'missing (must be 1)');
+  if (w.int(version.value, { field: 'schema_version', line: version.line }, 0) !== 1) {
+    w.fail(version.value, { field: 'schema_version' }, 'unsupported schema_version (must be 1)');
+  }
+  const filtersPair = get('filters');
+  if (!filtersPair) w.fail(w.root, { field: 'filters', line: 1 }, 'missing (a document defines at least one filter)');
+  const filterPairs = w.pairs(filtersPair.value, { field: 'filters', line: filtersPair.line }, 'filters', true);
+  if (filterPairs.length === 0) w.fail(filtersPair.value, { field: 'filters', line: filtersPair.line }, 'must define at least one filter');
+  const filters = filterPairs.map((p) => readFilter(w, p.key, p.value, p.line));
+  const testsPair = get('tests');
+  const tests = testsPair ? readTests(w, testsPair.value, testsPair.line, new Set(filters.map((f) => f.name))) : [];
+  return { source, filters, tests };
+}
+
+function readFilter(w: YamlWalker, name: string, node: unknown, line: number): CompiledFilter {
+  if (!NAME_RE.test(name)) w.fail(null, { filter: name, line }, 'filter names are 1-64 letters, digits, "_", "-" or "."');
+  const f: Partial<Mutable<CompiledFilter>> = { name, source: w.source, line, description: '', family: 'other', priority: 0 };
+  f.stripAnsi = false;
+  f.replace = [];
+  f.matchOutput = [];
+  f.stripLines = [];
+  f.keepLines = [];
+  let stripLine = 0;
+  for (const { key, value, line: at } of w.pairs(node, { filter: name, line }, `filter "${name}"`)) {
+    const where: Where = { filter: name, field: key, line: at };
+    switch (key) {
+      case 'description':
+        f.description = w.str(value, where);
+        break;
+      case 'match':
+        f.match = w.regex(value, where);
+        break;
+      case 'family':
+        f.family = w.str(value, where);
+        if (!FAMILY_RE.test(f.family)) w.fail(value, where, 'must be a lowercase identifier (e.g. tests, builds, pkg)');
+        break;
+      case 'priority':
+        f.priority = w.int(value, where, -1000);
+        break;
+      case 'strip_ansi':
+        f.stripAnsi = w.bool(value, where);
+        break;
+      case 'replace':
+        f.replace = readReplace(w, value, where);
+        break;
+      case 'match_output':
+        f.matchOutput = readMatchOutput(w, value, where);
+        break;
+      case 'strip_lines_matching':
+        f.stripLines = w.regexList(value, where);
+        stripLine = at;
+        break;
+      case 'keep_lines_matching':
+        f.keepLines = w.regexList(value, where);
+        if (stripLine) w.fail(null, where, 'strip_lines_matching and keep_lines_matching are exclusive: use one');
+        break;
+      case 'truncate_lines_at':
+        f.truncateLinesAt = w.int(value, where, 4);
+        break;
+      case 'head_lines':
+        f.headLines = w.int(value, where, 1);
+        break;
+      case 'tail_lines':
+        f.tailLines = w.int(value, where, 1);
+        break;
+      case 'max_lines':
+        f.maxLines = w.int(value, where, 1);
+        break;
+      case 'on_empty':
+        f.onEmpty = w.str(value, where);
+        break;
+      default:
+        w.fail(null, where, `unknown field (known: ${FILTER_FIELDS.join(', ')})`);
+    }
+  }
+  if (stripLine && f.keepLines.length > 0) {
+    w.fail(null, { filter: name, field: 'strip_lines_matching', line: stripLine }, 'strip_lines_matching and keep_lines_matching are exclusive: use one');
+  }
+  if (!f.match) w.fail(null, { filter: name, field: 'match', line }, 'missing: every filter needs a match regex (its selector)');
+  return f as CompiledFilter;
+}
+
+function readReplace(w: YamlWalker, node: unknown, where: Where): ReplaceRule[] {
+  return w.items(node, where).map((item, i) => {
+    const at: Where = { ...where, field: `${where.field}[${i}]`, line: w.lineOf(item) || where.line };
+    let pattern: Pattern | undefined;
+    let replacement: string | undefined;
+    let replacementLine = at.line;
+    for (const { key, value, line } of w.pairs(item, at, `${at.field}`)) {
+      const f: Where = { ...at, field: `${at.field}.${key}`, line };
+      if (key === 'pattern') pattern = w.regex(value, f);
+      else if (key === 'replacement') {
+        replacement = value === null ? '' : w.str(value, f);
+        replacementLine = line;
+      } else w.fail(null, f, 'unknown field (known: pattern, replacement)');
+    }
+    if (!pattern) return w.fail(null, { ...at, field: `${at.field}.pattern` }, 'missing');
+    if (replacement === undefined) return w.fail(null, { ...at, field: `${at.field}.replacement` }, 'missing (use "" to delete the match)');
+    const group = highestGroupRef(replacement);
+    if (group > pattern.groupCount()) {
+      w.fail(null, { ...at, field: `${at.field}.replacement`, line: replacementLine }, `refers to $${group} but the pattern has ${pattern.groupCount()} group(s)`);
+    }
+    return { pattern, replacement };
+  });
+}
+
+function readMatchOutput(w: YamlWalker, node: unknown, where: Where): MatchOutputRule[] {
+  return w.items(node, where).map((item, i) => {
+    const at: Where = { ...where, field: `${where.field}[${i}]`, line: w.lineOf(item) || where.line };
+    const rule: Partial<MatchOutputRule> = {};
+    for (const { key, value, line } of w.pairs(item, at, `${at.field}`)) {
+      const f: Where = { ...at, field: `${at.field}.${key}`, line };
+      if (key === 'pattern') rule.pattern = w.regex(value, f);
+      else if (key === 'message') rule.message = w.str(value, f);
+      else if (key === 'unless') rule.unless = w.regex(value, f);
+      else w.fail(null, f, 'unknown field (known: pattern, message, unless)');
+    }
+    if (!rule.pattern) w.fail(null, { ...at, field: `${at.field}.pattern` }, 'missing');
+    if (rule.message === undefined) w.fail(null, { ...at, field: `${at.field}.message` }, 'missing');
+    return rule as MatchOutputRule;
+  });
+}
+
+function readTests(w: YamlWalker, node: unknown, line: number, names: Set<string>): InlineTest[] {
+  const out: InlineTest[] = [];
+  for (const { key: filter, value, line: at } of w.pairs(node, { field: 'tests', line }, 'tests')) {
+    if (!names.has(filter)) w.fail(null, { field: `tests.${filter}`, line: at }, `tests for unknown filter "${filter}"`);
+    const seen = new Set<string>();
+    w.items(value, { filter, field: `tests.${filter}`, line: at }).forEach((item, index) => {
+      const where: Where = { filter, field: `tests.${filter}[${index}]`, line: w.lineOf(item) || at };
+      const t: Partial<InlineTest> = { filter, index, line: where.line };
+      for (const { key, value: v, line: l } of w.pairs(item, where, `${where.field}`)) {
+        const f: Where = { ...where, field: `${where.field}.${key}`, line: l };
+        if (key === 'name' || key === 'input' || key === 'expected') t[key] = w.str(v, f);
+        else w.fail(null, f, 'unknown field (known: name, input, expected)');
+      }
+      for (const k of ['name', 'input', 'expected'] as const) {
+        if (t[k] === undefined) w.fail(null, { ...where, field: `${where.field}.${k}` }, 'missing');
+      }
+      if (seen.has(t.name!)) w.fail(null, where, `duplicate test name "${t.name}"`);
+      seen.add(t.name!);
+      out.push(t as InlineTest);
+    });
+  }
+  return out;
+}
+
+/** The highest `$n` group a replacement refers to (String.prototype.replace rules; `$$` is a literal). */
+function highestGroupRef(replacement: string): number {
+  let max = 0;
+  for (let i = 0; i < replacement.length - 1; i++) {
+    if (replacement[i] !== '$') continue;
+    const next = replacement[i + 1]!;
+    if (next === '$') {
+      i++;
+      continue;
+    }
+    if (next >= '1' && next <= '9') max = Math.max(max, Number(next));
+  }
+  return max;
+}
