@@ -1,11 +1,13 @@
 // `npm run bench`: runs each benchmark module in turn and prints markdown for the README.
 // `npm run bench -- overhead throughput` runs a subset.
+import { runBilling } from './billing.bench';
 import { runOverhead } from './overhead.bench';
 import { runThroughput } from './throughput.bench';
 
 const BENCHES: Record<string, () => Promise<string>> = {
   overhead: runOverhead,
   throughput: runThroughput,
+  billing: runBilling,
 };
 
 async function main(): Promise<void> {

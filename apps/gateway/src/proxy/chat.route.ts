@@ -22,7 +22,8 @@ export function chatHandler(gw: GatewayContext, dialect: Dialect) {
   // Every path returns the reply: Fastify must not auto-send while a stream is still flowing.
   return async (req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
     const started = performance.now();
-    const raw = bodyText(req);
+    const rawBuf = Buffer.isBuffer(req.body) ? req.body : Buffer.from(bodyText(req));
+    const raw = rawBuf.toString('utf8');
     let tenant;
     try {
       tenant = gw.tenants.resolve(req.headers);
@@ -55,7 +56,7 @@ export function chatHandler(gw: GatewayContext, dialect: Dialect) {
       if (!reply.raw.writableFinished) abort.abort();
     });
     const headers = upstreamRequestHeaders(req.headers);
-    const call = async (body: string) => {
+    const call = async (body: string | Buffer) => {
       const t0 = performance.now();
       try {
         const r = await gw.upstream.post(url, headers, body, abort.signal);
@@ -70,7 +71,8 @@ export function chatHandler(gw: GatewayContext, dialect: Dialect) {
     let result: ClientReply;
     const upstreamStarted = performance.now();
     try {
-      const first = await call(prepared.outgoing);
+      // An unchanged body goes out as the very bytes that came in.
+      const first = await call(prepared.outgoing === raw ? rawBuf : prepared.outgoing);
       report.upstreamMs = performance.now() - upstreamStarted;
       report.upstreamStatus = first.status;
       result = await runExpandLoop({

@@ -2,8 +2,6 @@
 // normalized messages, stash every original durably, splice the changes into the raw bytes.
 // Any failure after decoding forwards the pristine body (fail open) and says why.
 import {
-  BufferedStash,
-  SnapshotSessionView,
   contentKey,
   messageText,
   messageTokens,
@@ -17,6 +15,8 @@ import { emptyReport, type RequestReport, type RouteName } from '../observabilit
 import { errorText, type Logger } from '../observability/logger';
 import { isAgentCompaction } from '../session/agent-compaction';
 import { cacheViewFor, isCacheAware, requestTtlMs } from '../session/cache-view';
+import { conversationKey } from '../session/conversation-key';
+import { runWithSession } from '../session/session-run';
 import type { TenantRuntime } from '../tenancy/tenant-runtime';
 import { decodeRequest, encodeRequest } from '../wire/request.wire';
 import { resolveSessionKey } from '../wire/session-key';
@@ -41,7 +41,8 @@ export interface PrepareInput {
 }
 
 export interface Prepared {
-  view: WireView;
+  /** Absent on the transparent fast path (empty pipeline, no markers): nothing was decoded. */
+  view?: WireView;
   session: string;
   /** The body to forward: rewritten, or the pristine inbound text. */
   outgoing: string;
@@ -50,11 +51,20 @@ export interface Prepared {
   report: RequestReport;
 }
 
+const MAYBE_PLACEHOLDER = /<<cg:|\\u003[cC]\\u003[cC]cg:|⟪cg⟫|\\u27[eE][aA]cg/;
+
 /** Decoding errors propagate (the caller answers 400); everything after decoding fails open. */
 export async function prepareRequest(deps: PrepareDeps, input: PrepareInput): Promise<Prepared> {
   const started = performance.now();
-  const view = decodeRequest(input.dialect, input.raw);
   const report = emptyReport(input.route, input.tenant.id);
+  // An empty pipeline is a transparent proxy: with no marker to keep resolvable and no tool to
+  // inject, nothing needs decoding and the client's bytes go out as they came.
+  if (input.pipeline.components.length === 0 && deps.injectMode !== 'always' && !MAYBE_PLACEHOLDER.test(input.raw)) {
+    report.bypassed = input.bypassHeader;
+    report.addedMs = performance.now() - started;
+    return { session: '', outgoing: input.raw, advertised: false, report };
+  }
+  const view = decodeRequest(input.dialect, input.raw);
   const session = resolveSessionKey(view, input.sessionHeader, input.tenant.id);
   const pristine = (reason?: string): Prepared => {
     if (reason) {
@@ -69,9 +79,9 @@ export async function prepareRequest(deps: PrepareDeps, input: PrepareInput): Pr
   try {
     const now = deps.clock.now();
     const n = view.messages.length;
-    const ttlMs = requestTtlMs(input.dialect, input.raw);
+    const ttlMs = requestTtlMs(input.dialect, input.raw, view.body);
     // Bypassed turns still advance the boundary: the provider cached what we forwarded.
-    const prev = await deps.store.advanceTurn(input.tenant.id, session, { n, at: now, ttlMs });
+    const prev = await deps.store.advanceTurn(input.tenant.id, conversationKey(session, view), { n, at: now, ttlMs });
     if (bypass) return pristine();
     const turn = cacheViewFor(prev, n, isCacheAware(input.cacheMode), now, ttlMs);
     report.compactionReset = turn.compactionReset;
@@ -82,21 +92,28 @@ export async function prepareRequest(deps: PrepareDeps, input: PrepareInput): Pr
       const text = messageText(m);
       if (text) keys.push(contentKey(text));
     }
-    const snapshot = await deps.store.loadSession(input.tenant.id, session, keys);
-    const stash = new BufferedStash(deps.store.persistent);
-    const state = new SnapshotSessionView(snapshot);
-    const ctx: Ctx = {
+    // A Reformat may hand offloaders text whose key differs from the received one; runWithSession
+    // fetches what the prefetch missed and re-runs, so a frozen decision is never missed.
+    const { result, state, stash, snapshot } = await runWithSession({
+      store: deps.store,
       tenant: input.tenant.id,
       session,
-      provider: input.dialect,
-      cache: turn.view,
-      stash,
-      state,
-      clock: deps.clock,
-      existingBreakpoints: view.breakpoints,
-      window: 0,
-    };
-    const result = await input.pipeline.run(view.messages, ctx);
+      keys,
+      run: (stash, state) => {
+        const ctx: Ctx = {
+          tenant: input.tenant.id,
+          session,
+          provider: input.dialect,
+          cache: turn.view,
+          stash,
+          state,
+          clock: deps.clock,
+          existingBreakpoints: view.breakpoints,
+          window: 0,
+        };
+        return input.pipeline.run(view.messages, ctx);
+      },
+    });
     report.tokensBefore = result.tokensBefore;
     report.tokensAfter = result.tokensAfter;
     report.reports = result.reports;

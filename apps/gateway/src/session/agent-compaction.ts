@@ -5,9 +5,21 @@ import { messageText, type Message } from '@context-guru/components';
 
 const PHRASES = ['Your task is to create a detailed summary of the ', 'First, reason in your scratchpad. Then, generate the '];
 
+function userText(m: Message): string {
+  return messageText(m) ?? (Array.isArray(m.content) ? JSON.stringify(m.content) : '');
+}
+
+/**
+ * The summarisation request is the agent's own text in its last message. On Anthropic that message
+ * may also carry tool_result blocks, which normalize to tool messages around the user text, so the
+ * trailing tool messages are looked past — but never an assistant turn, and never tool output
+ * itself (an agent reading a file that quotes the phrase is not compacting).
+ */
 export function isAgentCompaction(messages: readonly Message[]): boolean {
-  const last = messages[messages.length - 1];
-  if (!last || last.role !== 'user') return false;
-  const text = messageText(last) ?? (Array.isArray(last.content) ? JSON.stringify(last.content) : '');
-  return PHRASES.some((p) => text.includes(p));
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i]!;
+    if (m.role === 'tool') continue;
+    return m.role === 'user' && PHRASES.some((p) => userText(m).includes(p));
+  }
+  return false;
 }

@@ -15,10 +15,45 @@ export function isCacheAware(mode: CacheMode): boolean {
   return mode !== 'off';
 }
 
-/** The cache TTL this request asks for: Anthropic 1 h when any breakpoint says so, else 5 min. */
-export function requestTtlMs(dialect: 'openai' | 'anthropic', raw: string): number {
+/**
+ * The cache TTL this request asks for: Anthropic 1 h when any structural breakpoint (system, tools,
+ * message, content block, tool_result part) says `ttl: "1h"`, else 5 min; OpenAI 1 h. Structural on
+ * purpose: a tool call's input or a tool schema carrying `"ttl": "1h"` must not stretch the TTL,
+ * since the widening is monotonic and would keep the conversation from ever reading cold.
+ */
+export function requestTtlMs(dialect: 'openai' | 'anthropic', raw: string, body: unknown): number {
   if (dialect === 'openai') return ONE_HOUR;
-  return /"ttl"\s*:\s*"1h"/.test(raw) ? ONE_HOUR : FIVE_MINUTES;
+  // Cheap pre-filter on the hot path: no "1h" anywhere means no breakpoint can ask for it.
+  if (!raw.includes('1h') || !isObject(body)) return FIVE_MINUTES;
+  return asksOneHour(body) ? ONE_HOUR : FIVE_MINUTES;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function oneHour(carrier: unknown): boolean {
+  return isObject(carrier) && isObject(carrier.cache_control) && carrier.cache_control.ttl === '1h';
+}
+
+function anyOneHour(list: unknown): boolean {
+  return Array.isArray(list) && list.some(oneHour);
+}
+
+function asksOneHour(body: Record<string, unknown>): boolean {
+  if (anyOneHour(body.system) || anyOneHour(body.tools)) return true;
+  const messages = body.messages;
+  if (!Array.isArray(messages)) return false;
+  for (const m of messages) {
+    if (!isObject(m)) continue;
+    if (oneHour(m)) return true;
+    if (!Array.isArray(m.content)) continue;
+    for (const block of m.content) {
+      if (oneHour(block)) return true;
+      if (isObject(block) && block.type === 'tool_result' && anyOneHour(block.content)) return true;
+    }
+  }
+  return false;
 }
 
 export interface TurnCache {

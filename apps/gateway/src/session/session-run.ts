@@ -1,0 +1,123 @@
+// A pipeline run sees every frozen decision, lost mark and kept-verbatim mark the store holds for
+// the content its components ask about — even content a Reformat rewrote first. Components are
+// synchronous, so the store is prefetched; but `format` (or `toon`) hands later components text
+// whose content key the gateway cannot compute up front, and a replay missed there would flip a
+// cached message. So the run records every key asked for; keys the prefetch missed are fetched,
+// and when the store knew something about them the pipeline runs again on the completed snapshot.
+// Those keys are remembered for the session, so the extra run happens once per new content.
+import {
+  BufferedStash,
+  SnapshotSessionView,
+  type HotStore,
+  type PipelineResult,
+  type SessionSnapshot,
+} from '@context-guru/components';
+
+/** A session view that remembers every content key a component asked about. */
+export class RecordingSessionView extends SnapshotSessionView {
+  readonly asked = new Set<string>();
+
+  override frozen(component: string, contentKey: string): string | undefined {
+    this.asked.add(contentKey);
+    return super.frozen(component, contentKey);
+  }
+
+  override frozenLost(component: string, contentKey: string): boolean {
+    this.asked.add(contentKey);
+    return super.frozenLost(component, contentKey);
+  }
+
+  override keptVerbatim(contentKey: string): boolean {
+    this.asked.add(contentKey);
+    return super.keptVerbatim(contentKey);
+  }
+}
+
+const MAX_SESSIONS = 10_000;
+const MAX_KEYS_PER_SESSION = 50_000;
+
+/**
+ * Keys a session's components asked about beyond the message texts (process-local, bounded). Only
+ * a speed-up: a replica that never saw the session learns them on its first run.
+ */
+export class LearnedKeys {
+  private readonly sessions = new Map<string, Set<string>>();
+
+  get(scope: string): readonly string[] {
+    const keys = this.sessions.get(scope);
+    if (!keys) return [];
+    this.sessions.delete(scope);
+    this.sessions.set(scope, keys);
+    return [...keys];
+  }
+
+  add(scope: string, keys: readonly string[]): void {
+    let set = this.sessions.get(scope);
+    if (!set) {
+      set = new Set();
+      this.sessions.set(scope, set);
+      if (this.sessions.size > MAX_SESSIONS) this.sessions.delete(this.sessions.keys().next().value as string);
+    }
+    if (set.size + keys.length > MAX_KEYS_PER_SESSION) set.clear();
+    for (const k of keys) set.add(k);
+  }
+}
+
+export const learnedKeys = new LearnedKeys();
+
+export interface SessionRun {
+  result: PipelineResult;
+  state: RecordingSessionView;
+  stash: BufferedStash;
+  snapshot: SessionSnapshot;
+  /** Pipeline runs this request needed (1 unless the prefetch missed something the store knew). */
+  runs: number;
+}
+
+export interface SessionRunInput {
+  store: HotStore;
+  tenant: string;
+  session: string;
+  /** Content keys of the messages as received. */
+  keys: readonly string[];
+  /** Runs the pipeline once over a fresh stash and session view. */
+  run: (stash: BufferedStash, state: RecordingSessionView) => Promise<PipelineResult>;
+  learned?: LearnedKeys;
+}
+
+const MAX_RUNS = 3;
+
+function knowsAnything(s: SessionSnapshot): boolean {
+  return s.frozen.size > 0 || s.lost.size > 0 || s.kept.size > 0;
+}
+
+function merge(a: SessionSnapshot, b: SessionSnapshot): SessionSnapshot {
+  return {
+    frozen: new Map([...a.frozen, ...b.frozen]),
+    lost: new Set([...a.lost, ...b.lost]),
+    kept: new Set([...a.kept, ...b.kept]),
+    offloaded: a.offloaded === true || b.offloaded === true,
+  };
+}
+
+export async function runWithSession(i: SessionRunInput): Promise<SessionRun> {
+  const learned = i.learned ?? learnedKeys;
+  const scope = `${i.tenant}\u0000${i.session}`;
+  const asked = new Set([...i.keys, ...learned.get(scope)]);
+  let snapshot = await i.store.loadSession(i.tenant, i.session, [...asked]);
+  for (let runs = 1; ; runs++) {
+    const stash = new BufferedStash(i.store.persistent);
+    const state = new RecordingSessionView(snapshot);
+    const result = await i.run(stash, state);
+    const missing = [...state.asked].filter((k) => !asked.has(k));
+    const done = (): SessionRun => ({ result, state, stash, snapshot, runs });
+    if (missing.length === 0) return done();
+    for (const k of missing) asked.add(k);
+    learned.add(scope, missing);
+    if (runs >= MAX_RUNS) return done();
+    const extra = await i.store.loadSession(i.tenant, i.session, missing);
+    // Nothing stored under those keys: this run already saw the truth.
+    if (!knowsAnything(extra)) return done();
+    snapshot = merge(snapshot, extra);
+  }
+}
