@@ -72,6 +72,7 @@ class LossyStore implements HotStore {
   owns = (t: string, s: string, id: string) => this.inner.owns(t, s, id);
   markKept = (t: string, keys: readonly string[]) => this.inner.markKept(t, keys);
   advanceTurn = (t: string, s: string, turn: TurnRecord) => this.inner.advanceTurn(t, s, turn);
+  recordRewrites = (t: string, s: string, rewritten: readonly number[]) => this.inner.recordRewrites(t, s, rewritten);
   ping = () => this.inner.ping();
   close = () => this.inner.close();
 }

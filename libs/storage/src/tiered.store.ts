@@ -124,6 +124,10 @@ export class TieredHotStore implements HotStore {
     return this.hot.advanceTurn(tenant, session, turn);
   }
 
+  recordRewrites(tenant: string, session: string, rewritten: readonly number[]): Promise<void> {
+    return this.hot.recordRewrites(tenant, session, rewritten);
+  }
+
   health(): StoreHealth {
     const h = this.hot.health();
     return { frozenDropped: h.frozenDropped + this.restored, frozenRepaired: h.frozenRepaired + this.restored };

@@ -106,9 +106,20 @@ export function defineHotStoreContract(name: string, factory: HotStoreFactory): 
 
     it('advanceTurn returns the previous turn and widens the TTL monotonically', async () => {
       expect(await s.advanceTurn(A, 'sess', { n: 3, at: 1000, ttlMs: 3_600_000 })).toBeNull();
-      expect(await s.advanceTurn(A, 'sess', { n: 5, at: 2000, ttlMs: 300_000 })).toEqual({ n: 3, at: 1000, ttlMs: 3_600_000 });
-      expect(await s.advanceTurn(A, 'sess', { n: 2, at: 3000, ttlMs: 300_000 })).toEqual({ n: 5, at: 2000, ttlMs: 3_600_000 });
+      expect(await s.advanceTurn(A, 'sess', { n: 5, at: 2000, ttlMs: 300_000 })).toEqual({ n: 3, at: 1000, ttlMs: 3_600_000, rewritten: [] });
+      expect(await s.advanceTurn(A, 'sess', { n: 2, at: 3000, ttlMs: 300_000 })).toEqual({ n: 5, at: 2000, ttlMs: 3_600_000, rewritten: [] });
       expect(await s.advanceTurn(A, 'other', { n: 1, at: 3000, ttlMs: 0 })).toBeNull();
+    });
+
+    it('recordRewrites is returned with the previous turn once, then reset by the next advance', async () => {
+      await s.advanceTurn(A, 'rw', { n: 4, at: 1000, ttlMs: 0 });
+      await s.recordRewrites(A, 'rw', [1, 3]);
+      expect((await s.advanceTurn(A, 'rw', { n: 6, at: 2000, ttlMs: 0 }))?.rewritten).toEqual([1, 3]);
+      // The turn just advanced rewrote nothing (bypassed, or nothing changed): known empty.
+      expect((await s.advanceTurn(A, 'rw', { n: 8, at: 3000, ttlMs: 0 }))?.rewritten).toEqual([]);
+      // Tenant-scoped like every other key.
+      await s.recordRewrites(B, 'rw', [0]);
+      expect((await s.advanceTurn(A, 'rw', { n: 9, at: 4000, ttlMs: 0 }))?.rewritten).toEqual([]);
     });
 
     it('advanceTurn is atomic: of 20 concurrent calls exactly one sees no previous turn', async () => {

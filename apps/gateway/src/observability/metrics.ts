@@ -24,6 +24,9 @@ export class GatewayMetrics {
   readonly stashLookups = new Counter({ name: 'cg_stash_lookups_total', help: 'Stash lookups by result.', labelNames: ['result'] as const, registers: [this.registry] });
   readonly frozenDecisions = new Counter({ name: 'cg_frozen_decisions_total', help: 'Frozen-decision replays by outcome.', labelNames: ['outcome'] as const, registers: [this.registry] });
   readonly sseStreams = new Counter({ name: 'cg_sse_streams_total', help: 'Streaming responses by path (streamed through or buffered for an expand).', labelNames: ['path'] as const, registers: [this.registry] });
+  readonly sseExpandAfterStream = new Counter({ name: 'cg_sse_expand_after_stream_total', help: 'Streams passed through that mentioned context_guru_expand after their first block (the client saw the call).', registers: [this.registry] });
+  readonly cacheGuardReverts = new Counter({ name: 'cg_cache_guard_reverts_total', help: 'Changes inside the provider-cached prefix reverted by the cache guard.', registers: [this.registry] });
+  readonly frozenStore = new Gauge({ name: 'cg_frozen_store_events', help: 'Frozen decisions this process saw lost (dropped) and written again (repaired); flips = dropped - repaired.', labelNames: ['outcome'] as const, registers: [this.registry] });
   readonly failOpen = new Counter({ name: 'cg_fail_open_total', help: 'Requests forwarded pristine because an internal step failed.', labelNames: ['reason'] as const, registers: [this.registry] });
   readonly configVersion = new Gauge({ name: 'cg_config_version', help: 'Pipeline config version each tenant runtime serves.', labelNames: ['tenant'] as const, registers: [this.registry] });
   readonly storeUp = new Gauge({ name: 'cg_store_up', help: '1 when the hot store answered its last health probe.', registers: [this.registry] });
@@ -71,6 +74,8 @@ export class GatewayMetrics {
     if (r.frozenHits) this.frozenDecisions.inc({ outcome: 'hit' }, r.frozenHits);
     if (r.frozenMisses) this.frozenDecisions.inc({ outcome: 'miss' }, r.frozenMisses);
     if (r.sse) this.sseStreams.inc({ path: r.sse });
+    if (r.expandAfterStream) this.sseExpandAfterStream.inc();
+    if (r.guardReverted) this.cacheGuardReverts.inc(r.guardReverted);
   }
 
   recordUpstream(dialect: string, status: number | 'error', seconds: number): void {

@@ -32,6 +32,8 @@ export interface RequestReport {
   frozenHits: number;
   frozenMisses: number;
   compactionReset: boolean;
+  /** Changes inside the cached prefix the cache guard reverted. */
+  guardReverted: number;
   stashHits: number;
   stashMisses: number;
 }
@@ -54,6 +56,7 @@ export function emptyReport(route: RouteName, tenant: string): RequestReport {
     frozenHits: 0,
     frozenMisses: 0,
     compactionReset: false,
+    guardReverted: 0,
     stashHits: 0,
     stashMisses: 0,
   };

@@ -37,6 +37,7 @@ export class StatsRollup {
   private frozenHits = 0;
   private frozenMisses = 0;
   private compactionResets = 0;
+  private guardReverts = 0;
   private fresh = 0;
   private cacheRead = 0;
   private cacheWrite = 0;
@@ -70,6 +71,7 @@ export class StatsRollup {
     this.frozenHits += r.frozenHits;
     this.frozenMisses += r.frozenMisses;
     if (r.compactionReset) this.compactionResets++;
+    this.guardReverts += r.guardReverted;
     if (r.usage) {
       this.fresh += r.usage.fresh;
       this.cacheRead += r.usage.cacheRead;
@@ -168,6 +170,7 @@ export class StatsRollup {
       frozen_hits: this.frozenHits,
       frozen_misses: this.frozenMisses,
       compaction_resets: this.compactionResets,
+      cache_guard_reverts: this.guardReverts,
       fresh_input_tokens: this.fresh,
       cache_read_tokens: this.cacheRead,
       cache_write_tokens: this.cacheWrite,

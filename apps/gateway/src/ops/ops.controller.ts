@@ -51,6 +51,9 @@ export class OpsController {
 
   @Get('metrics')
   async metrics(@Res() reply: FastifyReply): Promise<void> {
+    const health = this.gw.store.health();
+    this.gw.metrics.frozenStore.set({ outcome: 'dropped' }, health.frozenDropped);
+    this.gw.metrics.frozenStore.set({ outcome: 'repaired' }, health.frozenRepaired);
     const body = await this.gw.metrics.registry.metrics();
     reply.code(200).header('content-type', this.gw.metrics.registry.contentType).send(body);
   }

@@ -5,6 +5,7 @@ import {
   contentKey,
   messageText,
   messageTokens,
+  totalTokens,
   type Clock,
   type Ctx,
   type HotStore,
@@ -15,6 +16,7 @@ import { emptyReport, type RequestReport, type RouteName } from '../observabilit
 import { errorText, type Logger } from '../observability/logger';
 import { isAgentCompaction } from '../session/agent-compaction';
 import { cacheViewFor, isCacheAware, requestTtlMs } from '../session/cache-view';
+import { guardCachedPrefix, rewrittenIndices } from '../session/cache-guard';
 import { conversationKey } from '../session/conversation-key';
 import { runWithSession } from '../session/session-run';
 import type { TenantRuntime } from '../tenancy/tenant-runtime';
@@ -81,7 +83,8 @@ export async function prepareRequest(deps: PrepareDeps, input: PrepareInput): Pr
     const n = view.messages.length;
     const ttlMs = requestTtlMs(input.dialect, input.raw, view.body);
     // Bypassed turns still advance the boundary: the provider cached what we forwarded.
-    const prev = await deps.store.advanceTurn(input.tenant.id, conversationKey(session, view), { n, at: now, ttlMs });
+    const conversation = conversationKey(session, view);
+    const prev = await deps.store.advanceTurn(input.tenant.id, conversation, { n, at: now, ttlMs });
     if (bypass) return pristine();
     const turn = cacheViewFor(prev, n, isCacheAware(input.cacheMode), now, ttlMs);
     report.compactionReset = turn.compactionReset;
@@ -114,8 +117,10 @@ export async function prepareRequest(deps: PrepareDeps, input: PrepareInput): Pr
         return input.pipeline.run(view.messages, ctx);
       },
     });
+    const guarded = guardCachedPrefix(view.messages, result.messages, turn.view, prev);
+    report.guardReverted = guarded.length;
     report.tokensBefore = result.tokensBefore;
-    report.tokensAfter = result.tokensAfter;
+    report.tokensAfter = guarded.length ? totalTokens(result.messages) : result.tokensAfter;
     report.reports = result.reports;
     report.frozenHits = state.hits;
     report.frozenMisses = state.misses;
@@ -124,13 +129,15 @@ export async function prepareRequest(deps: PrepareDeps, input: PrepareInput): Pr
     const offloaded = stash.entries.size > 0 || snapshot.offloaded === true;
     const inject = shouldInject(deps.injectMode, view, offloaded || view.hasMarkers);
     const encoded = encodeRequest(view, result.messages, { injectExpand: inject });
-    chargeDiscards(report, encoded.discarded);
+    chargeDiscards(report, [...encoded.discarded, ...guarded]);
+    const rewritten = rewrittenIndices(view.messages, result.messages, encoded.discarded);
     // A marker may only leave once its original is acknowledged by the store every replica reads.
     await Promise.all([
       stash.entries.size ? deps.store.putStash(input.tenant.id, session, stash.list()) : undefined,
       state.newFrozen.size || (offloaded && !snapshot.offloaded)
         ? deps.store.commitSession(input.tenant.id, session, { frozen: state.newFrozen, offloaded })
         : undefined,
+      rewritten.length ? deps.store.recordRewrites(input.tenant.id, conversation, rewritten) : undefined,
     ]);
     report.enforced = true;
     report.addedMs = performance.now() - started;

@@ -12,6 +12,11 @@ export interface TurnRecord {
   at: number;
   /** Longest provider cache TTL (ms) the session has asked for so far. */
   ttlMs: number;
+  /**
+   * Normalized indices that turn's forwarded body rewrote (absent: unknown). The provider cached
+   * exactly those bytes, so a later warm turn may change a cached message only where it did.
+   */
+  rewritten?: readonly number[];
 }
 
 export interface SessionWrites {
@@ -43,8 +48,10 @@ export interface HotStore {
   commitSession(tenant: string, session: string, writes: SessionWrites): Promise<void>;
   /** Content the model expanded is never reduced again (tenant-wide, session-independent). */
   markKept(tenant: string, contentKeys: readonly string[]): Promise<void>;
-  /** Atomically returns the previous turn (null when none) and records this one. */
+  /** Atomically returns the previous turn (null when none) and records this one (rewrites reset). */
   advanceTurn(tenant: string, session: string, turn: TurnRecord): Promise<TurnRecord | null>;
+  /** Records which normalized indices the current turn's forwarded body rewrote. */
+  recordRewrites(tenant: string, session: string, rewritten: readonly number[]): Promise<void>;
   health(): StoreHealth;
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -157,8 +157,15 @@ export class MemoryHotStore implements HotStore {
     const prev = t.cache.get(key);
     const previous = prev !== undefined && typeof prev !== 'string' ? prev : null;
     const ttlMs = Math.max(turn.ttlMs, previous?.ttlMs ?? 0);
-    t.cache.set(key, { n: turn.n, at: turn.at, ttlMs }, true);
-    return previous ? { ...previous } : null;
+    t.cache.set(key, { n: turn.n, at: turn.at, ttlMs, rewritten: [] }, true);
+    return previous ? { ...previous, rewritten: [...(previous.rewritten ?? [])] } : null;
+  }
+
+  async recordRewrites(tenant: string, session: string, rewritten: readonly number[]): Promise<void> {
+    const t = this.tenant(tenant);
+    const key = K.turn(session);
+    const rec = t.cache.get(key);
+    if (rec !== undefined && typeof rec !== 'string') t.cache.set(key, { ...rec, rewritten: [...rewritten] }, true);
   }
 
   health(): StoreHealth {

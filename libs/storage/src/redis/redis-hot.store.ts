@@ -33,7 +33,7 @@ export interface RedisHotStoreOptions {
 }
 
 interface Scripts {
-  cgAdvanceTurn(key: string, n: number, at: number, ttlMs: number, ex: number): Promise<string | null>;
+  cgAdvanceTurn(key: string, rwKey: string, n: number, at: number, ttlMs: number, ex: number): Promise<[string, string] | null>;
   cgGetStash(stashKey: string, lruKey: string, ttl: number, now: number, id: string): Promise<string | null>;
   cgLoadSession(numKeys: number, ...args: (string | number)[]): Promise<[string[], string[], string[], number, number]>;
 }
@@ -79,7 +79,7 @@ export class RedisHotStore implements HotStore {
       retryStrategy: (times) => Math.min(100 * times, 2000),
     };
     const redis = new Redis(o.url, opts) as ScriptedRedis;
-    redis.defineCommand('cgAdvanceTurn', { lua: ADVANCE_TURN, numberOfKeys: 1 });
+    redis.defineCommand('cgAdvanceTurn', { lua: ADVANCE_TURN, numberOfKeys: 2 });
     redis.defineCommand('cgGetStash', { lua: GET_STASH, numberOfKeys: 2 });
     redis.defineCommand('cgTrimStash', { lua: TRIM_STASH, numberOfKeys: 1 });
     redis.defineCommand('cgLoadSession', { lua: LOAD_SESSION });
@@ -166,12 +166,21 @@ export class RedisHotStore implements HotStore {
     this.roundTrips++;
     const prev = await this.redis.cgAdvanceTurn(
       `${this.tenantPrefix(tenant)}turn:${session}`,
+      `${this.tenantPrefix(tenant)}turnrw:${session}`,
       Math.max(0, Math.round(turn.n)),
       Math.max(0, Math.round(turn.at)),
       Math.max(0, Math.round(turn.ttlMs)),
       this.ttl,
     );
-    return prev === null ? null : parseTurn(prev);
+    if (!Array.isArray(prev)) return null;
+    const rec = parseTurn(String(prev[0]));
+    if (rec && typeof prev[1] === 'string') rec.rewritten = prev[1] ? prev[1].split(',').map(Number) : [];
+    return rec;
+  }
+
+  async recordRewrites(tenant: string, session: string, rewritten: readonly number[]): Promise<void> {
+    this.roundTrips++;
+    await this.redis.set(`${this.tenantPrefix(tenant)}turnrw:${session}`, rewritten.join(','), 'EX', this.ttl);
   }
 
   /** Warms a stash entry without an ownership record (the tiered store's archive fallback). */

@@ -2,18 +2,22 @@
 // interleave a read and the write that depends on it.
 
 /**
- * advanceTurn. KEYS[1] turn key. ARGV: n, at, ttlMs, expirySeconds.
- * Returns the previous "n,at,ttlMs" (or nil) and stores the new turn with the TTL widened.
+ * advanceTurn. KEYS[1] turn key, KEYS[2] that turn's rewrites key. ARGV: n, at, ttlMs, expirySeconds.
+ * Returns {previous "n,at,ttlMs", its rewrites "i,j,…" or false} (or nil), stores the new turn with
+ * the TTL widened and clears the rewrites so a turn that rewrites nothing records nothing.
  */
 export const ADVANCE_TURN = `
 local prev = redis.call('GET', KEYS[1])
+local rw = redis.call('GET', KEYS[2])
 local ttl = ARGV[3]
 if prev then
   local pt = string.match(prev, ',(%d+)$')
   if pt and tonumber(pt) > tonumber(ttl) then ttl = pt end
 end
 redis.call('SET', KEYS[1], ARGV[1] .. ',' .. ARGV[2] .. ',' .. ttl, 'EX', ARGV[4])
-return prev
+redis.call('DEL', KEYS[2])
+if prev then return {prev, rw or ''} end
+return false
 `;
 
 /**

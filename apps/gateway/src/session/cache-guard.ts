@@ -1,0 +1,28 @@
+// The last line of defence for the provider's prompt cache: on a warm turn, a message inside the
+// cached prefix may differ from what the client sent only where the previous turn's forwarded body
+// differed too (a replayed decision). Any other change at depth — a content-keyed replay landing
+// on a later copy of the same text, a component bug — would re-bill the whole suffix as a cache
+// write, so it is reverted here, whatever component made it.
+import { cloneMessage, sameMessage, type CacheView, type Message, type TurnRecord } from '@context-guru/components';
+
+export function guardCachedPrefix(input: readonly Message[], output: Message[], cache: CacheView, prev: TurnRecord | null): number[] {
+  if (!cache.aware || cache.cold || cache.maxCachedIdx < 0 || !prev?.rewritten || output.length !== input.length) return [];
+  const allowed = new Set(prev.rewritten);
+  const reverted: number[] = [];
+  const last = Math.min(cache.maxCachedIdx, input.length - 1);
+  for (let i = 0; i <= last; i++) {
+    if (allowed.has(i) || sameMessage(input[i], output[i])) continue;
+    output[i] = cloneMessage(input[i]!);
+    reverted.push(i);
+  }
+  return reverted;
+}
+
+/** Indices whose forwarded bytes differ from the client's: what the provider will have cached. */
+export function rewrittenIndices(input: readonly Message[], output: readonly Message[], discarded: readonly number[]): number[] {
+  if (output.length !== input.length) return [];
+  const kept = new Set(discarded);
+  const out: number[] = [];
+  for (let i = 0; i < input.length; i++) if (!kept.has(i) && !sameMessage(input[i], output[i])) out.push(i);
+  return out;
+}
