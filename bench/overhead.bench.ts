@@ -6,6 +6,7 @@ import { MemoryHotStore } from '@context-guru/storage';
 import { systemClock } from '@context-guru/components';
 import { prepareRequest } from '../apps/gateway/src/proxy/prepare-request';
 import { createLogger } from '../apps/gateway/src/observability/logger';
+import { TurnCache } from '../apps/gateway/src/wire/turn-cache';
 import { createTenantRuntime } from '../apps/gateway/src/tenancy/tenant-runtime';
 import { agentSteps, openaiTurn, anthropicTurn } from '../test/support/transcripts';
 import { percentile, table } from './bench-util';
@@ -14,13 +15,13 @@ const TURNS = 100; // 100 tool exchanges → 202 messages
 const WARM_TURNS = 20;
 
 export async function runOverhead(): Promise<string> {
-  const steps = agentSteps(TURNS + WARM_TURNS, 3);
+  const steps = agentSteps(TURNS + WARM_TURNS, 11);
   const rows: string[][] = [];
   for (const dialect of ['openai', 'anthropic'] as const) {
     for (const preset of ['off', 'agent']) {
       const store = new MemoryHotStore({ ttlSeconds: 10_000, maxEntries: 100_000 });
       const tenant = createTenantRuntime('bench', { preset }, 1);
-      const deps = { store, clock: systemClock, log: createLogger('error', () => undefined), injectMode: 'auto' as const };
+      const deps = { store, turns: new TurnCache(), clock: systemClock, log: createLogger('error', () => undefined), injectMode: 'auto' as const };
       const body = (t: number) => JSON.stringify(dialect === 'openai' ? openaiTurn(steps, t) : anthropicTurn(steps, t));
       const run = async (raw: string, session: string) => {
         const t0 = performance.now();

@@ -7,6 +7,7 @@ import { createLogger, type Logger } from './observability/logger';
 import { GatewayMetrics } from './observability/metrics';
 import { StatsRollup } from './observability/stats';
 import { UpstreamClient } from './proxy/upstream.client';
+import { TurnCache } from './wire/turn-cache';
 import { SingleTenantResolver, type TenantResolver } from './tenancy/tenant-resolver';
 import { DEFAULT_TENANT, createTenantRuntime, loadConfigDocument } from './tenancy/tenant-runtime';
 
@@ -21,6 +22,7 @@ export interface GatewayContext {
   upstream: UpstreamClient;
   stats: StatsRollup;
   metrics: GatewayMetrics;
+  turns: TurnCache;
   close(): Promise<void>;
 }
 
@@ -66,6 +68,7 @@ export async function createGatewayContext(env: Env, overrides: ContextOverrides
     upstream,
     stats: new StatsRollup(),
     metrics,
+    turns: new TurnCache(),
     async close() {
       await upstream.close();
       await stores?.close();

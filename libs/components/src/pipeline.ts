@@ -47,7 +47,10 @@ export class Pipeline {
         report.keys = outcome.keys ?? [];
         report.skipped = outcome.skipped ?? false;
         report.irreversible = outcome.irreversible ?? false;
-        const after = working.map(messageTokens);
+        // Only changed messages are re-measured: a warm turn touches few of hundreds.
+        const changed = changedIndices(snapshot, working);
+        const after = working.length === snapshot.length ? perMessage.slice() : working.map(messageTokens);
+        if (working.length === snapshot.length) for (const i of changed) after[i] = messageTokens(working[i]!);
         const total = sum(after);
         if (total > baseline) {
           report.reverted = true;
@@ -63,7 +66,7 @@ export class Pipeline {
           report.error = 'dropped content without stashing it';
         } else {
           report.tokensAfter = total;
-          report.changed = changedIndices(snapshot, working);
+          report.changed = changed;
           snapshot = working;
           perMessage = after;
         }

@@ -34,7 +34,7 @@ export function chatHandler(gw: GatewayContext, dialect: Dialect) {
     let prepared;
     try {
       prepared = await prepareRequest(
-        { store: gw.store, clock: gw.clock, log: gw.log, injectMode: gw.env.injectExpand },
+        { store: gw.store, turns: gw.turns, clock: gw.clock, log: gw.log, injectMode: gw.env.injectExpand },
         {
           route: dialect,
           dialect,

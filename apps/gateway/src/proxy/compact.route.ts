@@ -43,7 +43,7 @@ export function compactHandler(gw: GatewayContext) {
     const started = performance.now();
     try {
       const prepared = await prepareRequest(
-        { store: gw.store, clock: gw.clock, log: gw.log, injectMode: gw.env.injectExpand },
+        { store: gw.store, turns: gw.turns, clock: gw.clock, log: gw.log, injectMode: gw.env.injectExpand },
         {
           route: 'compact',
           dialect,

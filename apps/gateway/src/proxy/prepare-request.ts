@@ -21,11 +21,14 @@ import { conversationKey } from '../session/conversation-key';
 import { runWithSession } from '../session/session-run';
 import type { TenantRuntime } from '../tenancy/tenant-runtime';
 import { decodeRequest, encodeRequest } from '../wire/request.wire';
+import type { TurnCache } from '../wire/turn-cache';
 import { resolveSessionKey } from '../wire/session-key';
 import type { Dialect, WireView } from '../wire/wire.types';
 
 export interface PrepareDeps {
   store: HotStore;
+  /** Reuses the previous turn's decode and encode for the byte-identical prefix (optional). */
+  turns?: TurnCache;
   clock: Clock;
   log: Logger;
   injectMode: InjectMode;
@@ -53,7 +56,13 @@ export interface Prepared {
   report: RequestReport;
 }
 
-const MAYBE_PLACEHOLDER = /<<cg:|\\u003[cC]\\u003[cC]cg:|⟪cg⟫|\\u27[eE][aA]cg/;
+/**
+ * Could the body carry a marker or the sentinel, raw or JSON-escaped? A cheap over-approximation
+ * (indexOf runs at memory speed; a false positive only takes the full path).
+ */
+function maybePlaceholder(raw: string): boolean {
+  return raw.includes('cg:') || raw.includes('⟪cg') || (raw.includes('\\u27') && /\\u27[eE][aA]cg/.test(raw));
+}
 
 /** Decoding errors propagate (the caller answers 400); everything after decoding fails open. */
 export async function prepareRequest(deps: PrepareDeps, input: PrepareInput): Promise<Prepared> {
@@ -61,12 +70,13 @@ export async function prepareRequest(deps: PrepareDeps, input: PrepareInput): Pr
   const report = emptyReport(input.route, input.tenant.id);
   // An empty pipeline is a transparent proxy: with no marker to keep resolvable and no tool to
   // inject, nothing needs decoding and the client's bytes go out as they came.
-  if (input.pipeline.components.length === 0 && deps.injectMode !== 'always' && !MAYBE_PLACEHOLDER.test(input.raw)) {
+  if (input.pipeline.components.length === 0 && deps.injectMode !== 'always' && !maybePlaceholder(input.raw)) {
     report.bypassed = input.bypassHeader;
     report.addedMs = performance.now() - started;
     return { session: '', outgoing: input.raw, advertised: false, report };
   }
-  const view = decodeRequest(input.dialect, input.raw);
+  const decoded = deps.turns ? deps.turns.decode(input.dialect, input.raw, input.tenant.id) : { view: decodeRequest(input.dialect, input.raw), reuse: null };
+  const view = decoded.view;
   const session = resolveSessionKey(view, input.sessionHeader, input.tenant.id);
   const pristine = (reason?: string): Prepared => {
     if (reason) {
@@ -128,7 +138,9 @@ export async function prepareRequest(deps: PrepareDeps, input: PrepareInput): Pr
 
     const offloaded = stash.entries.size > 0 || snapshot.offloaded === true;
     const inject = shouldInject(deps.injectMode, view, offloaded || view.hasMarkers);
-    const encoded = encodeRequest(view, result.messages, { injectExpand: inject });
+    const encoded = deps.turns
+      ? deps.turns.encode(decoded, result.messages, { injectExpand: inject }, input.tenant.id)
+      : encodeRequest(view, result.messages, { injectExpand: inject });
     chargeDiscards(report, [...encoded.discarded, ...guarded]);
     const rewritten = rewrittenIndices(view.messages, result.messages, encoded.discarded);
     // A marker may only leave once its original is acknowledged by the store every replica reads.

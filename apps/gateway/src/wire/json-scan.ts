@@ -122,6 +122,20 @@ export function elements(raw: string, at: number): Span[] {
   }
 }
 
+/** The elements that follow the element ending at `end`, up to the array's closing bracket. */
+export function elementsAfter(raw: string, end: number): Span[] {
+  const out: Span[] = [];
+  let i = skipWs(raw, end);
+  while (raw.charCodeAt(i) === COMMA) {
+    i = skipWs(raw, i + 1);
+    const e = skipValue(raw, i);
+    out.push({ start: i, end: e });
+    i = skipWs(raw, e);
+  }
+  if (raw.charCodeAt(i) !== CLOSE_ARR) throw new Error(`expected , or ] at ${i}`);
+  return out;
+}
+
 /** Element `k` of the array at `at`, walking only as far as needed. */
 export function elementAt(raw: string, at: number, k: number): Span | undefined {
   if (raw.charCodeAt(at) !== OPEN_ARR) return undefined;
@@ -152,6 +166,14 @@ export function spanAt(raw: string, at: Span, path: readonly (string | number)[]
  * The top level of the body, walked once on first use: every member's value span (last duplicate
  * wins) and the element spans of `messages`, recorded during that same walk.
  */
+/** Message spans already known to be valid in a body (a previous turn's identical prefix). */
+export interface MessageSeed {
+  /** Where the `messages` array opens ('['). */
+  arrayStart: number;
+  /** Spans of its first elements, in this body's coordinates. */
+  spans: readonly Span[];
+}
+
 export class RawIndex {
   private walked = false;
   private readonly top = new Map<string, Span>();
@@ -159,7 +181,17 @@ export class RawIndex {
   private rootSpan: Span = { start: 0, end: 0 };
   private lastEnd = -1;
 
-  constructor(readonly raw: string) {}
+  constructor(
+    readonly raw: string,
+    private readonly seed?: MessageSeed,
+  ) {}
+
+  /** Element spans of `messages` at `start`, continuing after the seeded prefix when there is one. */
+  private messageSpans(start: number): Span[] {
+    const seed = this.seed;
+    if (!seed || seed.arrayStart !== start || seed.spans.length === 0) return elements(this.raw, start);
+    return [...seed.spans, ...elementsAfter(this.raw, seed.spans[seed.spans.length - 1]!.end)];
+  }
 
   private walk(): void {
     if (this.walked) return;
@@ -175,7 +207,7 @@ export class RawIndex {
         const start = skipWs(raw, skipWs(raw, keyEnd) + 1);
         let end: number;
         if (key === 'messages' && raw.charCodeAt(start) === OPEN_ARR) {
-          this.msgs = elements(raw, start);
+          this.msgs = this.messageSpans(start);
           end = skipWs(raw, this.msgs.length ? this.msgs[this.msgs.length - 1]!.end : start + 1) + 1;
         } else {
           if (key === 'messages') this.msgs = [];
@@ -199,6 +231,11 @@ export class RawIndex {
   message(i: number): Span | undefined {
     this.walk();
     return this.msgs[i];
+  }
+
+  messageCount(): number {
+    this.walk();
+    return this.msgs.length;
   }
 
   /** Where a new top-level member can be inserted (just past the last member's value), and whether a comma is needed. */

@@ -13,16 +13,25 @@ function inside(pos: number, spans: readonly Span[]): boolean {
   return spans.some((s) => pos >= s.start && pos < s.end);
 }
 
-/** True when some match of `re` lies inside `messages` or `system`; the index is walked only on a hit. */
-export function rawFieldsMatch(index: RawIndex, re: RegExp): boolean {
+/**
+ * Position of the first match of `re` at or after `from` that lies inside `messages` or `system`,
+ * or -1; the index is walked only on a hit.
+ */
+export function firstFieldMatch(index: RawIndex, re: RegExp, from = 0): number {
   const raw = index.raw;
   const g = new RegExp(re.source, 'g');
+  g.lastIndex = from;
   let spans: Span[] | undefined;
   for (let m = g.exec(raw); m; m = g.exec(raw)) {
     spans ??= [index.topLevel('messages'), index.topLevel('system')].filter((s): s is Span => s !== undefined);
-    if (inside(m.index, spans)) return true;
+    if (inside(m.index, spans)) return m.index;
   }
-  return false;
+  return -1;
+}
+
+/** True when some match of `re` lies inside `messages` or `system`. */
+export function rawFieldsMatch(index: RawIndex, re: RegExp): boolean {
+  return firstFieldMatch(index, re) >= 0;
 }
 
 export function rawHasMarkers(index: RawIndex): boolean {

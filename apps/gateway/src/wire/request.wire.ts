@@ -7,8 +7,9 @@ import { normalizeAnthropic, planAnthropic } from './anthropic.wire';
 import { expandDeclared, expandToolJson, toolChoiceAllows } from './expand-tool';
 import { describeSyntaxError, locateSyntaxError } from './json-error';
 import { elements, RawIndex } from './json-scan';
-import { RAW_SENTINEL_RE, rawFieldsMatch, rawHasMarkers } from './markers-raw';
+import { firstFieldMatch, RAW_MARKER_RE, RAW_SENTINEL_RE } from './markers-raw';
 import { normalizeOpenAI, planOpenAI } from './openai.wire';
+import { rebuildRequest } from './rebuild';
 import { applyEdits, isObject, sameMessage, type Plan } from './splice';
 import { WireError, type Dialect, type Edit, type EncodeResult, type Slot, type WireView } from './wire.types';
 
@@ -45,10 +46,32 @@ export function decodeRequest(dialect: Dialect, raw: string): WireView {
   }
   if (!isObject(parsed)) throw new WireError(400, 'invalid_request', 'the request body must be a JSON object');
   if (!Array.isArray(parsed.messages)) throw new WireError(400, 'invalid_request', '`messages` must be an array');
-  const body = parsed;
-  const { messages, slots } = dialect === 'openai' ? normalizeOpenAI(body) : normalizeAnthropic(body);
-  const index = new RawIndex(raw);
-  const hasMarkers = rawHasMarkers(index);
+  const norm = dialect === 'openai' ? normalizeOpenAI(parsed) : normalizeAnthropic(parsed);
+  return assembleView(dialect, raw, parsed, norm, norm.messages.map(cloneMessage), new RawIndex(raw));
+}
+
+/** What an earlier turn already learned about placeholders in the byte-identical prefix. */
+export interface PrefixScan {
+  /** Scan only from here on. */
+  from: number;
+  firstMarkerAt: number;
+  firstSentinelAt: number;
+}
+
+/** The view over decoded parts; with `prefix`, placeholder scans cover only the new bytes. */
+export function assembleView(
+  dialect: Dialect,
+  raw: string,
+  body: Record<string, unknown>,
+  norm: { messages: Message[]; slots: Slot[] },
+  original: Message[],
+  index: RawIndex,
+  prefix?: PrefixScan,
+): WireView {
+  const { messages, slots } = norm;
+  const firstMarkerAt = prefix && prefix.firstMarkerAt >= 0 ? prefix.firstMarkerAt : firstFieldMatch(index, RAW_MARKER_RE, prefix?.from ?? 0);
+  const firstSentinelAt =
+    prefix && prefix.firstSentinelAt >= 0 ? prefix.firstSentinelAt : firstFieldMatch(index, RAW_SENTINEL_RE, prefix?.from ?? 0);
   const tools = body.tools;
   return {
     dialect,
@@ -62,18 +85,20 @@ export function decodeRequest(dialect: Dialect, raw: string): WireView {
     firstUserText: plainText(messages.find((m) => m.role === 'user')),
     stream: body.stream === true,
     breakpoints: countBreakpoints(body),
-    hasMarkers,
-    hasPlaceholder: hasMarkers || rawFieldsMatch(index, RAW_SENTINEL_RE),
+    hasMarkers: firstMarkerAt >= 0,
+    hasPlaceholder: firstMarkerAt >= 0 || firstSentinelAt >= 0,
     toolsDeclared: Array.isArray(tools) && tools.length > 0,
     toolChoiceAllowsInjection: toolChoiceAllows(dialect, body.tool_choice),
     expandToolDeclared: expandDeclared(tools),
     slots,
-    original: messages.map(cloneMessage),
+    original,
     index,
+    firstMarkerAt,
+    firstSentinelAt,
   };
 }
 
-function plan(view: WireView, slot: Slot, before: Message, after: Message): Plan | null {
+export function plan(view: WireView, slot: Slot, before: Message, after: Message): Plan | null {
   try {
     return slot.kind === 'openai'
       ? planOpenAI(view.index, view.body, slot, before, after)
@@ -84,7 +109,7 @@ function plan(view: WireView, slot: Slot, before: Message, after: Message): Plan
 }
 
 /** Appends the expand tool last to `tools`, creating `tools` when absent; null when not allowed. */
-function injection(view: WireView): Edit | null {
+export function injection(view: WireView): Edit | null {
   if (!view.toolChoiceAllowsInjection || view.expandToolDeclared) return null;
   const raw = view.raw;
   const tool = expandToolJson(view.dialect);
@@ -107,29 +132,77 @@ function injection(view: WireView): Edit | null {
  * failure the received bytes are forwarded.
  */
 export function encodeRequest(view: WireView, out: Message[], opts: { injectExpand: boolean }): EncodeResult {
+  return encodeEdits(view, out, opts).result;
+}
+
+/** The edits an encode applied to the received text (absolute positions), for reuse on the next turn. */
+export interface EncodePlan {
+  edits: Edit[];
+}
+
+/** A previous turn's output for the byte-identical prefix of this body (see turn-cache.ts). */
+export interface ReusedPrefix {
+  /** Raw position where the reused prefix ends (the end of a whole body message). */
+  rawEnd: number;
+  /** The previous output's bytes for raw[0, rawEnd). */
+  outPrefix: string;
+  /** The first normalized message not covered by the prefix. */
+  fromMessage: number;
+  /** The previous turn's edits inside the prefix (same positions here: the bytes are identical). */
+  prefixEdits: Edit[];
+  discardedBefore: number[];
+}
+
+/**
+ * Encodes and says which edits it applied. With `reused`, messages inside the prefix are not
+ * planned again: their output bytes are the previous turn's, which the caller proved identical.
+ * Never throws: an internal failure forwards the body as received.
+ */
+export function encodeEdits(
+  view: WireView,
+  out: Message[],
+  opts: { injectExpand: boolean },
+  reused?: ReusedPrefix,
+): { result: EncodeResult; plan: EncodePlan | null } {
   const unchanged: EncodeResult = { raw: view.raw, changed: false, discarded: [], injected: false, breakpoints: view.breakpoints };
   try {
-    return encode(view, out, opts, unchanged);
+    return encode(view, out, opts, unchanged, reused);
   } catch {
-    return unchanged;
+    return { result: unchanged, plan: { edits: [] } };
   }
 }
 
-function encode(view: WireView, out: Message[], opts: { injectExpand: boolean }, unchanged: EncodeResult): EncodeResult {
-  const edits: Edit[] = [];
-  const discarded: number[] = [];
-  const changed: number[] = [];
+function encode(
+  view: WireView,
+  out: Message[],
+  opts: { injectExpand: boolean },
+  unchanged: EncodeResult,
+  reused: ReusedPrefix | undefined,
+): { result: EncodeResult; plan: EncodePlan | null } {
+  // A changed count or a changed role may be a restructuring (summarize): rebuild it if it is one.
+  // With the count unchanged, a declined rebuild still writes every in-place change below.
+  const sameCount = out.length === view.original.length;
+  if (!sameCount || out.some((m, i) => m.role !== view.original[i]!.role)) {
+    const rebuilt = encodeRebuild(view, out, opts, unchanged);
+    if (rebuilt.discarded.length === 0 || !sameCount) return { result: rebuilt, plan: null };
+    reused = undefined;
+  }
+  const inj = opts.injectExpand ? injection(view) : null;
+  // The expand tool must land after the reused prefix, or the prefix bytes are not last turn's.
+  if (reused && inj && inj.start < reused.rawEnd) reused = undefined;
+  const edits: Edit[] = reused ? [...reused.prefixEdits] : [];
+  const discarded: number[] = reused ? [...reused.discardedBefore] : [];
+  const changed: number[] = [...discarded];
   const original = view.original;
   // Spending breakpoints the inbound body did not have is capped so we never cause a breach.
-  let budget = Math.max(0, MAX_BREAKPOINTS - view.breakpoints);
-  let inserted = 0;
-  for (let i = 0; i < Math.max(out.length, original.length); i++) {
+  let inserted = edits.filter((e) => e.breakpoint).length;
+  let budget = Math.max(0, MAX_BREAKPOINTS - view.breakpoints - inserted);
+  for (let i = reused?.fromMessage ?? 0; i < Math.max(out.length, original.length); i++) {
     const before = original[i];
     const after = out[i];
     if (before && after && sameMessage(before, after)) continue;
     changed.push(i);
-    // A different message count (a rebuild) has no write-back here: every differing index is discarded.
-    const p = before && after && out.length === original.length ? plan(view, view.slots[i]!, before, after) : null;
+    const p = before && after ? plan(view, view.slots[i]!, before, after) : null;
     if (!p || p.inserted > budget) {
       discarded.push(i);
       continue;
@@ -138,14 +211,37 @@ function encode(view: WireView, out: Message[], opts: { injectExpand: boolean },
     inserted += p.inserted;
     edits.push(...p.edits);
   }
-  const inj = opts.injectExpand ? injection(view) : null;
-  if (inj) edits.push(inj);
+  if (inj) edits.push({ ...inj, injection: true });
   const injected = inj !== null;
-  if (!edits.length) return { ...unchanged, discarded };
+  if (!edits.length) return { result: { ...unchanged, discarded }, plan: { edits } };
   try {
-    const raw = applyEdits(view.raw, edits);
-    return { raw, changed: true, discarded, injected, breakpoints: view.breakpoints + inserted };
+    let raw: string;
+    if (reused) {
+      const tail = edits.filter((e) => e.start >= reused.rawEnd).map((e) => ({ ...e, start: e.start - reused.rawEnd, end: e.end - reused.rawEnd }));
+      raw = reused.outPrefix + applyEdits(view.raw.slice(reused.rawEnd), tail);
+    } else {
+      raw = applyEdits(view.raw, edits);
+    }
+    return { result: { raw, changed: true, discarded, injected, breakpoints: view.breakpoints + inserted }, plan: { edits } };
   } catch {
-    return { ...unchanged, discarded: changed };
+    return { result: { ...unchanged, discarded: changed }, plan: { edits: [] } };
   }
+}
+
+/**
+ * A restructured message list (summarize) is rebuilt from whole received messages (rebuild.ts). A
+ * declined rebuild forwards the received messages and discards every index that differs.
+ */
+function encodeRebuild(view: WireView, out: Message[], opts: { injectExpand: boolean }, unchanged: EncodeResult): EncodeResult {
+  const inj = opts.injectExpand ? injection(view) : null;
+  const rebuilt = rebuildRequest(view, out, inj, (i, before, after) => plan(view, view.slots[i]!, before, after));
+  if (rebuilt) return { raw: rebuilt.raw, changed: true, discarded: [], injected: inj !== null, breakpoints: rebuilt.breakpoints };
+  const discarded: number[] = [];
+  for (let i = 0; i < Math.max(out.length, view.original.length); i++) {
+    const before = view.original[i];
+    const after = out[i];
+    if (!before || !after || !sameMessage(before, after)) discarded.push(i);
+  }
+  if (!inj) return { ...unchanged, discarded };
+  return { raw: applyEdits(view.raw, [inj]), changed: true, discarded, injected: true, breakpoints: view.breakpoints };
 }

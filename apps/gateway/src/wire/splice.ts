@@ -96,7 +96,7 @@ export function planBlocks(
       if (oc !== undefined || !isObject(nc) || Object.hasOwn(rb, 'cache_control')) return null;
       const ins = memberInsert(raw, blockSpan, 'cache_control', nc);
       if (!ins) return null;
-      plan.edits.push(ins);
+      plan.edits.push({ ...ins, breakpoint: true });
       plan.inserted++;
     }
     const ob = withoutCache(o);

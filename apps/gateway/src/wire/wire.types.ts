@@ -61,6 +61,10 @@ export interface WireView {
   original: readonly Message[];
   /** Lazily built position index of the raw body. */
   index: RawIndex;
+  /** Where the first marker inside `messages`/`system` starts, or -1 (lets a later turn scan only what is new). */
+  firstMarkerAt: number;
+  /** Where the first summary sentinel inside `messages`/`system` starts, or -1. */
+  firstSentinelAt: number;
 }
 
 export interface EncodeResult {
@@ -79,4 +83,8 @@ export interface Edit {
   start: number;
   end: number;
   text: string;
+  /** The edit inserts a cache_control breakpoint (it spends the budget of 4). */
+  breakpoint?: boolean;
+  /** The edit appends the expand tool. */
+  injection?: boolean;
 }

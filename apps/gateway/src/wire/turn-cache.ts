@@ -1,0 +1,199 @@
+// Agents re-send the whole transcript every turn, so a warm turn's body is the previous turn's
+// body plus a few new messages. The turn cache keeps each session's last decoded view and encoded
+// output and reuses both for the byte-identical prefix: a warm turn parses, plans and splices only
+// what is new. Reuse is decided by comparing bytes and pipeline outputs, never by trusting a key,
+// so a stale or colliding entry can only cost a full decode, never a wrong byte.
+import { cloneMessage, sameMessage, type Message } from '@context-guru/components';
+import { elementsAfter, RawIndex, skipWs, type Span } from './json-scan';
+import { normalizeAnthropic } from './anthropic.wire';
+import { normalizeOpenAI } from './openai.wire';
+import { assembleView, decodeRequest, encodeEdits, type EncodePlan, type ReusedPrefix } from './request.wire';
+import type { Dialect, EncodeResult, WireView } from './wire.types';
+
+const KEY_CHARS = 2048;
+const PER_KEY = 8;
+/** How many trailing messages a client may have re-written (moved cache_control) and still reuse. */
+const REWRITTEN_TAIL = 3;
+
+interface Entry {
+  key: string;
+  view: WireView;
+  /** Element spans of the body's `messages` (valid in view.raw). */
+  spans: Span[];
+  arrayStart: number;
+  /** Text after the messages array's closing bracket. */
+  tail: string;
+  /** Absent when that turn's encode cannot be reused (a restructured message list). */
+  encoded?: { out: Message[]; plan: EncodePlan; result: EncodeResult };
+  chars: number;
+}
+
+export interface Reuse {
+  prev: Entry;
+  /** Leading body messages byte-identical to the previous turn's. */
+  bodyMessages: number;
+  /** Leading normalized messages that come from those body messages. */
+  normalized: number;
+}
+
+export interface DecodedTurn {
+  view: WireView;
+  reuse: Reuse | null;
+}
+
+export class TurnCache {
+  private readonly byKey = new Map<string, Entry[]>();
+  private readonly lru = new Set<Entry>();
+  private chars = 0;
+  hits = 0;
+  misses = 0;
+
+  constructor(private readonly maxChars = 128 * 1024 * 1024) {}
+
+  decode(dialect: Dialect, raw: string, scope: string): DecodedTurn {
+    const key = `${scope}\u0000${dialect}\u0000${raw.slice(0, KEY_CHARS)}`;
+    for (const prev of this.byKey.get(key) ?? []) {
+      const reuse = matchPrefix(prev, raw);
+      if (!reuse) continue;
+      const view = extendView(prev, raw, reuse);
+      if (!view) break;
+      this.hits++;
+      return { view, reuse: { prev, ...reuse } };
+    }
+    this.misses++;
+    return { view: decodeRequest(dialect, raw), reuse: null };
+  }
+
+  /** Encodes, reusing the previous turn's output for the prefix whose outputs did not change. */
+  encode(turn: DecodedTurn, out: Message[], opts: { injectExpand: boolean }, scope: string): EncodeResult {
+    const { view, reuse } = turn;
+    const reused = reuse?.prev.encoded ? prefixOutput(view, out, reuse) : null;
+    const { result, plan } = encodeEdits(view, out, opts, reused ?? undefined);
+    this.remember(scope, view, plan ? { out, plan, result } : undefined, reuse?.prev);
+    return result;
+  }
+
+  private remember(scope: string, view: WireView, encoded: Entry['encoded'], replaces: Entry | undefined): void {
+    if (replaces) this.drop(replaces);
+    const span = view.index.topLevel('messages');
+    if (!span || view.raw.charCodeAt(span.start) !== 0x5b) return;
+    const count = view.index.messageCount();
+    const spans: Span[] = [];
+    for (let i = 0; i < count; i++) spans.push(view.index.message(i)!);
+    const entry: Entry = {
+      key: `${scope}\u0000${view.dialect}\u0000${view.raw.slice(0, KEY_CHARS)}`,
+      view,
+      spans,
+      arrayStart: span.start,
+      tail: view.raw.slice(span.end),
+      encoded,
+      chars: view.raw.length + (encoded?.result.raw.length ?? 0),
+    };
+    const list = this.byKey.get(entry.key) ?? [];
+    list.unshift(entry);
+    if (list.length > PER_KEY) for (const old of list.splice(PER_KEY)) this.forget(old);
+    this.byKey.set(entry.key, list);
+    this.lru.add(entry);
+    this.chars += entry.chars;
+    for (const old of this.lru) {
+      if (this.chars <= this.maxChars) break;
+      this.drop(old);
+    }
+  }
+
+  private drop(e: Entry): void {
+    const list = this.byKey.get(e.key);
+    if (list) {
+      const i = list.indexOf(e);
+      if (i >= 0) list.splice(i, 1);
+      if (!list.length) this.byKey.delete(e.key);
+    }
+    this.forget(e);
+  }
+
+  private forget(e: Entry): void {
+    if (this.lru.delete(e)) this.chars -= e.chars;
+  }
+}
+
+/** How many leading body messages of `raw` are byte-identical to `prev`'s (allowing a rewritten tail). */
+function matchPrefix(prev: Entry, raw: string): { bodyMessages: number; normalized: number } | null {
+  const spans = prev.spans;
+  const prevRaw = prev.view.raw;
+  for (let k = spans.length; k >= Math.max(1, spans.length - REWRITTEN_TAIL); k--) {
+    const end = spans[k - 1]!.end;
+    // `===` on two slices compares memory directly; startsWith walks characters (30x slower).
+    if (raw.length <= end || raw.slice(0, end) !== prevRaw.slice(0, end)) continue;
+    const next = raw.charCodeAt(skipWs(raw, end));
+    if (next !== 0x2c && next !== 0x5d) continue; // ',' or ']' must follow an element
+    let normalized = 0;
+    while (normalized < prev.view.slots.length && prev.view.slots[normalized]!.msg < k) normalized++;
+    return { bodyMessages: k, normalized };
+  }
+  return null;
+}
+
+/** The view of `raw` built from the previous view's prefix plus the newly parsed messages. */
+function extendView(prev: Entry, raw: string, m: { bodyMessages: number; normalized: number }): WireView | null {
+  try {
+    const k = m.bodyMessages;
+    const seedSpans = prev.spans.slice(0, k);
+    const fresh = elementsAfter(raw, seedSpans[k - 1]!.end);
+    const arrayEnd = skipWs(raw, fresh.length ? fresh[fresh.length - 1]!.end : seedSpans[k - 1]!.end) + 1;
+    const tail = raw.slice(arrayEnd);
+    // A second `messages` key later in the body would win in JSON.parse: leave that to the full path.
+    if (tail.includes('"messages"')) return null;
+    const rest =
+      tail === prev.tail
+        ? prev.view.body
+        : (JSON.parse(`${raw.slice(0, prev.arrayStart)}[]${tail}`) as Record<string, unknown>);
+    const added: unknown[] = fresh.length ? (JSON.parse(`[${raw.slice(fresh[0]!.start, fresh[fresh.length - 1]!.end)}]`) as unknown[]) : [];
+    const prevList = prev.view.body.messages as unknown[];
+    const body: Record<string, unknown> = { ...rest, messages: [...prevList.slice(0, k), ...added] };
+    const norm = prev.view.dialect === 'openai' ? normalizeOpenAI({ messages: added }) : normalizeAnthropic({ messages: added });
+    const messages = [...prev.view.messages.slice(0, m.normalized), ...norm.messages];
+    const slots = [...prev.view.slots.slice(0, m.normalized), ...norm.slots.map((s) => ({ ...s, msg: s.msg + k }))];
+    const original = [...prev.view.original.slice(0, m.normalized), ...norm.messages.map(cloneMessage)];
+    const index = new RawIndex(raw, { arrayStart: prev.arrayStart, spans: seedSpans });
+    const end = seedSpans[k - 1]!.end;
+    // Placeholders in the identical prefix were found last turn; only the new bytes are scanned.
+    return assembleView(prev.view.dialect, raw, body, { messages, slots }, original, index, {
+      from: end,
+      firstMarkerAt: prev.view.firstMarkerAt < end ? prev.view.firstMarkerAt : -1,
+      firstSentinelAt: prev.view.firstSentinelAt < end ? prev.view.firstSentinelAt : -1,
+    });
+  } catch {
+    return null; // anything unexpected: the full decode gives the precise answer (or error)
+  }
+}
+
+/**
+ * The previous output's bytes for the leading body messages whose pipeline outputs are unchanged:
+ * identical input bytes + identical before/after → identical spliced bytes.
+ */
+function prefixOutput(view: WireView, out: Message[], reuse: Reuse): ReusedPrefix | null {
+  const enc = reuse.prev.encoded!;
+  if (out.length !== view.messages.length || enc.out.length !== reuse.prev.view.messages.length) return null;
+  let n = 0;
+  while (n < reuse.normalized && sameMessage(out[n], enc.out[n])) n++;
+  // Whole body messages only: a body message is reusable when all its normalized messages are.
+  const bodyMsg = n < reuse.normalized ? view.slots[n]!.msg : reuse.bodyMessages;
+  if (bodyMsg === 0) return null;
+  while (n > 0 && view.slots[n - 1]!.msg >= bodyMsg) n--;
+  const rawEnd = reuse.prev.spans[bodyMsg - 1]!.end;
+  const before = enc.plan.edits.filter((e) => e.end <= rawEnd);
+  if (enc.plan.edits.some((e) => e.start < rawEnd && e.end > rawEnd)) return null;
+  // Breakpoints spent in the prefix were budgeted against last turn's inbound count.
+  if (before.some((e) => e.breakpoint) && view.breakpoints !== reuse.prev.view.breakpoints) return null;
+  // The expand tool lives in `tools`; if that sits before the messages, last turn's decision must hold.
+  if (before.some((e) => e.injection)) return null;
+  let outEnd = rawEnd;
+  for (const e of before) outEnd += e.text.length - (e.end - e.start);
+  return {
+    rawEnd,
+    outPrefix: enc.result.raw.slice(0, outEnd),
+    fromMessage: n,
+    prefixEdits: before,
+    discardedBefore: enc.result.discarded.filter((i) => i < n),
+  };
+}
