@@ -16,7 +16,7 @@ export interface RecordedRequest {
 
 export type ScriptedReply =
   | { kind: 'json'; status?: number; body: unknown; headers?: Record<string, string> }
-  | { kind: 'sse'; events: string[]; chunkSize?: number }
+  | { kind: 'sse'; events: string[]; chunkSize?: number; delayMs?: number }
   | { kind: 'raw'; status: number; body: string; headers?: Record<string, string> }
   | { kind: 'hang' };
 
@@ -83,8 +83,9 @@ async function send(res: ServerResponse, reply: ScriptedReply): Promise<void> {
   // Odd chunk sizes split SSE lines (and UTF-8 sequences) at awkward places, as real networks do.
   const bytes = Buffer.from(text, 'utf8');
   for (let i = 0; i < bytes.length; i += size) {
+    if (res.destroyed) return;
     res.write(bytes.subarray(i, i + size));
-    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => (reply.delayMs ? setTimeout(r, reply.delayMs) : setImmediate(r)));
   }
   res.end();
 }

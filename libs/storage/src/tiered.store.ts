@@ -119,13 +119,28 @@ export class TieredHotStore implements HotStore {
     this.queue.enqueueKept(tenant, contentKeys);
   }
 
-  /** Turn records are hot-only: losing one reads as "no previous turn" (warm), the safe side. */
-  advanceTurn(tenant: string, session: string, turn: TurnRecord): Promise<TurnRecord | null> {
-    return this.hot.advanceTurn(tenant, session, turn);
+  /**
+   * The hot store decides atomically; the durable copy follows behind. When the hot store has no
+   * record (a flush or restart lost it), the durable one answers, so the next turn is not mistaken
+   * for a session's first (which would let new decisions land inside the cached prefix).
+   */
+  async advanceTurn(tenant: string, session: string, turn: TurnRecord): Promise<TurnRecord | null> {
+    const prev = await this.hot.advanceTurn(tenant, session, turn);
+    const pending = this.queue.pendingTurn(tenant, session);
+    this.queue.enqueueTurn(tenant, session, turn);
+    if (prev) return prev;
+    if (pending?.turn) return { ...pending.turn, rewritten: pending.rewritten ?? [] };
+    try {
+      return await this.durable.loadTurn(tenant, session);
+    } catch (err) {
+      this.log.warn('durable turn lookup failed; treating the turn as the first', { err: errorText(err) });
+      return null;
+    }
   }
 
-  recordRewrites(tenant: string, session: string, rewritten: readonly number[]): Promise<void> {
-    return this.hot.recordRewrites(tenant, session, rewritten);
+  async recordRewrites(tenant: string, session: string, rewritten: readonly number[]): Promise<void> {
+    await this.hot.recordRewrites(tenant, session, rewritten);
+    this.queue.enqueueRewrites(tenant, session, rewritten);
   }
 
   health(): StoreHealth {

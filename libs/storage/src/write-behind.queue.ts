@@ -1,7 +1,8 @@
 // Durable writes queued behind the acknowledged hot writes: flushed in batches on a short timer
 // and at close, retried with backoff on failure, never failing (or slowing) a request. Bounded:
 // past maxPending the oldest archive entries are dropped and counted.
-import type { ArchivedStash, CheckpointWrite, DurableStore } from './sql/durable.store';
+import type { TurnRecord } from '@context-guru/components';
+import type { ArchivedStash, CheckpointWrite, DurableStore, TurnWrite } from './sql/durable.store';
 import { errorText, silentLogger, type StorageLogger } from './storage-logger';
 
 export interface WriteBehindOptions {
@@ -30,6 +31,8 @@ export class WriteBehindQueue {
   /** tenant\0session → merged writes (later replacements win). */
   private checkpoints = new Map<string, CheckpointWrite & { frozen: Map<string, string> }>();
   private kept = new Map<string, Set<string>>();
+  /** tenant\0session → the latest turn write (a new turn replaces pending rewrites). */
+  private turns = new Map<string, TurnWrite>();
   private timer: NodeJS.Timeout | undefined;
   private inFlight: Promise<void> | undefined;
   private backoffMs = 0;
@@ -69,6 +72,23 @@ export class WriteBehindQueue {
     if (!s) this.kept.set(tenant, (s = new Set()));
     for (const ck of contentKeys) s.add(ck);
     this.schedule();
+  }
+
+  enqueueTurn(tenant: string, session: string, turn: TurnRecord): void {
+    this.turns.set(`${tenant}\u0000${session}`, { tenant, session, turn });
+    this.schedule();
+  }
+
+  enqueueRewrites(tenant: string, session: string, rewritten: readonly number[]): void {
+    const key = `${tenant}\u0000${session}`;
+    const w = this.turns.get(key);
+    this.turns.set(key, w ? { ...w, rewritten } : { tenant, session, rewritten });
+    this.schedule();
+  }
+
+  /** A turn write not yet flushed (read before the database when the hot copy is gone). */
+  pendingTurn(tenant: string, session: string): TurnWrite | undefined {
+    return this.turns.get(`${tenant}\u0000${session}`);
   }
 
   /** A queued original not yet archived (an expand right after a hot loss still resolves). */
@@ -112,7 +132,7 @@ export class WriteBehindQueue {
   }
 
   private isEmpty(): boolean {
-    return this.stashes.length === 0 && this.checkpoints.size === 0 && this.kept.size === 0;
+    return this.stashes.length === 0 && this.checkpoints.size === 0 && this.kept.size === 0 && this.turns.size === 0;
   }
 
   private schedule(): void {
@@ -125,9 +145,11 @@ export class WriteBehindQueue {
     const stashes = this.stashes;
     const checkpoints = this.checkpoints;
     const kept = this.kept;
+    const turns = this.turns;
     this.stashes = [];
     this.checkpoints = new Map();
     this.kept = new Map();
+    this.turns = new Map();
     let stage = 'archive';
     let done = 0;
     try {
@@ -142,6 +164,9 @@ export class WriteBehindQueue {
         await this.durable.markKept(tenant, [...cks]);
         kept.delete(tenant);
       }
+      stage = 'turns';
+      if (turns.size > 0) await this.durable.saveTurns([...turns.values()]);
+      turns.clear();
       this.stats_.flushes++;
       this.backoffMs = 0;
     } catch (err) {
@@ -161,6 +186,7 @@ export class WriteBehindQueue {
         for (const ck of cks) s.add(ck);
         this.kept.set(tenant, s);
       }
+      for (const [k, w] of turns) if (!this.turns.has(k)) this.turns.set(k, w);
     }
   }
 }

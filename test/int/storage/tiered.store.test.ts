@@ -41,6 +41,17 @@ const ORIGINAL = 'FAIL src/app.test.ts\r\n  ● renders ünïcödé 🚀\n\texpe
 const REPLACEMENT = '[masked: 402 lines] <<cg:0123456789abcdef>> [full output: call context_guru_expand]\t✓';
 
 describe('TieredHotStore', () => {
+  it('after a hot loss, the previous turn (and what it rewrote) comes back from the durable copy', async () => {
+    const { store, prefix } = await tiered();
+    const T = uniqueTenant();
+    expect(await store.advanceTurn(T, 'conv', { n: 5, at: 1000, ttlMs: 300_000 })).toBeNull();
+    await store.recordRewrites(T, 'conv', [2, 4]);
+    await store.flush();
+    await flushPrefix(admin, prefix);
+    // Without the durable copy this would read as a first turn: everything "uncached".
+    expect(await store.advanceTurn(T, 'conv', { n: 7, at: 2000, ttlMs: 300_000 })).toEqual({ n: 5, at: 1000, ttlMs: 300_000, rewritten: [2, 4] });
+  });
+
   it('after a FLUSHDB-style loss: stash from the archive, decisions and flags from the checkpoint, byte-identical', async () => {
     const { store, hot, prefix } = await tiered();
     const T = uniqueTenant();

@@ -1,6 +1,7 @@
 // The durable half of session state (Postgres or PGlite): stash archive, ownership, frozen
 // checkpoints, sticky flags and kept marks, all scoped by tenant and bounded by retention.
 // Every write is a set-based statement over arrays, so a batch of any size is one round trip.
+import type { TurnRecord } from '@context-guru/components';
 import { col, type SqlClient } from './sql-client';
 
 export interface ArchivedStash {
@@ -25,7 +26,16 @@ export interface Checkpoint {
   kept: Set<string>;
 }
 
+/** A turn record to persist: a new turn (`turn`), its rewrites, or both. */
+export interface TurnWrite {
+  tenant: string;
+  session: string;
+  turn?: TurnRecord;
+  rewritten?: readonly number[];
+}
+
 export interface PurgeResult {
+  turns: number;
   stashes: number;
   ownership: number;
   checkpoints: number;
@@ -181,6 +191,62 @@ export class DurableStore {
     return out;
   }
 
+  /**
+   * Upserts turn records; a write with `turn` replaces the row (rewrites reset to what it carries),
+   * one with only `rewritten` updates the rewrites of the row already there.
+   */
+  async saveTurns(batch: readonly TurnWrite[]): Promise<void> {
+    const full = batch.filter((w) => w.turn);
+    const partial = batch.filter((w) => !w.turn && w.rewritten);
+    if (full.length === 0 && partial.length === 0) return;
+    const at = new Date(this.now());
+    const list = (r: readonly number[] | undefined) => (r ? r.join(',') : null);
+    await this.sql.transaction(async (c) => {
+      if (full.length > 0) {
+        await c.query(
+          `INSERT INTO session_turn (tenant, session, n, at_ms, ttl_ms, rewritten, updated_at)
+           SELECT t, s, n, a, l, r, $7 FROM unnest($1::text[], $2::text[], $3::int[], $4::bigint[], $5::bigint[], $6::text[]) AS b(t, s, n, a, l, r)
+           ON CONFLICT (tenant, session) DO UPDATE
+             SET n = EXCLUDED.n, at_ms = EXCLUDED.at_ms, ttl_ms = GREATEST(session_turn.ttl_ms, EXCLUDED.ttl_ms),
+                 rewritten = EXCLUDED.rewritten, updated_at = EXCLUDED.updated_at`,
+          [
+            full.map((w) => w.tenant),
+            full.map((w) => w.session),
+            full.map((w) => w.turn!.n),
+            full.map((w) => w.turn!.at),
+            full.map((w) => w.turn!.ttlMs),
+            full.map((w) => list(w.rewritten ?? [])),
+            at,
+          ],
+        );
+      }
+      if (partial.length > 0) {
+        await c.query(
+          `UPDATE session_turn AS st SET rewritten = b.r, updated_at = $4
+           FROM unnest($1::text[], $2::text[], $3::text[]) AS b(t, s, r)
+           WHERE st.tenant = b.t AND st.session = b.s`,
+          [partial.map((w) => w.tenant), partial.map((w) => w.session), partial.map((w) => list(w.rewritten)), at],
+        );
+      }
+    });
+  }
+
+  async loadTurn(tenant: string, session: string): Promise<TurnRecord | null> {
+    const rows = await this.sql.query(
+      'SELECT n, at_ms, ttl_ms, rewritten FROM session_turn WHERE tenant = $1 AND session = $2 AND updated_at > $3',
+      [tenant, session, this.cutoff()],
+    );
+    const r = rows[0];
+    if (!r) return null;
+    const rewritten = r.rewritten === null || r.rewritten === undefined ? undefined : col.str(r, 'rewritten');
+    return {
+      n: col.num(r, 'n'),
+      at: col.num(r, 'at_ms'),
+      ttlMs: col.num(r, 'ttl_ms'),
+      ...(rewritten === undefined ? {} : { rewritten: rewritten ? rewritten.split(',').map(Number) : [] }),
+    };
+  }
+
   async markKept(tenant: string, contentKeys: readonly string[]): Promise<void> {
     const keys = [...new Set(contentKeys)];
     if (keys.length === 0) return;
@@ -212,6 +278,7 @@ export class DurableStore {
       checkpoints: await count('DELETE FROM session_checkpoint WHERE updated_at <= $1', cutoff),
       sessions: await count('DELETE FROM session_state WHERE updated_at <= $1', cutoff),
       kept: await count('DELETE FROM kept WHERE created_at <= $1', cutoff),
+      turns: await count('DELETE FROM session_turn WHERE updated_at <= $1', cutoff),
     };
   }
 

@@ -1,0 +1,98 @@
+// Real gateway processes for multi-replica tests: each replica is `node apps/gateway/src/main.ts`
+// (transpiled on load, no build needed) with CG_ROLE=gateway, sharing Redis and Postgres.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { connect, createServer } from 'node:net';
+import { join } from 'node:path';
+
+const ROOT = join(__dirname, '..', '..');
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export interface Replica {
+  url: string;
+  proc: ChildProcess;
+  stderr: () => string;
+  stop(signal?: NodeJS.Signals): Promise<void>;
+}
+
+async function waitReady(url: string, proc: ChildProcess, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (proc.exitCode !== null) throw new Error(`replica exited with ${proc.exitCode}`);
+    try {
+      const res = await fetch(`${url}/readyz`);
+      if (res.status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 150));
+  }
+  throw new Error(`replica at ${url} not ready after ${timeoutMs} ms`);
+}
+
+export async function startReplica(env: Record<string, string>, timeoutMs = 60_000): Promise<Replica> {
+  const port = await freePort();
+  const proc = spawn(process.execPath, ['-r', join(ROOT, 'scripts', 'register-ts.cjs'), join(ROOT, 'apps', 'gateway', 'src', 'main.ts')], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', CG_ROLE: 'gateway', HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let err = '';
+  proc.stderr!.on('data', (c: Buffer) => (err = (err + c.toString()).slice(-20_000)));
+  const url = `http://127.0.0.1:${port}`;
+  try {
+    await waitReady(url, proc, timeoutMs);
+  } catch (e) {
+    proc.kill('SIGKILL');
+    throw new Error(`${(e as Error).message}\n${err}`);
+  }
+  return {
+    url,
+    proc,
+    stderr: () => err,
+    stop: (signal = 'SIGTERM') =>
+      new Promise<void>((resolve) => {
+        if (proc.exitCode !== null || proc.signalCode !== null) return resolve();
+        proc.once('exit', () => resolve());
+        proc.kill(signal);
+      }),
+  };
+}
+
+/** A private redis-server, so FLUSHALL and restarts never disturb other tests. */
+export async function startPrivateRedis(): Promise<{ url: string; stop(): Promise<void> }> {
+  const port = await freePort();
+  const proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const url = `redis://127.0.0.1:${port}`;
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const ok = await new Promise<boolean>((resolve) => {
+      const sock = connect(port, '127.0.0.1', () => {
+        sock.end();
+        resolve(true);
+      });
+      sock.on('error', () => resolve(false));
+    });
+    if (ok) break;
+    if (Date.now() > deadline) throw new Error('private redis did not start');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    url,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (proc.exitCode !== null) return resolve();
+        proc.once('exit', () => resolve());
+        proc.kill('SIGTERM');
+      }),
+  };
+}
