@@ -3,10 +3,12 @@
 import { runBilling } from './billing.bench';
 import { runOverhead } from './overhead.bench';
 import { runThroughput } from './throughput.bench';
+import { runSharedState } from './shared-state.bench';
 
 const BENCHES: Record<string, () => Promise<string>> = {
   overhead: runOverhead,
   throughput: runThroughput,
+  'shared-state': runSharedState,
   billing: runBilling,
 };
 

@@ -1,0 +1,53 @@
+// The cost of shared state: the gateway's added time per request with the in-memory store against
+// Redis (hot) + Postgres (durable, written behind), at 1 and 32 concurrent sessions, and the
+// Redis round trips one request makes. Needs REDIS_URL / DATABASE_URL (defaults: loopback).
+import { systemClock, type HotStore } from '@context-guru/components';
+import { createStores, MemoryHotStore, RedisHotStore, TieredHotStore } from '@context-guru/storage';
+import { createLogger } from '../apps/gateway/src/observability/logger';
+import { prepareRequest } from '../apps/gateway/src/proxy/prepare-request';
+import { createTenantRuntime } from '../apps/gateway/src/tenancy/tenant-runtime';
+import { TurnCache } from '../apps/gateway/src/wire/turn-cache';
+import { agentSteps, anthropicTurn } from '../test/support/transcripts';
+import { percentile, table } from './bench-util';
+
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const TURNS = 30;
+
+async function drive(store: HotStore, sessions: number): Promise<number[]> {
+  const tenant = createTenantRuntime(`bench-${Date.now()}`, { preset: 'agent' }, 1);
+  const deps = { store, turns: new TurnCache(), clock: systemClock, log: createLogger('error', () => undefined), injectMode: 'auto' as const };
+  const steps = agentSteps(TURNS, 9);
+  const bodies = Array.from({ length: TURNS }, (_, t) => JSON.stringify(anthropicTurn(steps, t + 1)));
+  const times: number[] = [];
+  await Promise.all(
+    Array.from({ length: sessions }, async (_, s) => {
+      for (let t = 0; t < TURNS; t++) {
+        const t0 = performance.now();
+        const p = await prepareRequest(deps, { route: 'anthropic', dialect: 'anthropic', raw: bodies[t]!, tenant, pipeline: tenant.built.pipeline, cacheMode: 'auto', sessionHeader: `s${s}`, bypassHeader: false });
+        if (p.report.failOpen) throw new Error(`failed open: ${p.report.failOpen}`);
+        if (t >= 5) times.push(performance.now() - t0);
+      }
+    }),
+  );
+  return times;
+}
+
+export async function runSharedState(): Promise<string> {
+  const rows: string[][] = [];
+  for (const sessions of [1, 32]) {
+    const memory = await drive(new MemoryHotStore({ ttlSeconds: 10_000, maxEntries: 100_000 }), sessions);
+    rows.push([`memory`, String(sessions), percentile(memory, 50).toFixed(2), percentile(memory, 90).toFixed(2), '0']);
+    const stores = await createStores({ redisUrl: REDIS_URL, databaseUrl: DATABASE_URL, dataDir: '', ttlSeconds: 10_000, maxEntries: 100_000, redisPrefix: `cgbench${Date.now()}:` });
+    try {
+      const redis = (stores.hot as TieredHotStore).hot as RedisHotStore;
+      const before = redis.roundTrips;
+      const shared = await drive(stores.hot, sessions);
+      const perRequest = (redis.roundTrips - before) / (sessions * TURNS);
+      rows.push([`redis + postgres`, String(sessions), percentile(shared, 50).toFixed(2), percentile(shared, 90).toFixed(2), perRequest.toFixed(1)]);
+    } finally {
+      await stores.close();
+    }
+  }
+  return `Anthropic agent session, ${TURNS} turns per session, preset agent; warm turns only\n\n${table(['store', 'concurrent sessions', 'added p50 ms', 'added p90 ms', 'redis round trips / request'], rows)}`;
+}
