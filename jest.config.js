@@ -24,7 +24,8 @@ const shared = {
 module.exports = {
   projects: [
     { ...shared, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
-    { ...shared, displayName: 'int', testMatch: ['<rootDir>/test/int/**/*.test.ts'] },
-    { ...shared, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'] },
+    // Real services and real servers: generous per-test time, since CI runs suites in parallel on 2 cores.
+    { ...shared, displayName: 'int', testMatch: ['<rootDir>/test/int/**/*.test.ts'], testTimeout: 60_000 },
+    { ...shared, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'], testTimeout: 60_000 },
   ],
 };
