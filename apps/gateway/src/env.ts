@@ -1,5 +1,7 @@
 // The environment is parsed once at boot; every bad value is reported together so an operator
 // fixes a deployment in one pass instead of one crash at a time.
+import { readModelEnv, type ModelEnv } from './model/model-env';
+
 export type CacheMode = 'auto' | 'on' | 'off';
 export type InjectMode = 'auto' | 'always' | 'never';
 
@@ -29,6 +31,8 @@ export interface Env {
   upstreamHeaderTimeoutMs: number;
   upstreamConnectTimeoutMs: number;
   maxExpandRounds: number;
+  /** CHEAP_MODEL*, CHEAP_MODEL_CONCURRENT, CONTEXT_GURU_LLM_TIMEOUT, CONTEXT_GURU_SUMMARIZE_TIMEOUT. */
+  model: ModelEnv;
 }
 
 export class EnvError extends Error {
@@ -97,6 +101,7 @@ export function parseEnv(src: Source = process.env): Env {
     upstreamHeaderTimeoutMs: int('UPSTREAM_HEADER_TIMEOUT_MS', 600_000, 1),
     upstreamConnectTimeoutMs: int('UPSTREAM_CONNECT_TIMEOUT_MS', 10_000, 1),
     maxExpandRounds: int('MAX_EXPAND_ROUNDS', 3, 0, 10),
+    model: readModelEnv(src, problems),
   };
   if (problems.length) throw new EnvError(problems);
   return env;

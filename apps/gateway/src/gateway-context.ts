@@ -1,8 +1,10 @@
 // Everything the gateway's request path depends on, built once at boot from the parsed
 // environment. Nest wires it into controllers; the hot path uses it as plain data.
-import { REGISTRY, systemClock, type Clock, type HotStore } from '@context-guru/components';
+import { REGISTRY, closeSharedSandbox, systemClock, type Clock, type HotStore } from '@context-guru/components';
 import { createStores, type Stores } from '@context-guru/storage';
 import type { Env } from './env';
+import type { ModelRuntime } from './model/http-model';
+import { createModelRuntime } from './model/model-resolver';
 import { createLogger, type Logger } from './observability/logger';
 import { GatewayMetrics } from './observability/metrics';
 import { StatsRollup } from './observability/stats';
@@ -22,6 +24,8 @@ export interface GatewayContext {
   upstream: UpstreamClient;
   stats: StatsRollup;
   metrics: GatewayMetrics;
+  /** The compaction models' process-wide limiter, spend and connection pool. */
+  models: ModelRuntime;
   turns: TurnCache;
   close(): Promise<void>;
 }
@@ -59,6 +63,7 @@ export async function createGatewayContext(env: Env, overrides: ContextOverrides
   metrics.configVersion.set({ tenant: runtime.id }, runtime.configVersion);
   const upstream = new UpstreamClient({ headersTimeoutMs: env.upstreamHeaderTimeoutMs, connectTimeoutMs: env.upstreamConnectTimeoutMs });
   log.info('gateway configured', { pipeline: runtime.built.names, preset: runtime.built.preset, store: store.kind });
+  const models = createModelRuntime(env.model);
   return {
     env,
     clock: overrides.clock ?? systemClock,
@@ -68,9 +73,12 @@ export async function createGatewayContext(env: Env, overrides: ContextOverrides
     upstream,
     stats: new StatsRollup(),
     metrics,
+    models,
     turns: new TurnCache(),
     async close() {
       await upstream.close();
+      await models.dispatcher.close();
+      await closeSharedSandbox();
       await stores?.close();
     },
   };

@@ -16,4 +16,6 @@ export * from './ports/session-state.port';
 export * from './ports/hot-store.port';
 export * from './shared/text-memo';
 export * from './ports/model.port';
+export { SUMMARY_CHECKPOINT_KEY } from './offload/summarize/checkpoint';
+export { closeSharedSandbox } from './offload/extract/sandbox/sandbox-pool';
 export { cmdfilterMissLedger, cmdfilterActs } from './offload/cmdfilter.component';

@@ -27,6 +27,9 @@ export class GatewayMetrics {
   readonly sseExpandAfterStream = new Counter({ name: 'cg_sse_expand_after_stream_total', help: 'Streams passed through that mentioned context_guru_expand after their first block (the client saw the call).', registers: [this.registry] });
   readonly cacheGuardReverts = new Counter({ name: 'cg_cache_guard_reverts_total', help: 'Changes inside the provider-cached prefix reverted by the cache guard.', registers: [this.registry] });
   readonly frozenStore = new Gauge({ name: 'cg_frozen_store_events', help: 'Frozen decisions this process saw lost (dropped) and written again (repaired); flips = dropped - repaired.', labelNames: ['outcome'] as const, registers: [this.registry] });
+  readonly llmCalls = new Gauge({ name: 'cg_llm_calls', help: 'Calls the gateway made to compaction models since start (monotonic; rate() it as a counter).', labelNames: ['component'] as const, registers: [this.registry] });
+  readonly llmTokens = new Gauge({ name: 'cg_llm_tokens', help: 'Tokens the gateway spent on compaction models since start, by direction (monotonic).', labelNames: ['component', 'direction'] as const, registers: [this.registry] });
+  readonly llmFailures = new Gauge({ name: 'cg_llm_failures', help: 'Compaction-model calls that timed out, failed or were truncated since start (monotonic).', labelNames: ['component', 'kind'] as const, registers: [this.registry] });
   readonly failOpen = new Counter({ name: 'cg_fail_open_total', help: 'Requests forwarded pristine because an internal step failed.', labelNames: ['reason'] as const, registers: [this.registry] });
   readonly configVersion = new Gauge({ name: 'cg_config_version', help: 'Pipeline config version each tenant runtime serves.', labelNames: ['tenant'] as const, registers: [this.registry] });
   readonly storeUp = new Gauge({ name: 'cg_store_up', help: '1 when the hot store answered its last health probe.', registers: [this.registry] });
@@ -76,6 +79,18 @@ export class GatewayMetrics {
     if (r.sse) this.sseStreams.inc({ path: r.sse });
     if (r.expandAfterStream) this.sseExpandAfterStream.inc();
     if (r.guardReverted) this.cacheGuardReverts.inc(r.guardReverted);
+  }
+
+  /** Own model spend, copied from the spend recorder at scrape time. */
+  setLlmSpend(by: Record<string, { llm_calls: number; llm_input_tokens: number; llm_output_tokens: number; llm_timeouts: number; llm_errors: number; llm_truncated: number }>): void {
+    for (const [component, t] of Object.entries(by)) {
+      this.llmCalls.set({ component }, t.llm_calls);
+      this.llmTokens.set({ component, direction: 'input' }, t.llm_input_tokens);
+      this.llmTokens.set({ component, direction: 'output' }, t.llm_output_tokens);
+      this.llmFailures.set({ component, kind: 'timeout' }, t.llm_timeouts);
+      this.llmFailures.set({ component, kind: 'error' }, t.llm_errors);
+      this.llmFailures.set({ component, kind: 'truncated' }, t.llm_truncated);
+    }
   }
 
   recordUpstream(dialect: string, status: number | 'error', seconds: number): void {

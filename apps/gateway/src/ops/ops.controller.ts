@@ -46,6 +46,7 @@ export class OpsController {
       frozen_repaired: health.frozenRepaired,
       frozen_flips: Math.max(0, health.frozenDropped - health.frozenRepaired),
       ...cmdfilterLedgers(),
+      ...this.gw.models.spend.snapshot(),
     });
   }
 
@@ -54,6 +55,7 @@ export class OpsController {
     const health = this.gw.store.health();
     this.gw.metrics.frozenStore.set({ outcome: 'dropped' }, health.frozenDropped);
     this.gw.metrics.frozenStore.set({ outcome: 'repaired' }, health.frozenRepaired);
+    this.gw.metrics.setLlmSpend(this.gw.models.spend.snapshot().llm_by_component);
     const body = await this.gw.metrics.registry.metrics();
     reply.code(200).header('content-type', this.gw.metrics.registry.contentType).send(body);
   }

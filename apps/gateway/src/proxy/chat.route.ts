@@ -11,6 +11,7 @@ import type { Dialect } from '../wire/wire.types';
 import { clientResponseHeaders, headerValue, upstreamRequestHeaders } from './forward-headers';
 import { gatewayError } from './gateway-errors';
 import { prepareRequest } from './prepare-request';
+import { createModelSources } from '../model/model-resolver';
 import { UpstreamError } from './upstream.client';
 import { decodeFailure } from './request-errors';
 
@@ -44,6 +45,7 @@ export function chatHandler(gw: GatewayContext, dialect: Dialect) {
           cacheMode: gw.env.cacheMode,
           sessionHeader: headerValue(req.headers, 'x-context-guru-session'),
           bypassHeader: (headerValue(req.headers, 'x-context-guru-bypass') ?? '').toLowerCase() === 'true',
+          models: (body) => createModelSources(gw.env.model, { dialect, model: body.model, upstreamBase: base, headers: req.headers }, gw.models),
         },
       );
     } catch (err) {

@@ -10,6 +10,7 @@ import { bodyText } from './chat.route';
 import { headerValue } from './forward-headers';
 import { gatewayError } from './gateway-errors';
 import { prepareRequest } from './prepare-request';
+import { createModelSources } from '../model/model-resolver';
 import { decodeFailure } from './request-errors';
 
 interface CompactQuery {
@@ -53,6 +54,8 @@ export function compactHandler(gw: GatewayContext) {
           cacheMode: cache as CacheMode,
           sessionHeader: headerValue(req.headers, 'x-context-guru-session'),
           bypassHeader: (headerValue(req.headers, 'x-context-guru-bypass') ?? '').toLowerCase() === 'true',
+          // No upstream call here, so no incoming model either: only the operator's cheap model.
+          models: () => createModelSources(gw.env.model, { dialect, model: undefined, upstreamBase: '', headers: {} }, gw.models),
         },
       );
       gw.stats.record(prepared.report);

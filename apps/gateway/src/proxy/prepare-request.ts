@@ -2,6 +2,7 @@
 // normalized messages, stash every original durably, splice the changes into the raw bytes.
 // Any failure after decoding forwards the pristine body (fail open) and says why.
 import {
+  SUMMARY_CHECKPOINT_KEY,
   contentKey,
   messageText,
   messageTokens,
@@ -9,6 +10,7 @@ import {
   type Clock,
   type Ctx,
   type HotStore,
+  type ModelSources,
   type Pipeline,
 } from '@context-guru/components';
 import type { InjectMode, CacheMode } from '../env';
@@ -43,6 +45,8 @@ export interface PrepareInput {
   cacheMode: CacheMode;
   sessionHeader?: string;
   bypassHeader: boolean;
+  /** The models this request may spend on, from its decoded body. */
+  models?: (body: Record<string, unknown>) => ModelSources;
 }
 
 export interface Prepared {
@@ -105,6 +109,9 @@ export async function prepareRequest(deps: PrepareDeps, input: PrepareInput): Pr
       const text = messageText(m);
       if (text) keys.push(contentKey(text));
     }
+    keys.push(SUMMARY_CHECKPOINT_KEY);
+    const models = input.models?.(view.body);
+    const requestTokens = totalTokens(view.messages);
     // A Reformat may hand offloaders text whose key differs from the received one; runWithSession
     // fetches what the prefetch missed and re-runs, so a frozen decision is never missed.
     const { result, state, stash, snapshot } = await runWithSession({
@@ -123,6 +130,8 @@ export async function prepareRequest(deps: PrepareDeps, input: PrepareInput): Pr
           clock: deps.clock,
           existingBreakpoints: view.breakpoints,
           window: 0,
+          models,
+          requestTokens,
         };
         return input.pipeline.run(view.messages, ctx);
       },

@@ -124,9 +124,10 @@ export function rebuildRequest(view: WireView, out: readonly Message[], inj: Edi
   const fates = map ? bodyFates(view, map) : null;
   if (!map || !fates) return null;
   const pieces: Piece[] = [];
+  const slotted = new Set(view.slots.map((s) => s.msg));
   // Kept body messages with nothing normalized are emitted right after the message they follow.
   const carryAfter = (body: number): void => {
-    for (let b = body + 1; b < fates.length && !view.slots.some((s) => s.msg === b); b++) {
+    for (let b = body + 1; b < fates.length && !slotted.has(b); b++) {
       if (fates[b]) pieces.push({ kind: 'raw', body: b, role: 'user', edits: [], appended: [] });
     }
   };

@@ -1,14 +1,14 @@
-// summarize: compresses the middle of a long trajectory into one model-written summary. Until a
-// model client exists it is a recorded no-op: every run reports `skipped` with gate `no_model`, so
-// a pipeline that lists it can never be mistaken for one where it ran and found nothing to do.
-// The option schema is already complete, so configs written today keep loading unchanged.
-// TODO(model-backed summarizer): the model client port arrives with the model-backed issue; the
-// summary, checkpoint reuse (resummarize_tokens) and provider-shape rules land with it.
+// summarize: compresses the middle of a long trajectory into one model-written user-role summary
+// message, cut so tool exchanges stay whole in both dialects. The summary is checkpointed per
+// session and replayed byte-identically until the un-summarized part passes resummarize_tokens.
+// Without a model it is a recorded no-op (gate `no_model`), never a silent one. The run itself
+// lives in summarize/summarize-run.ts.
 import { Type } from '@sinclair/typebox';
 import { defineComponent, type Component, type ComponentOutcome, type Ctx, type Message } from '../component';
 import { MarkerModeOption, NonNegInt } from '../shared/common-options';
 import { ModelOption, RequestTriggerFields } from '../shared/model-options';
 import { decodeOptions } from '../shared/options';
+import { SUMMARIZE_RUN_GATES, runSummarize } from './summarize/summarize-run';
 
 const NAME = 'summarize';
 
@@ -31,7 +31,7 @@ export const SummarizeOptions = Type.Object({
   marker_mode: MarkerModeOption,
 });
 
-export const SUMMARIZE_GATES = ['no_model'] as const;
+export const SUMMARIZE_GATES = SUMMARIZE_RUN_GATES;
 
 type Options = ReturnType<typeof decode>;
 
@@ -44,12 +44,12 @@ function decode(raw: unknown, path: string) {
   return rest;
 }
 
-function create(_o: Options): Component {
+function create(o: Options): Component {
   return {
     name: NAME,
     kind: 'offload',
-    run(_messages: Message[], _ctx: Ctx): ComponentOutcome {
-      return { skipped: true, gates: { no_model: 1 } };
+    run(messages: Message[], ctx: Ctx): Promise<ComponentOutcome> {
+      return runSummarize(messages, ctx, o);
     },
   };
 }

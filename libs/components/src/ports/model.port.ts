@@ -1,10 +1,16 @@
 // The model a model-backed component may call. `incoming` reuses the proxied request's own model,
 // endpoint and credential; `config` is the operator's dedicated cheap model. Either may be absent:
 // components then degrade (extract → deterministic, summarize → no-op) and say so in a gate.
+export type ModelPurpose = 'extract' | 'summarize';
+
 export interface ModelRequest {
   system: string;
   prompt: string;
   maxTokens: number;
+  /** Who is spending: picks the per-call timeout and labels the spend record. */
+  purpose: ModelPurpose;
+  /** `model.model`: another model id on the same endpoint and credential. */
+  model?: string;
 }
 
 export interface ModelReply {

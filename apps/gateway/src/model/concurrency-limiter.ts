@@ -1,0 +1,53 @@
+// The process-wide cap on compaction-model calls in flight: a burst of requests can never turn
+// into a burst of model calls. Waiting is bounded by the caller's signal (the per-call timeout).
+
+export class ConcurrencyLimiter {
+  private active = 0;
+  private readonly waiting: Array<{ grant: () => void }> = [];
+
+  /** `limit` 0 means unlimited. */
+  constructor(private readonly limit: number) {}
+
+  get inFlight(): number {
+    return this.active;
+  }
+
+  get queued(): number {
+    return this.waiting.length;
+  }
+
+  /** Resolves with a release function once a slot is free; rejects if `signal` aborts first. */
+  acquire(signal?: AbortSignal): Promise<() => void> {
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    if (this.limit === 0 || this.active < this.limit) {
+      this.active++;
+      return Promise.resolve(this.releaser());
+    }
+    return new Promise((resolve, reject) => {
+      const entry = {
+        grant: () => {
+          signal?.removeEventListener('abort', onAbort);
+          this.active++;
+          resolve(this.releaser());
+        },
+      };
+      const onAbort = () => {
+        const at = this.waiting.indexOf(entry);
+        if (at >= 0) this.waiting.splice(at, 1);
+        reject(signal!.reason);
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.waiting.push(entry);
+    });
+  }
+
+  private releaser(): () => void {
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      this.active--;
+      this.waiting.shift()?.grant();
+    };
+  }
+}

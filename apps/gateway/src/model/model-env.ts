@@ -1,0 +1,101 @@
+// The compaction model's environment, parsed once at boot like the rest of env.ts: the dedicated
+// cheap model (CHEAP_MODEL*), the process-wide concurrency cap and the per-call timeouts. Every bad
+// value is reported together; env.ts folds these problems into its own (readModelEnv).
+
+export type ModelProvider = 'anthropic' | 'openai';
+export type ModelAuth = 'x-api-key' | 'bearer';
+
+export interface CheapModel {
+  provider: ModelProvider;
+  model: string;
+  base: string;
+  key?: string;
+  auth: ModelAuth;
+}
+
+export interface ModelEnv {
+  /** The `config` source; absent when CHEAP_MODEL is unset. */
+  cheap?: CheapModel;
+  /** Compaction-model calls in flight across the process; 0 = unlimited. */
+  concurrent: number;
+  extractTimeoutMs: number;
+  summarizeTimeoutMs: number;
+}
+
+const DEFAULT_BASE: Record<ModelProvider, string> = {
+  anthropic: 'https://api.anthropic.com',
+  openai: 'https://api.openai.com',
+};
+
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** `90s`, `1m30s`, `1500ms` or bare seconds (`300`). Null when malformed or not positive. */
+export function parseDuration(v: string): number | null {
+  const t = v.trim();
+  if (/^\d+(\.\d+)?$/.test(t)) return Number(t) > 0 ? Math.round(Number(t) * 1000) : null;
+  const parts = [...t.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)];
+  if (!parts.length || parts.map((p) => p[0]).join('') !== t) return null;
+  const ms = parts.reduce((n, p) => n + Number(p[1]) * UNIT_MS[p[2]!]!, 0);
+  return ms > 0 ? Math.round(ms) : null;
+}
+
+type Source = Record<string, string | undefined>;
+
+export class ModelEnvError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid environment:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ModelEnvError';
+  }
+}
+
+/** Throws ModelEnvError listing every bad value. */
+export function parseModelEnv(src: Source = process.env): ModelEnv {
+  const problems: string[] = [];
+  const env = readModelEnv(src, problems);
+  if (problems.length) throw new ModelEnvError(problems);
+  return env;
+}
+
+/** Reads the model environment, appending each bad value to `problems` (defaults stand in). */
+export function readModelEnv(src: Source, problems: string[]): ModelEnv {
+  const duration = (key: string, def: number): number => {
+    const v = src[key];
+    if (v === undefined || v === '') return def;
+    const ms = parseDuration(v);
+    if (ms === null) problems.push(`${key}=${JSON.stringify(v)}: expected a duration like 90s, 5m or bare seconds`);
+    return ms ?? def;
+  };
+  const concurrentRaw = src.CHEAP_MODEL_CONCURRENT;
+  let concurrent = 4;
+  if (concurrentRaw !== undefined && concurrentRaw !== '') {
+    const n = Number(concurrentRaw);
+    if (!Number.isInteger(n) || n < 0) problems.push(`CHEAP_MODEL_CONCURRENT=${JSON.stringify(concurrentRaw)}: expected an integer ≥ 0 (0 = unlimited)`);
+    else concurrent = n;
+  }
+  const env: ModelEnv = {
+    concurrent,
+    extractTimeoutMs: duration('CONTEXT_GURU_LLM_TIMEOUT', 90_000),
+    summarizeTimeoutMs: duration('CONTEXT_GURU_SUMMARIZE_TIMEOUT', 300_000),
+  };
+  const model = src.CHEAP_MODEL?.trim();
+  if (model) {
+    const p = src.CHEAP_MODEL_PROVIDER?.trim();
+    let provider: ModelProvider = /claude|anthropic/i.test(model) ? 'anthropic' : 'openai';
+    if (p === 'anthropic' || p === 'openai') provider = p;
+    else if (p) problems.push(`CHEAP_MODEL_PROVIDER=${JSON.stringify(p)}: expected anthropic or openai`);
+    const authRaw = src.CHEAP_MODEL_AUTH?.trim();
+    let auth: ModelAuth = provider === 'anthropic' ? 'x-api-key' : 'bearer';
+    if (authRaw === 'x-api-key' || authRaw === 'bearer') auth = authRaw;
+    else if (authRaw) problems.push(`CHEAP_MODEL_AUTH=${JSON.stringify(authRaw)}: expected x-api-key or bearer`);
+    let base = src.CHEAP_MODEL_BASE?.trim() || DEFAULT_BASE[provider];
+    try {
+      if (!/^https?:$/.test(new URL(base).protocol)) throw new Error('scheme');
+      base = base.replace(/\/+$/, '');
+    } catch {
+      problems.push(`CHEAP_MODEL_BASE=${JSON.stringify(base)}: not an http(s) URL`);
+    }
+    const key = src.CHEAP_MODEL_KEY || (provider === 'anthropic' ? src.ANTHROPIC_API_KEY : src.OPENAI_API_KEY) || undefined;
+    env.cheap = { provider, model, base, key, auth };
+  }
+  return env;
+}

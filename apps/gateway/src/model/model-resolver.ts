@@ -1,0 +1,76 @@
+// Which models a request may spend on. `incoming` is the proxied request's own model on the
+// route's upstream with the caller's own credential — exactly the auth headers the forward sends,
+// tenant keys and x-context-guru-* headers excluded. `config` is the operator's cheap model.
+import type { IncomingHttpHeaders } from 'node:http';
+import type { ModelClient, ModelSources } from '@context-guru/components';
+import { upstreamRequestHeaders } from '../proxy/forward-headers';
+import type { Dialect } from '../wire/wire.types';
+import { ANTHROPIC_VERSION, anthropicModel } from './anthropic.model';
+import { ConcurrencyLimiter } from './concurrency-limiter';
+import { newModelDispatcher, type Endpoint, type ModelRuntime } from './http-model';
+import type { CheapModel, ModelEnv, ModelProvider } from './model-env';
+import { openaiModel } from './openai.model';
+import { SpendRecorder } from './spend-recorder';
+
+/** Credential and API-version headers a model call may carry; nothing else is reused. */
+const AUTH_HEADERS = ['authorization', 'x-api-key', 'api-key', 'anthropic-version', 'openai-organization', 'openai-project'];
+
+export interface IncomingRequest {
+  dialect: Dialect;
+  /** The body's `model` value (unknown until checked). */
+  model: unknown;
+  /** The route's upstream base URL, e.g. https://api.anthropic.com. */
+  upstreamBase: string;
+  headers: IncomingHttpHeaders;
+}
+
+export function createModelRuntime(env: ModelEnv): ModelRuntime {
+  return { env, limiter: new ConcurrencyLimiter(env.concurrent), spend: new SpendRecorder(), dispatcher: newModelDispatcher() };
+}
+
+let processRuntime: ModelRuntime | undefined;
+
+/** The one runtime of this process (the limiter and the spend are process-wide by definition). */
+export function processModelRuntime(env: ModelEnv): ModelRuntime {
+  processRuntime ??= createModelRuntime(env);
+  return processRuntime;
+}
+
+/** The forward's auth headers, reduced to credentials; OAuth callers keep their oauth beta flag. */
+export function incomingAuthHeaders(dialect: Dialect, inbound: IncomingHttpHeaders): Record<string, string> {
+  const forwarded = upstreamRequestHeaders(inbound);
+  const out: Record<string, string> = {};
+  for (const h of AUTH_HEADERS) if (forwarded[h] !== undefined) out[h] = forwarded[h]!;
+  const oauth = (forwarded['anthropic-beta'] ?? '').split(',').map((s) => s.trim()).filter((s) => s.startsWith('oauth-'));
+  if (dialect === 'anthropic') {
+    if (oauth.length) out['anthropic-beta'] = oauth.join(',');
+    out['anthropic-version'] ??= ANTHROPIC_VERSION;
+  }
+  return out;
+}
+
+function client(provider: ModelProvider, endpoint: Endpoint, rt: ModelRuntime): ModelClient {
+  return provider === 'anthropic' ? anthropicModel(endpoint, rt) : openaiModel(endpoint, rt);
+}
+
+function cheapHeaders(c: CheapModel): Record<string, string> {
+  const h: Record<string, string> = {};
+  if (c.key) {
+    if (c.auth === 'bearer') h.authorization = `Bearer ${c.key}`;
+    else h['x-api-key'] = c.key;
+  }
+  if (c.provider === 'anthropic') h['anthropic-version'] = ANTHROPIC_VERSION;
+  return h;
+}
+
+export function createModelSources(env: ModelEnv, request: IncomingRequest, rt: ModelRuntime = processModelRuntime(env)): ModelSources {
+  const sources: ModelSources = {};
+  if (typeof request.model === 'string' && request.model.trim()) {
+    const headers = incomingAuthHeaders(request.dialect, request.headers);
+    sources.incoming = client(request.dialect, { base: request.upstreamBase, model: request.model, headers }, rt);
+  }
+  if (env.cheap) {
+    sources.config = client(env.cheap.provider, { base: env.cheap.base, model: env.cheap.model, headers: cheapHeaders(env.cheap) }, rt);
+  }
+  return sources;
+}

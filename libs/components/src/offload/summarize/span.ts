@@ -1,0 +1,73 @@
+// Where summarize may cut. The span starts at the first assistant turn after the task and ends just
+// before an assistant turn, so in both dialects every tool call travels with its results, no result
+// is orphaned, and (Anthropic) the cut falls between whole body messages. The head — system
+// messages and the task's user turn — always stays verbatim.
+import type { ContentBlock, Message } from '../../component';
+import { sha256Hex } from '../../shared/hash';
+import { messageTokens } from '../../shared/tokens';
+
+export interface Span {
+  /** First summarized index: the first assistant message after the first user message. */
+  start: number;
+  /** One past the last summarized index; messages[end] is an assistant message. */
+  end: number;
+}
+
+/** The first assistant message after the first user message, or null when there is none. */
+export function spanStart(messages: readonly Message[]): number | null {
+  const user = messages.findIndex((m) => m.role === 'user');
+  if (user < 0) return null;
+  for (let i = user + 1; i < messages.length; i++) if (messages[i]!.role === 'assistant') return i;
+  return null;
+}
+
+/** The largest cut in (start, limit] that lands on an assistant message (limit capped at the last index). */
+export function cutAt(messages: readonly Message[], start: number, limit: number): number | null {
+  for (let e = Math.min(limit, messages.length - 1); e > start; e--) if (messages[e]!.role === 'assistant') return e;
+  return null;
+}
+
+/** The span to summarize with at least keep_last messages left after it, or null. */
+export function planSpan(messages: readonly Message[], keepLast: number): Span | null {
+  const start = spanStart(messages);
+  if (start === null) return null;
+  const end = cutAt(messages, start, messages.length - keepLast);
+  return end === null ? null : { start, end };
+}
+
+/** Content without cache_control: clients move breakpoints between turns, the content stays. */
+function canonicalContent(c: Message['content']): Message['content'] {
+  if (!Array.isArray(c)) return c;
+  return c.map((b) => {
+    const { cache_control: _moved, ...rest } = b as ContentBlock & { cache_control?: unknown };
+    return rest as ContentBlock;
+  });
+}
+
+export function canonical(m: Message): Message {
+  const out: Message = { role: m.role, content: canonicalContent(m.content) };
+  if (m.tool_calls) out.tool_calls = m.tool_calls;
+  if (m.tool_call_id !== undefined) out.tool_call_id = m.tool_call_id;
+  if (m.name !== undefined) out.name = m.name;
+  return out;
+}
+
+/** Names a span for checkpoint matching (24 hex over each canonical message + NUL). */
+export function spanHash(messages: readonly Message[], start: number, end: number): string {
+  let acc = '';
+  for (let i = start; i < end; i++) acc += `${JSON.stringify(canonical(messages[i]!))}\u0000`;
+  return sha256Hex(acc).slice(0, 24);
+}
+
+/** What the marker resolves to: the span's messages as JSON, one per line. */
+export function spanStashText(messages: readonly Message[], start: number, end: number): string {
+  const lines: string[] = [];
+  for (let i = start; i < end; i++) lines.push(JSON.stringify(canonical(messages[i]!)));
+  return `[\n${lines.join(',\n')}\n]`;
+}
+
+export function rangeTokens(messages: readonly Message[], start: number, end: number): number {
+  let n = 0;
+  for (let i = start; i < end; i++) n += messageTokens(messages[i]!);
+  return n;
+}
