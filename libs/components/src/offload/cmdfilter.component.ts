@@ -4,24 +4,13 @@
 // the filter actually lost something. Decisions are a pure function of (output, command, config),
 // so the same output always yields the same bytes, and they are frozen for byte-identical replay.
 import { Type } from '@sinclair/typebox';
-import {
-  DslError,
-  FilterActStats,
-  FilterSet,
-  SelectorMissLedger,
-  applyFilter,
-  builtinDocuments,
-  loadFilterDocument,
-  outputSelector,
-  type FilterResult,
-  type ParsedDocument,
-} from '@context-guru/dsl';
+import { DslError, FilterActStats, FilterSet, SelectorMissLedger, applyFilter, builtinDocuments, loadFilterDocument, outputSelector, type FilterResult, type ParsedDocument } from '@context-guru/dsl';
 import { defineComponent, type Component, type ComponentOutcome, type Ctx, type Message, type ToolCall } from '../component';
 import { MarkerModeOption, NonNegInt } from '../shared/common-options';
 import { ConfigError } from '../shared/errors';
-import { EXPAND_TOOL_NAME, HINT_FULL_OUTPUT, contentKey, hasPlaceholder } from '../shared/marker';
+import { EXPAND_TOOL_NAME, HINT_FULL_OUTPUT, contentKey } from '../shared/marker';
 import { messageText, toolOutputIndices } from '../shared/message-text';
-import { Gates, OffloadTally, commitOffload, replayFrozen, tailAllows } from '../shared/offload';
+import { commitOffload, Gates, OffloadTally, rewritableText, settledByReplay, tailAllows } from '../shared/offload';
 import { decodeOptions } from '../shared/options';
 import { countTokens } from '../shared/tokens';
 
@@ -141,11 +130,8 @@ function create(o: Options): Component {
       const calls = toolCallsById(messages);
       for (const i of toolOutputIndices(messages)) {
         const m = messages[i]!;
-        const text = messageText(m);
-        if (text === null) {
-          gates.add('non_text_blocks');
-          continue;
-        }
+        const text = rewritableText(m, gates);
+        if (text === null) continue;
         if (text.trim() === '') {
           gates.add('empty');
           continue;
@@ -154,15 +140,7 @@ function create(o: Options): Component {
           gates.add('below_min_size');
           continue;
         }
-        const replay = replayFrozen(NAME, m, text, ctx);
-        if (replay.kind === 'replayed') {
-          tally.record(replay);
-          continue;
-        }
-        if (replay.kind === 'kept' || hasPlaceholder(text)) {
-          gates.add('marker_or_kept_verbatim');
-          continue;
-        }
+        if (settledByReplay(NAME, m, text, ctx, gates, tally)) continue;
         const key = contentKey(text);
         // A lost decision may be re-derived at depth: the same content and config give the same bytes.
         if (!tailAllows(i, ctx, o.cold_cache, ctx.state.frozenLost(NAME, key))) {

@@ -5,8 +5,8 @@ import { Type } from '@sinclair/typebox';
 import { defineComponent, type Component, type ComponentOutcome, type Ctx, type Message } from '../component';
 import { MarkerModeOption, NonNegInt } from '../shared/common-options';
 import { HINT_FULL_OUTPUT, contentKey, hasPlaceholder } from '../shared/marker';
-import { messageText, toolOutputIndices } from '../shared/message-text';
-import { Gates, OffloadTally, commitOffload, replayFrozen, tailAllows } from '../shared/offload';
+import { toolOutputIndices } from '../shared/message-text';
+import { commitOffload, Gates, OffloadTally, replayFrozen, rewritableText, tailAllows } from '../shared/offload';
 import { decodeOptions } from '../shared/options';
 import { countTokens } from '../shared/tokens';
 
@@ -62,11 +62,8 @@ function create(o: Options): Component {
       const tally = new OffloadTally();
       for (const i of toolOutputIndices(messages)) {
         const m = messages[i]!;
-        const text = messageText(m);
-        if (text === null) {
-          gates.add('non_text_blocks');
-          continue;
-        }
+        const text = rewritableText(m, gates);
+        if (text === null) continue;
         // Replay first and regardless of depth: the provider may have cached these exact bytes.
         const replay = replayFrozen(NAME, m, text, ctx);
         if (replay.kind === 'replayed') {

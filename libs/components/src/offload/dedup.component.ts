@@ -5,8 +5,8 @@ import { Type } from '@sinclair/typebox';
 import { defineComponent, type Component, type ComponentOutcome, type Ctx, type Message } from '../component';
 import { MarkerModeOption, NonNegInt } from '../shared/common-options';
 import { contentKey, hasPlaceholder } from '../shared/marker';
-import { messageText, toolOutputIndices } from '../shared/message-text';
-import { Gates, OffloadTally, commitOffload } from '../shared/offload';
+import { toolOutputIndices } from '../shared/message-text';
+import { commitOffload, Gates, OffloadTally, rewritableText } from '../shared/offload';
 import { decodeOptions } from '../shared/options';
 import { countTokens } from '../shared/tokens';
 
@@ -45,11 +45,8 @@ function create(o: Options): Component {
       const seen = new Set<string>();
       for (const i of toolOutputIndices(messages)) {
         const m = messages[i]!;
-        const text = messageText(m);
-        if (text === null) {
-          gates.add('non_text_blocks');
-          continue;
-        }
+        const text = rewritableText(m, gates);
+        if (text === null) continue;
         if (countTokens(text) < o.min_tokens) {
           gates.add('below_min_tokens');
           continue;

@@ -12,10 +12,10 @@ import { Type } from '@sinclair/typebox';
 import { defineComponent, type Component, type ComponentOutcome, type Ctx, type Message } from '../component';
 import { MarkerModeOption, NonNegInt } from '../shared/common-options';
 import { ConfigError } from '../shared/errors';
-import { HINT_FULL_OUTPUT, hasPlaceholder } from '../shared/marker';
-import { messageText, toolOutputIndices } from '../shared/message-text';
+import { HINT_FULL_OUTPUT } from '../shared/marker';
+import { toolOutputIndices } from '../shared/message-text';
 import { ModelOption, RequestTriggerFields, requestTriggerFires } from '../shared/model-options';
-import { Gates, OffloadTally, commitOffload, replayFrozen, tailAllows } from '../shared/offload';
+import { commitOffload, Gates, OffloadTally, rewritableText, settledByReplay, tailAllows } from '../shared/offload';
 import { decodeOptions } from '../shared/options';
 import { countTokens } from '../shared/tokens';
 import { keywords } from '../shared/keywords';
@@ -94,20 +94,9 @@ function create(o: Options): Component {
       let keys: Set<string> | undefined;
       for (const i of toolOutputIndices(messages)) {
         const m = messages[i]!;
-        const text = messageText(m);
-        if (text === null) {
-          gates.add('non_text_blocks');
-          continue;
-        }
-        const replay = replayFrozen(NAME, m, text, ctx);
-        if (replay.kind === 'replayed') {
-          tally.record(replay);
-          continue;
-        }
-        if (replay.kind === 'kept' || hasPlaceholder(text)) {
-          gates.add('marker_or_kept_verbatim');
-          continue;
-        }
+        const text = rewritableText(m, gates);
+        if (text === null) continue;
+        if (settledByReplay(NAME, m, text, ctx, gates, tally)) continue;
         if (!fired) {
           gates.add('request_trigger_not_fired');
           continue;

@@ -4,9 +4,9 @@
 import { Type } from '@sinclair/typebox';
 import { defineComponent, type Component, type Message, type Ctx, type ComponentOutcome } from '../component';
 import { MarkerModeOption, NonNegInt } from '../shared/common-options';
-import { HINT_FULL_OUTPUT, contentKey, hasPlaceholder, headPeek } from '../shared/marker';
-import { messageText, toolOutputIndices } from '../shared/message-text';
-import { Gates, OffloadTally, commitOffload, replayFrozen, tailAllows } from '../shared/offload';
+import { HINT_FULL_OUTPUT, contentKey, headPeek } from '../shared/marker';
+import { toolOutputIndices } from '../shared/message-text';
+import { commitOffload, Gates, OffloadTally, rewritableText, settledByReplay, tailAllows } from '../shared/offload';
 import { decodeOptions } from '../shared/options';
 import { countTokens } from '../shared/tokens';
 
@@ -51,20 +51,9 @@ function create(o: Options): Component {
       }
       for (const i of tools.slice(0, tools.length - o.keep_recent)) {
         const m = messages[i]!;
-        const text = messageText(m);
-        if (text === null) {
-          gates.add('non_text_blocks');
-          continue;
-        }
-        const replay = replayFrozen(NAME, m, text, ctx);
-        if (replay.kind === 'replayed') {
-          tally.record(replay);
-          continue;
-        }
-        if (replay.kind === 'kept' || hasPlaceholder(text)) {
-          gates.add('marker_or_kept_verbatim');
-          continue;
-        }
+        const text = rewritableText(m, gates);
+        if (text === null) continue;
+        if (settledByReplay(NAME, m, text, ctx, gates, tally)) continue;
         if (countTokens(text) < o.min_tokens) {
           gates.add('below_min_tokens');
           continue;

@@ -9,7 +9,7 @@ import { MarkerModeOption, NonNegInt } from '../shared/common-options';
 import { HINT_FULL_OUTPUT, contentKey, hasPlaceholder } from '../shared/marker';
 import { keywordOverlap, keywords } from '../shared/keywords';
 import { messageText, toolOutputIndices, userTexts } from '../shared/message-text';
-import { Gates, OffloadTally, commitOffload, replayFrozen, tailAllows } from '../shared/offload';
+import { commitOffload, Gates, OffloadTally, replayFrozen, rewritableText, tailAllows } from '../shared/offload';
 import { decodeOptions } from '../shared/options';
 import { countTokens, messageTokens } from '../shared/tokens';
 
@@ -100,11 +100,8 @@ function create(o: Options): Component {
       // Replay first, at any depth: cached bytes must not flip, whatever today's budget says.
       for (const i of older) {
         const m = messages[i]!;
-        const text = messageText(m);
-        if (text === null) {
-          gates.add('non_text_blocks');
-          continue;
-        }
+        const text = rewritableText(m, gates);
+        if (text === null) continue;
         const replay = replayFrozen(NAME, m, text, ctx);
         if (replay.kind === 'replayed') tally.record(replay);
         else if (replay.kind === 'kept' || hasPlaceholder(text)) gates.add('marker_or_kept_verbatim');

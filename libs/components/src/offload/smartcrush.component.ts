@@ -7,8 +7,8 @@ import { defineComponent, type Component, type ComponentOutcome, type Ctx, type 
 import { MarkerModeOption, NonNegInt } from '../shared/common-options';
 import { EXPAND_TOOL_NAME, contentKey, hasPlaceholder } from '../shared/marker';
 import { arrayItemSpans } from '../shared/json-scan';
-import { messageText, toolOutputIndices } from '../shared/message-text';
-import { Gates, OffloadTally, commitOffload } from '../shared/offload';
+import { toolOutputIndices } from '../shared/message-text';
+import { commitOffload, Gates, OffloadTally, rewritableText } from '../shared/offload';
 import { decodeOptions } from '../shared/options';
 import { textMemo } from '../shared/text-memo';
 import { countTokens } from '../shared/tokens';
@@ -85,11 +85,8 @@ function create(o: Options): Component {
       const tally = new OffloadTally();
       for (const i of toolOutputIndices(messages)) {
         const m = messages[i]!;
-        const text = messageText(m);
-        if (text === null) {
-          gates.add('non_text_blocks');
-          continue;
-        }
+        const text = rewritableText(m, gates);
+        if (text === null) continue;
         if (hasPlaceholder(text) || ctx.state.keptVerbatim(contentKey(text))) {
           gates.add('marker_or_kept_verbatim');
           continue;

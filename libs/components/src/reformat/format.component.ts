@@ -4,8 +4,8 @@
 import { Type } from '@sinclair/typebox';
 import { defineComponent, type Component, type ComponentOutcome, type Ctx, type Message } from '../component';
 import { NonNegInt } from '../shared/common-options';
-import { messageText, setText, toolOutputIndices } from '../shared/message-text';
-import { Gates } from '../shared/offload';
+import { setText, toolOutputIndices } from '../shared/message-text';
+import { Gates, rewritableText } from '../shared/offload';
 import { decodeOptions } from '../shared/options';
 import { textMemo } from '../shared/text-memo';
 import { countTokens } from '../shared/tokens';
@@ -159,11 +159,8 @@ function create(o: Options): Component {
       const gates = new Gates();
       for (const i of toolOutputIndices(messages)) {
         const m = messages[i]!;
-        const text = messageText(m);
-        if (text === null) {
-          gates.add('non_text_blocks');
-          continue;
-        }
+        const text = rewritableText(m, gates);
+        if (text === null) continue;
         const head = text.trimStart()[0];
         if (head !== '{' && head !== '[') {
           gates.add('not_json_shaped');

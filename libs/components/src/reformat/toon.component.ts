@@ -7,8 +7,8 @@ import { decode as toonDecode, encode as toonEncode, rawString, type JsonValue }
 import { defineComponent, type Component, type ComponentOutcome, type Ctx, type Message } from '../component';
 import { NonNegInt } from '../shared/common-options';
 import { hasInexactNumbers } from '../shared/json-scan';
-import { messageText, setText, toolOutputIndices } from '../shared/message-text';
-import { Gates } from '../shared/offload';
+import { setText, toolOutputIndices } from '../shared/message-text';
+import { Gates, rewritableText } from '../shared/offload';
 import { decodeOptions } from '../shared/options';
 import { textMemo } from '../shared/text-memo';
 import { countTokens } from '../shared/tokens';
@@ -133,11 +133,8 @@ function create(o: Options): Component {
       const gates = new Gates();
       for (const i of toolOutputIndices(messages)) {
         const m = messages[i]!;
-        const text = messageText(m);
-        if (text === null) {
-          gates.add('non_text_blocks');
-          continue;
-        }
+        const text = rewritableText(m, gates);
+        if (text === null) continue;
         const verdict = toonFor(text, o.min_tokens);
         if (verdict.ok) setText(m, verdict.text);
         else gates.add(verdict.gate);

@@ -1,8 +1,8 @@
 // The steps every Offload shares: gate counting, the provider-cache tail gate, replay of frozen
 // decisions, and the marker-inclusive never-worse commit that stashes before it rewrites.
 import type { Ctx, GateHistogram, Message } from '../component';
-import { type MarkerMode, contentKey, markerIds, markerToken, stashId } from './marker';
-import { setText } from './message-text';
+import { type MarkerMode, contentKey, hasPlaceholder, markerIds, markerToken, stashId } from './marker';
+import { messageText, setText } from './message-text';
 import { countTokens } from './tokens';
 
 export class Gates {
@@ -43,6 +43,30 @@ export function replayFrozen(component: string, m: Message, text: string, ctx: C
   }
   setText(m, rep);
   return { kind: 'replayed', id };
+}
+
+/** The message's text, or null after counting `non_text_blocks` (a rewrite would drop blocks). */
+export function rewritableText(m: Message, gates: Gates): string | null {
+  const text = messageText(m);
+  if (text === null) gates.add('non_text_blocks');
+  return text;
+}
+
+/**
+ * Replay first, then the marker / kept-verbatim gate — the opening every position-aware offloader
+ * shares. True when the message is settled (replayed, or passed over under a counted gate).
+ */
+export function settledByReplay(component: string, m: Message, text: string, ctx: Ctx, gates: Gates, tally: OffloadTally): boolean {
+  const replay = replayFrozen(component, m, text, ctx);
+  if (replay.kind === 'replayed') {
+    tally.record(replay);
+    return true;
+  }
+  if (replay.kind === 'kept' || hasPlaceholder(text)) {
+    gates.add('marker_or_kept_verbatim');
+    return true;
+  }
+  return false;
 }
 
 export interface CommitResult {
