@@ -1,6 +1,7 @@
 // `npm run bench`: runs each benchmark module in turn and prints markdown for the README.
 // `npm run bench -- overhead throughput` runs a subset.
 import { runBilling } from './billing.bench';
+import { runComponents } from './components.bench';
 import { runOverhead } from './overhead.bench';
 import { runThroughput } from './throughput.bench';
 import { runSharedState } from './shared-state.bench';
@@ -10,6 +11,7 @@ const BENCHES: Record<string, () => Promise<string>> = {
   throughput: runThroughput,
   'shared-state': runSharedState,
   billing: runBilling,
+  components: runComponents,
 };
 
 async function main(): Promise<void> {
