@@ -9,7 +9,7 @@ import { isObject, parseJson } from './json-shape';
 import { aggregateSse } from './sse-aggregate';
 import { drainPeek, peekSse, toBuffer, type PeekResult } from './sse-peek';
 import { anthropicMessageToSse, openAiCompletionToSse } from './sse-synthesize';
-import { relayStream } from './stream-relay';
+import { observeStream, relayStream } from './stream-relay';
 import { parseSseUsage, parseUsage } from './usage';
 
 export type * from './expand.types';
@@ -67,16 +67,19 @@ function bufferReply(reply: UpstreamReply, body: Buffer, m: ReplyMode, state: Lo
 /** Streams an upstream body to the client (after any peeked bytes) and fills in usage at its end. */
 function streamReply(reply: UpstreamReply, state: LoopState, o: ExpandLoopOptions, peek: PeekResult | null): ClientReply {
   const sse = isEventStream(reply.headers);
-  const relay = relayStream({
-    prefix: peek?.consumed ?? [],
-    rest: peek ? (peek.done ? null : peek.rest) : (reply.body[Symbol.asyncIterator]() as AsyncIterator<unknown>),
-    pendingError: peek?.error,
-    source: reply.body,
-    dialect: o.dialect,
-    sse,
-    // Only a 2xx stream on an advertised request can carry an expand call the client then sees.
-    watchName: o.advertised && sse && reply.status >= 200 && reply.status < 300,
-  });
+  // Only a 2xx stream on an advertised request can carry an expand call the client then sees.
+  const watchName = o.advertised && sse && reply.status >= 200 && reply.status < 300;
+  const relay = !peek
+    ? observeStream({ source: reply.body, dialect: o.dialect, sse, watchName })
+    : relayStream({
+        prefix: peek.consumed,
+        rest: peek.done ? null : peek.rest,
+        pendingError: peek.error,
+        source: reply.body,
+        dialect: o.dialect,
+        sse,
+        watchName,
+      });
   const done = relay.done.then((d) => {
     out.usage = d.usage;
     out.expandAfterStream = d.expandAfterStream;

@@ -1,15 +1,15 @@
 // GET /expand?id=HASH: out-of-band recovery of a stashed original, scoped to the caller's tenant
 // and session through the ownership record written when that session stashed it.
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { GatewayContext } from '../gateway-context';
 import { headerValue } from '../proxy/forward-headers';
 import { decodeFailure } from '../proxy/request-errors';
+import type { HotReply, HotRequest } from '../proxy/hot-http';
 import { sanitizeSessionId } from '../wire/session-key';
 
 const ID_RE = /^[A-Za-z0-9_-]{1,64}$/;
 
 export function expandHandler(gw: GatewayContext) {
-  return async (req: FastifyRequest<{ Querystring: { id?: string; session?: string } }>, reply: FastifyReply): Promise<FastifyReply> => {
+  return async (req: HotRequest, reply: HotReply): Promise<HotReply> => {
     const notFound = (message: string) => reply.code(404).header('content-type', 'application/json').send(JSON.stringify({ error: message }));
     let tenant;
     try {

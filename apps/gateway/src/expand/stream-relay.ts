@@ -1,7 +1,7 @@
 // Relays an upstream body to the client chunk by chunk (peeked bytes first, then the rest, never
 // held back) while watching it on the side: usage for accounting and mentions of the expand tool.
 // Watching costs bounded memory whatever the stream's length.
-import { Readable } from 'node:stream';
+import { Readable, Transform } from 'node:stream';
 import { EXPAND_TOOL_NAME } from './expand-calls';
 import type { Dialect, StreamOutcome, Usage } from './expand.types';
 import { parseJson } from './json-shape';
@@ -138,6 +138,45 @@ export function relayStream(input: RelayInput): Relay {
     if (finished) return;
     if (!input.source.destroyed) input.source.destroy();
     settle({ usage: observer.finish(), expandAfterStream: observer.mentioned, bytes: observer.bytes, aborted: true });
+  });
+  return { body, done };
+}
+
+/**
+ * The relay for a body nothing was peeked from (the common, non-intercepted case): a Transform in
+ * the pipe rather than an async generator, so each chunk costs one synchronous callback.
+ */
+export function observeStream(input: Omit<RelayInput, 'prefix' | 'rest' | 'pendingError'>): Relay {
+  const observer = new StreamObserver(input.dialect, input.sse, input.watchName);
+  let settled = false;
+  let settle!: (o: StreamOutcome) => void;
+  const done = new Promise<StreamOutcome>((resolve) => (settle = resolve));
+  const finish = (extra: Partial<StreamOutcome>) => {
+    if (settled) return;
+    settled = true;
+    settle({ usage: observer.finish(), expandAfterStream: observer.mentioned, bytes: observer.bytes, ...extra });
+  };
+  const body = new Transform({
+    transform(chunk: Buffer, _enc, cb) {
+      const c = toBuffer(chunk);
+      observer.add(c);
+      cb(null, c);
+    },
+    flush(cb) {
+      finish({});
+      cb();
+    },
+  });
+  input.source.once('error', (err: unknown) => {
+    finish({ error: err });
+    body.destroy(err instanceof Error ? err : new Error(String(err)));
+  });
+  input.source.pipe(body);
+  // A client that goes away must release the upstream socket too.
+  body.once('close', () => {
+    if (settled) return;
+    if (!input.source.destroyed) input.source.destroy();
+    finish({ aborted: true });
   });
   return { body, done };
 }

@@ -1,6 +1,5 @@
 // The chat routes: prepare the body, forward it, run the expand loop, and hand the reply to the
 // client — streaming bodies are piped with backpressure and a client abort cancels upstream.
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import { contentKey, countTokens } from '@context-guru/components';
 import { runExpandLoop } from '../expand/expand-loop';
 import type { ClientReply } from '../expand/expand.types';
@@ -10,21 +9,22 @@ import type { RequestReport } from '../observability/request-report';
 import type { Dialect } from '../wire/wire.types';
 import { clientResponseHeaders, headerValue, upstreamRequestHeaders } from './forward-headers';
 import { gatewayError } from './gateway-errors';
-import { prepareRequest } from './prepare-request';
+import { prepareRequest, type Prepared } from './prepare-request';
+import { emptyReport } from '../observability/request-report';
+import type { TenantRuntime } from '../tenancy/tenant-runtime';
 import { createModelSources } from '../model/model-resolver';
 import { UpstreamError } from './upstream.client';
 import { decodeFailure } from './request-errors';
+import type { HotReply, HotRequest } from './hot-http';
 
 const UPSTREAM_PATH: Record<Dialect, string> = { openai: '/v1/chat/completions', anthropic: '/v1/messages' };
 
 export function chatHandler(gw: GatewayContext, dialect: Dialect) {
   const base = dialect === 'openai' ? gw.env.openaiUpstream : gw.env.anthropicUpstream;
   const url = `${base}${UPSTREAM_PATH[dialect]}`;
-  // Every path returns the reply: Fastify must not auto-send while a stream is still flowing.
-  return async (req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
+  return async (req: HotRequest, reply: HotReply): Promise<HotReply> => {
     const started = performance.now();
-    const rawBuf = Buffer.isBuffer(req.body) ? req.body : Buffer.from(bodyText(req));
-    const raw = rawBuf.toString('utf8');
+    const rawBuf = req.body;
     let tenant;
     try {
       tenant = gw.tenants.resolve(req.headers);
@@ -33,8 +33,10 @@ export function chatHandler(gw: GatewayContext, dialect: Dialect) {
       return reply;
     }
     let prepared;
+    // An empty pipeline is a transparent proxy: the body is not even decoded to text.
+    const raw = isPassthrough(tenant, gw) ? '' : rawBuf.toString('utf8');
     try {
-      prepared = await prepareRequest(
+      prepared = raw === '' ? passthrough(dialect, tenant.id) : await prepareRequest(
         { store: gw.store, turns: gw.turns, clock: gw.clock, log: gw.log, injectMode: gw.env.injectExpand },
         {
           route: dialect,
@@ -74,7 +76,7 @@ export function chatHandler(gw: GatewayContext, dialect: Dialect) {
     const upstreamStarted = performance.now();
     try {
       // An unchanged body goes out as the very bytes that came in.
-      const first = await call(prepared.outgoing === raw ? rawBuf : prepared.outgoing);
+      const first = await call(prepared.outgoing === raw || raw === '' ? rawBuf : prepared.outgoing);
       report.upstreamMs = performance.now() - upstreamStarted;
       report.upstreamStatus = first.status;
       result = await runExpandLoop({
@@ -135,6 +137,14 @@ export function chatHandler(gw: GatewayContext, dialect: Dialect) {
   };
 }
 
+function isPassthrough(tenant: TenantRuntime, gw: GatewayContext): boolean {
+  return tenant.built.pipeline.components.length === 0 && gw.env.injectExpand !== 'always';
+}
+
+function passthrough(dialect: Dialect, tenant: string): Prepared {
+  return { session: '', outgoing: '', advertised: false, report: emptyReport(dialect, tenant) };
+}
+
 function finish(gw: GatewayContext, report: RequestReport, outcome: string, started: number): void {
   try {
     gw.stats.record(report);
@@ -142,10 +152,4 @@ function finish(gw: GatewayContext, report: RequestReport, outcome: string, star
   } catch (err) {
     gw.log.error('stats recording failed', { error: errorText(err) });
   }
-}
-
-export function bodyText(req: FastifyRequest): string {
-  const b = req.body;
-  if (Buffer.isBuffer(b)) return b.toString('utf8');
-  return typeof b === 'string' ? b : '';
 }

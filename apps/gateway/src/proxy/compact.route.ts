@@ -1,17 +1,16 @@
 // POST /compact: the pipeline alone, no upstream. Returns the body that would be forwarded, so
 // operators can replay captured traffic and see exactly what a preset does.
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ConfigError } from '@context-guru/components';
 import type { CacheMode } from '../env';
 import type { GatewayContext } from '../gateway-context';
 import { presetPipeline } from '../tenancy/tenant-runtime';
 import type { Dialect } from '../wire/wire.types';
-import { bodyText } from './chat.route';
 import { headerValue } from './forward-headers';
 import { gatewayError } from './gateway-errors';
 import { prepareRequest } from './prepare-request';
 import { createModelSources } from '../model/model-resolver';
 import { decodeFailure } from './request-errors';
+import type { HotReply, HotRequest } from './hot-http';
 
 interface CompactQuery {
   provider?: string;
@@ -20,8 +19,8 @@ interface CompactQuery {
 }
 
 export function compactHandler(gw: GatewayContext) {
-  return async (req: FastifyRequest<{ Querystring: CompactQuery }>, reply: FastifyReply): Promise<FastifyReply> => {
-    const q = req.query ?? {};
+  return async (req: HotRequest, reply: HotReply): Promise<HotReply> => {
+    const q: CompactQuery = req.query;
     const dialect: Dialect = q.provider === 'anthropic' ? 'anthropic' : 'openai';
     const cache = q.cache ?? gw.env.cacheMode;
     if (!['auto', 'on', 'off'].includes(cache)) {
@@ -48,7 +47,7 @@ export function compactHandler(gw: GatewayContext) {
         {
           route: 'compact',
           dialect,
-          raw: bodyText(req),
+          raw: req.body.toString('utf8'),
           tenant,
           pipeline,
           cacheMode: cache as CacheMode,

@@ -60,21 +60,14 @@ export interface Prepared {
   report: RequestReport;
 }
 
-/**
- * Could the body carry a marker or the sentinel, raw or JSON-escaped? A cheap over-approximation
- * (indexOf runs at memory speed; a false positive only takes the full path).
- */
-function maybePlaceholder(raw: string): boolean {
-  return raw.includes('cg:') || raw.includes('⟪cg') || (raw.includes('\\u27') && /\\u27[eE][aA]cg/.test(raw));
-}
 
 /** Decoding errors propagate (the caller answers 400); everything after decoding fails open. */
 export async function prepareRequest(deps: PrepareDeps, input: PrepareInput): Promise<Prepared> {
   const started = performance.now();
   const report = emptyReport(input.route, input.tenant.id);
-  // An empty pipeline is a transparent proxy: with no marker to keep resolvable and no tool to
-  // inject, nothing needs decoding and the client's bytes go out as they came.
-  if (input.pipeline.components.length === 0 && deps.injectMode !== 'always' && !maybePlaceholder(input.raw)) {
+  // An empty pipeline is a transparent proxy (preset off): nothing to decide, no tool to inject
+  // unless INJECT_EXPAND=always, so the client's bytes go out as they came.
+  if (input.pipeline.components.length === 0 && deps.injectMode !== 'always') {
     report.bypassed = input.bypassHeader;
     report.addedMs = performance.now() - started;
     return { session: '', outgoing: input.raw, advertised: false, report };
