@@ -22,9 +22,12 @@ export async function runOverhead(): Promise<string> {
       const store = new MemoryHotStore({ ttlSeconds: 10_000, maxEntries: 100_000 });
       const tenant = createTenantRuntime('bench', { preset }, 1);
       const deps = { store, turns: new TurnCache(), clock: systemClock, log: createLogger('error', () => undefined), injectMode: 'auto' as const };
-      const body = (t: number) => JSON.stringify(dialect === 'openai' ? openaiTurn(steps, t) : anthropicTurn(steps, t));
-      const run = async (raw: string, session: string) => {
+      // Bodies arrive as bytes, exactly as the route gets them; decoding them is part of the cost.
+      const body = (t: number) => Buffer.from(JSON.stringify(dialect === 'openai' ? openaiTurn(steps, t) : anthropicTurn(steps, t)));
+      const run = async (bytes: Buffer, session: string) => {
         const t0 = performance.now();
+        // As the chat route: bytes in, decoded to text unless the pipeline is empty (preset off).
+        const raw = preset === 'off' ? '' : bytes.toString('utf8');
         await prepareRequest(deps, { route: dialect, dialect, raw, tenant, pipeline: tenant.built.pipeline, cacheMode: 'auto', sessionHeader: session, bypassHeader: false });
         return performance.now() - t0;
       };

@@ -39,6 +39,9 @@ describe('the turn cache', () => {
           const body = dialect === 'openai' ? openaiTurn(steps, t) : withMovingBreakpoint(anthropicTurn(steps, t));
           // Every fifth turn the client changes something at depth (a compaction-like rewrite).
           if (t % 15 === 0 && body.messages.length > 4) (body.messages[2] as { content: unknown }).content = 'rewritten earlier message';
+          // Multi-byte text, and three interleaved variants of the first message: reuse must come
+          // from the entry whose bytes really match (turn t-3), never from the previous turn.
+          (body.messages[0] as { content: unknown }).content = `Fix the parser — ünïcödé 🚀 variant ${t % 3}`;
           const raw = JSON.stringify(body);
           const input = { route: dialect, dialect, raw, tenant, pipeline: tenant.built.pipeline, cacheMode: 'auto' as const, sessionHeader: 'same', bypassHeader: false };
           const [x, y] = [await prepareRequest(a, input), await prepareRequest(b, input)];
