@@ -50,4 +50,13 @@ describe('the cache guard', () => {
     output[3]!.content = 'y';
     expect(rewrittenIndices(input, output, [3])).toEqual([1]);
   });
+
+  it('lets a breakpoint through at depth: cache_control does not change what the provider cached', () => {
+    const input: Message[] = [...msgs(), { role: 'user', content: [{ type: 'text', text: 'go on' }] }];
+    const output = input.map((m) => ({ ...m }));
+    output[4] = { role: 'user', content: [{ type: 'text', text: 'go on', cache_control: { type: 'ephemeral' } }] };
+    expect(guardCachedPrefix(input, output, { aware: true, maxCachedIdx: 4, cold: false }, prev([]))).toEqual([]);
+    expect(output[4]!.content).toEqual([{ type: 'text', text: 'go on', cache_control: { type: 'ephemeral' } }]);
+    expect(rewrittenIndices(input, output, [])).toEqual([]);
+  });
 });

@@ -3,7 +3,22 @@
 // differed too (a replayed decision). Any other change at depth — a content-keyed replay landing
 // on a later copy of the same text, a component bug — would re-bill the whole suffix as a cache
 // write, so it is reverted here, whatever component made it.
-import { cloneMessage, sameMessage, type CacheView, type Message, type TurnRecord } from '@context-guru/components';
+import { cloneMessage, sameMessage, type CacheView, type ContentBlock, type Message, type TurnRecord } from '@context-guru/components';
+
+/** Equal as far as the provider's cache key goes: a moved or added breakpoint changes nothing. */
+function sameCachedContent(a: Message | undefined, b: Message | undefined): boolean {
+  if (sameMessage(a, b)) return true;
+  if (!a || !b || !Array.isArray(a.content) || !Array.isArray(b.content)) return false;
+  return sameMessage(withoutBreakpoints(a), withoutBreakpoints(b));
+}
+
+function withoutBreakpoints(m: Message): Message {
+  const content = (m.content as ContentBlock[]).map((blk) => {
+    const { cache_control: _dropped, ...rest } = blk as ContentBlock & { cache_control?: unknown };
+    return rest as ContentBlock;
+  });
+  return { ...m, content };
+}
 
 export function guardCachedPrefix(input: readonly Message[], output: Message[], cache: CacheView, prev: TurnRecord | null): number[] {
   if (!cache.aware || cache.cold || cache.maxCachedIdx < 0 || !prev?.rewritten || output.length !== input.length) return [];
@@ -11,7 +26,7 @@ export function guardCachedPrefix(input: readonly Message[], output: Message[], 
   const reverted: number[] = [];
   const last = Math.min(cache.maxCachedIdx, input.length - 1);
   for (let i = 0; i <= last; i++) {
-    if (allowed.has(i) || sameMessage(input[i], output[i])) continue;
+    if (allowed.has(i) || sameCachedContent(input[i], output[i])) continue;
     output[i] = cloneMessage(input[i]!);
     reverted.push(i);
   }
@@ -23,6 +38,6 @@ export function rewrittenIndices(input: readonly Message[], output: readonly Mes
   if (output.length !== input.length) return [];
   const kept = new Set(discarded);
   const out: number[] = [];
-  for (let i = 0; i < input.length; i++) if (!kept.has(i) && !sameMessage(input[i], output[i])) out.push(i);
+  for (let i = 0; i < input.length; i++) if (!kept.has(i) && !sameCachedContent(input[i], output[i])) out.push(i);
   return out;
 }
