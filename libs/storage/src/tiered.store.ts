@@ -28,6 +28,7 @@ export class TieredHotStore implements HotStore {
   private readonly log: StorageLogger;
   /** Losses only the checkpoint revealed (the hot store never saw them go) and their repairs. */
   private restored = 0;
+  private readonly turnAt = new Map<string, number>();
 
   constructor(
     readonly hot: HotStore & Partial<StashWarmer>,
@@ -126,6 +127,7 @@ export class TieredHotStore implements HotStore {
    */
   async advanceTurn(tenant: string, session: string, turn: TurnRecord): Promise<TurnRecord | null> {
     const prev = await this.hot.advanceTurn(tenant, session, turn);
+    this.rememberTurn(tenant, session, turn.at);
     const pending = this.queue.pendingTurn(tenant, session);
     this.queue.enqueueTurn(tenant, session, turn);
     if (prev) return prev;
@@ -140,7 +142,16 @@ export class TieredHotStore implements HotStore {
 
   async recordRewrites(tenant: string, session: string, rewritten: readonly number[]): Promise<void> {
     await this.hot.recordRewrites(tenant, session, rewritten);
-    this.queue.enqueueRewrites(tenant, session, rewritten);
+    const at = this.turnAt.get(`${tenant}\u0000${session}`);
+    if (at !== undefined) this.queue.enqueueRewrites(tenant, session, rewritten, at);
+  }
+
+  /** When this replica last advanced each conversation, so its rewrites land on that turn's row. */
+  private rememberTurn(tenant: string, session: string, at: number): void {
+    const key = `${tenant}\u0000${session}`;
+    this.turnAt.delete(key);
+    this.turnAt.set(key, at);
+    if (this.turnAt.size > 10_000) this.turnAt.delete(this.turnAt.keys().next().value as string);
   }
 
   health(): StoreHealth {

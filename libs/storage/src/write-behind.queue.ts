@@ -79,10 +79,11 @@ export class WriteBehindQueue {
     this.schedule();
   }
 
-  enqueueRewrites(tenant: string, session: string, rewritten: readonly number[]): void {
+  /** Rewrites of the turn that started at `at` (merged into that turn's pending write if queued). */
+  enqueueRewrites(tenant: string, session: string, rewritten: readonly number[], at: number): void {
     const key = `${tenant}\u0000${session}`;
     const w = this.turns.get(key);
-    this.turns.set(key, w ? { ...w, rewritten } : { tenant, session, rewritten });
+    this.turns.set(key, w && (!w.turn || w.turn.at === at) ? { ...w, rewritten, at } : { tenant, session, rewritten, at });
     this.schedule();
   }
 

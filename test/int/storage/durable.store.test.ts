@@ -135,11 +135,17 @@ describe.each<[string, SqlBackend]>([
   it('keeps the last turn per conversation: a new turn resets its rewrites, a rewrite updates them', async () => {
     await store.saveTurns([{ tenant: 'tt', session: 'c1', turn: { n: 4, at: 1000, ttlMs: 3_600_000 } }]);
     expect(await store.loadTurn('tt', 'c1')).toEqual({ n: 4, at: 1000, ttlMs: 3_600_000, rewritten: [] });
-    await store.saveTurns([{ tenant: 'tt', session: 'c1', rewritten: [1, 3] }]);
+    await store.saveTurns([{ tenant: 'tt', session: 'c1', rewritten: [1, 3], at: 1000 }]);
+    expect((await store.loadTurn('tt', 'c1'))?.rewritten).toEqual([1, 3]);
+    // Rewrites of another turn never land on this one.
+    await store.saveTurns([{ tenant: 'tt', session: 'c1', rewritten: [9], at: 999 }]);
     expect((await store.loadTurn('tt', 'c1'))?.rewritten).toEqual([1, 3]);
     // A later turn asking a shorter TTL keeps the longest; its rewrites start empty.
     await store.saveTurns([{ tenant: 'tt', session: 'c1', turn: { n: 6, at: 2000, ttlMs: 300_000 } }]);
     expect(await store.loadTurn('tt', 'c1')).toEqual({ n: 6, at: 2000, ttlMs: 3_600_000, rewritten: [] });
+    // Replicas flush behind independently: an older turn arriving late does not win.
+    await store.saveTurns([{ tenant: 'tt', session: 'c1', turn: { n: 5, at: 1500, ttlMs: 300_000 } }]);
+    expect((await store.loadTurn('tt', 'c1'))?.n).toBe(6);
     expect(await store.loadTurn('tu', 'c1')).toBeNull();
     now = T0 + 31 * DAY;
     expect(await store.loadTurn('tt', 'c1')).toBeNull();

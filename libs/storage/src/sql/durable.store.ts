@@ -32,6 +32,8 @@ export interface TurnWrite {
   session: string;
   turn?: TurnRecord;
   rewritten?: readonly number[];
+  /** With rewrites only: the `at` of the turn they belong to (a later turn's row is left alone). */
+  at?: number;
 }
 
 export interface PurgeResult {
@@ -197,7 +199,7 @@ export class DurableStore {
    */
   async saveTurns(batch: readonly TurnWrite[]): Promise<void> {
     const full = batch.filter((w) => w.turn);
-    const partial = batch.filter((w) => !w.turn && w.rewritten);
+    const partial = batch.filter((w) => !w.turn && w.rewritten && w.at !== undefined);
     if (full.length === 0 && partial.length === 0) return;
     const at = new Date(this.now());
     const list = (r: readonly number[] | undefined) => (r ? r.join(',') : null);
@@ -208,7 +210,9 @@ export class DurableStore {
            SELECT t, s, n, a, l, r, $7 FROM unnest($1::text[], $2::text[], $3::int[], $4::bigint[], $5::bigint[], $6::text[]) AS b(t, s, n, a, l, r)
            ON CONFLICT (tenant, session) DO UPDATE
              SET n = EXCLUDED.n, at_ms = EXCLUDED.at_ms, ttl_ms = GREATEST(session_turn.ttl_ms, EXCLUDED.ttl_ms),
-                 rewritten = EXCLUDED.rewritten, updated_at = EXCLUDED.updated_at`,
+                 rewritten = EXCLUDED.rewritten, updated_at = EXCLUDED.updated_at
+             -- Replicas flush behind independently: an older turn arriving late never wins.
+             WHERE EXCLUDED.at_ms >= session_turn.at_ms`,
           [
             full.map((w) => w.tenant),
             full.map((w) => w.session),
@@ -222,10 +226,10 @@ export class DurableStore {
       }
       if (partial.length > 0) {
         await c.query(
-          `UPDATE session_turn AS st SET rewritten = b.r, updated_at = $4
-           FROM unnest($1::text[], $2::text[], $3::text[]) AS b(t, s, r)
-           WHERE st.tenant = b.t AND st.session = b.s`,
-          [partial.map((w) => w.tenant), partial.map((w) => w.session), partial.map((w) => list(w.rewritten)), at],
+          `UPDATE session_turn AS st SET rewritten = b.r, updated_at = $5
+           FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[]) AS b(t, s, r, a)
+           WHERE st.tenant = b.t AND st.session = b.s AND st.at_ms = b.a`,
+          [partial.map((w) => w.tenant), partial.map((w) => w.session), partial.map((w) => list(w.rewritten)), partial.map((w) => w.at!), at],
         );
       }
     });
