@@ -2,6 +2,7 @@
 // `npm run bench -- overhead throughput` runs a subset.
 import { runBilling } from './billing.bench';
 import { runComponents } from './components.bench';
+import { runMemory } from './memory.bench';
 import { runOverhead } from './overhead.bench';
 import { runThroughput } from './throughput.bench';
 import { runSharedState } from './shared-state.bench';
@@ -12,6 +13,7 @@ const BENCHES: Record<string, () => Promise<string>> = {
   'shared-state': runSharedState,
   billing: runBilling,
   components: runComponents,
+  memory: runMemory,
 };
 
 async function main(): Promise<void> {

@@ -30,7 +30,7 @@ function body60k(): string {
 const ANSWER = JSON.stringify({ id: 'chatcmpl-b', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } });
 
 /** A provider that answers at once without parsing: the bench measures the proxies, not it. */
-async function leanUpstream(): Promise<{ url: string; close: () => Promise<void> }> {
+export async function leanUpstream(): Promise<{ url: string; close: () => Promise<void> }> {
   const server = createServer((req, res) => {
     req.resume();
     req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(ANSWER));

@@ -39,9 +39,11 @@ async function waitReady(url: string, proc: ChildProcess, timeoutMs: number): Pr
   throw new Error(`replica at ${url} not ready after ${timeoutMs} ms`);
 }
 
-export async function startReplica(env: Record<string, string>, timeoutMs = 60_000): Promise<Replica> {
+/** `built`: run apps/gateway/dist/main.js (needs `npm run build`), as production does. */
+export async function startReplica(env: Record<string, string>, timeoutMs = 60_000, built = false): Promise<Replica> {
   const port = await freePort();
-  const proc = spawn(process.execPath, ['-r', join(ROOT, 'scripts', 'register-ts.cjs'), join(ROOT, 'apps', 'gateway', 'src', 'main.ts')], {
+  const entry = built ? [join(ROOT, 'apps', 'gateway', 'dist', 'main.js')] : ['-r', join(ROOT, 'scripts', 'register-ts.cjs'), join(ROOT, 'apps', 'gateway', 'src', 'main.ts')];
+  const proc = spawn(process.execPath, entry, {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', CG_ROLE: 'gateway', HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'ignore', 'pipe'],

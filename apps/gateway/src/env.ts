@@ -31,6 +31,8 @@ export interface Env {
   upstreamHeaderTimeoutMs: number;
   upstreamConnectTimeoutMs: number;
   maxExpandRounds: number;
+  /** Memory the turn cache may hold (previous turns' decoded views and outputs), in MiB. */
+  turnCacheMb: number;
   /** CHEAP_MODEL*, CHEAP_MODEL_CONCURRENT, CONTEXT_GURU_LLM_TIMEOUT, CONTEXT_GURU_SUMMARIZE_TIMEOUT. */
   model: ModelEnv;
 }
@@ -101,6 +103,7 @@ export function parseEnv(src: Source = process.env): Env {
     upstreamHeaderTimeoutMs: int('UPSTREAM_HEADER_TIMEOUT_MS', 600_000, 1),
     upstreamConnectTimeoutMs: int('UPSTREAM_CONNECT_TIMEOUT_MS', 10_000, 1),
     maxExpandRounds: int('MAX_EXPAND_ROUNDS', 3, 0, 10),
+    turnCacheMb: int('TURN_CACHE_MB', 64, 0, 65536),
     model: readModelEnv(src, problems),
   };
   if (problems.length) throw new EnvError(problems);

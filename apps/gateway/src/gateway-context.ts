@@ -15,6 +15,14 @@ import { DEFAULT_TENANT, createTenantRuntime, loadConfigDocument } from './tenan
 
 export const VERSION = '0.1.0';
 
+/**
+ * The turn cache counts characters of the bodies it keeps; their parsed views and outputs cost
+ * about four bytes per character on top, so the budget in MiB is divided accordingly.
+ */
+function turnCacheChars(mb: number): number {
+  return Math.floor((mb * 1024 * 1024) / 4);
+}
+
 export interface GatewayContext {
   env: Env;
   clock: Clock;
@@ -74,7 +82,7 @@ export async function createGatewayContext(env: Env, overrides: ContextOverrides
     stats: new StatsRollup(),
     metrics,
     models,
-    turns: new TurnCache(),
+    turns: new TurnCache(turnCacheChars(env.turnCacheMb)),
     async close() {
       await upstream.close();
       await models.dispatcher.close();

@@ -48,7 +48,7 @@ export class TurnCache {
   hits = 0;
   misses = 0;
 
-  constructor(private readonly maxChars = 128 * 1024 * 1024) {}
+  constructor(private readonly maxChars = 16 * 1024 * 1024) {}
 
   decode(dialect: Dialect, raw: string, scope: string): DecodedTurn {
     const key = `${scope}\u0000${dialect}\u0000${raw.slice(0, KEY_CHARS)}`;
