@@ -172,3 +172,27 @@ function freePort(): Promise<number> {
     });
   });
 }
+
+describe('store.enabled: false', () => {
+  it('still compresses but emits no marker and no expand tool (nothing could resolve them)', async () => {
+    const gw = await startGateway(upstream.url, { CONFIG: 'preset: agent\nstore: { enabled: false }\n' });
+    try {
+      const raw = JSON.stringify(openaiTurn(agentSteps(12, 4), 12));
+      upstream.requests.length = 0;
+      const res = await post2(gw.url, raw);
+      expect(res.status).toBe(200);
+      const sent = upstream.requests[0]!.raw;
+      expect(sent.length).toBeLessThan(raw.length);
+      expect(sent).not.toMatch(/<<cg:/);
+      expect(sent).not.toContain('context_guru_expand');
+      const ready = (await (await fetch(`${gw.url}/readyz`)).json()) as { store: { kind: string } };
+      expect(ready.store.kind).toBe('memory-ephemeral');
+    } finally {
+      await gw.close();
+    }
+  });
+});
+
+function post2(url: string, body: string): Promise<Response> {
+  return fetch(`${url}/openai/v1/chat/completions`, { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-context-guru-session': 'ephemeral' } });
+}

@@ -1,7 +1,7 @@
 // Everything the gateway's request path depends on, built once at boot from the parsed
 // environment. Nest wires it into controllers; the hot path uses it as plain data.
 import { REGISTRY, closeSharedSandbox, systemClock, type Clock, type HotStore } from '@context-guru/components';
-import { createStores, type Stores } from '@context-guru/storage';
+import { EphemeralHotStore, createStores, type Stores } from '@context-guru/storage';
 import type { Env } from './env';
 import type { ModelRuntime } from './model/http-model';
 import { createModelRuntime } from './model/model-resolver';
@@ -50,6 +50,9 @@ export async function createGatewayContext(env: Env, overrides: ContextOverrides
   const runtime = createTenantRuntime(DEFAULT_TENANT, document, 1);
   let stores: Stores | undefined;
   let store = overrides.store;
+  if (!store && !runtime.built.store.enabled) {
+    store = new EphemeralHotStore({ ttlSeconds: runtime.built.store.ttl_seconds, maxEntries: runtime.built.store.max_entries });
+  }
   if (!store) {
     stores = await createStores({
       redisUrl: env.redisUrl,

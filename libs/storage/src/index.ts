@@ -11,3 +11,4 @@ export * from './sql/durable.store';
 export * from './write-behind.queue';
 export * from './tiered.store';
 export * from './create-stores';
+export * from './memory/ephemeral-hot.store';

@@ -72,8 +72,8 @@ class TenantState {
 }
 
 export class MemoryHotStore implements HotStore {
-  readonly kind = 'memory';
-  readonly persistent = true;
+  readonly kind: string = 'memory';
+  readonly persistent: boolean = true;
   private readonly tenants = new Map<string, TenantState>();
   private readonly ttlMs: number;
   private readonly maxEntries: number;
