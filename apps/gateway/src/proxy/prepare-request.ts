@@ -104,7 +104,8 @@ export async function prepareRequest(deps: PrepareDeps, input: PrepareInput): Pr
     }
     keys.push(SUMMARY_CHECKPOINT_KEY);
     const models = input.models?.(view.body);
-    const requestTokens = totalTokens(view.messages);
+    // Only model-backed triggers need the request's token count: computed on first read.
+    let requestTokens: number | undefined;
     // A Reformat may hand offloaders text whose key differs from the received one; runWithSession
     // fetches what the prefetch missed and re-runs, so a frozen decision is never missed.
     const { result, state, stash, snapshot } = await runWithSession({
@@ -124,7 +125,9 @@ export async function prepareRequest(deps: PrepareDeps, input: PrepareInput): Pr
           existingBreakpoints: view.breakpoints,
           window: 0,
           models,
-          requestTokens,
+          get requestTokens() {
+            return (requestTokens ??= totalTokens(view.messages));
+          },
         };
         return input.pipeline.run(view.messages, ctx);
       },

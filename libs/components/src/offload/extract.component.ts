@@ -90,7 +90,7 @@ function create(o: Options): Component {
         if (r.ok) tally.record(r);
         else gates.add('marker_no_win');
       };
-      const fired = requestTriggerFires(messages, o.trigger, ctx.requestTokens);
+      const fired = requestTriggerFires(messages, o.trigger, ctx);
       let keys: Set<string> | undefined;
       for (const i of toolOutputIndices(messages)) {
         const m = messages[i]!;

@@ -26,9 +26,10 @@ export const RequestTriggerFields = {
 export function requestTriggerFires(
   messages: readonly Message[],
   trigger: { min_request_tokens: number; min_messages: number },
-  requestTokens?: number,
+  ctx?: { readonly requestTokens?: number },
 ): boolean {
   if (messages.length < trigger.min_messages) return false;
   if (trigger.min_request_tokens === 0) return true;
-  return (requestTokens ?? totalTokens(messages)) >= trigger.min_request_tokens;
+  // Read only now: the gateway computes the request's token count lazily.
+  return (ctx?.requestTokens ?? totalTokens(messages)) >= trigger.min_request_tokens;
 }

@@ -49,7 +49,7 @@ export async function runSummarize(messages: Message[], ctx: Ctx, o: SummarizeSe
     if (gate) gates.add(gate);
     return { skipped: true, gates: gates.counts };
   };
-  if (!requestTriggerFires(messages, o.trigger, ctx.requestTokens)) return pass('request_trigger_not_fired');
+  if (!requestTriggerFires(messages, o.trigger, ctx)) return pass('request_trigger_not_fired');
   const span = planSpan(messages, o.keep_last);
   if (!span) return pass('no_span');
   const { start, end } = span;
