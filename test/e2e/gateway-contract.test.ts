@@ -40,6 +40,13 @@ describe('gateway-made errors', () => {
     expect(body.error.message).toMatch(/position \d+/);
   });
 
+  it('answers an empty body with 400, never forwarding it', async () => {
+    const before = upstream.requests.length;
+    const res = await post('/openai/v1/chat/completions', '');
+    expect(res.status).toBe(400);
+    expect(upstream.requests.length).toBe(before);
+  });
+
   it('rejects a body whose messages is not an array', async () => {
     const res = await post('/openai/v1/chat/completions', '{"model":"m","messages":{}}');
     expect(res.status).toBe(400);

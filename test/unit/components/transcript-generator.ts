@@ -3,19 +3,11 @@
 // fenced code, repeats, tiny and unicode outputs, existing markers, block arrays, images).
 import type { CacheView, ContentBlock, Message, Provider } from '@context-guru/components';
 
-export type Rng = () => number;
+import { mulberry32, type Rng } from '../../support/prng';
 
-/** mulberry32: a tiny, well-distributed 32-bit PRNG; no Math.random anywhere in a property test. */
-export function seededRng(seed: number): Rng {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export type { Rng };
+/** The property tests' PRNG (no Math.random anywhere in a property test). */
+export const seededRng = mulberry32;
 
 const int = (r: Rng, lo: number, hi: number) => lo + Math.floor(r() * (hi - lo + 1));
 const pick = <T>(r: Rng, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;

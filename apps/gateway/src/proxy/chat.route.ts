@@ -9,9 +9,8 @@ import type { RequestReport } from '../observability/request-report';
 import type { Dialect } from '../wire/wire.types';
 import { clientResponseHeaders, headerValue, upstreamRequestHeaders } from './forward-headers';
 import { gatewayError } from './gateway-errors';
-import { prepareRequest, type Prepared } from './prepare-request';
+import { isTransparent, prepareRequest, type Prepared } from './prepare-request';
 import { emptyReport } from '../observability/request-report';
-import type { TenantRuntime } from '../tenancy/tenant-runtime';
 import { createModelSources } from '../model/model-resolver';
 import { UpstreamError } from './upstream.client';
 import { decodeFailure } from './request-errors';
@@ -34,9 +33,10 @@ export function chatHandler(gw: GatewayContext, dialect: Dialect) {
     }
     let prepared;
     // An empty pipeline is a transparent proxy: the body is not even decoded to text.
-    const raw = isPassthrough(tenant, gw) ? '' : rawBuf.toString('utf8');
+    const transparent = isTransparent(tenant.built.pipeline, gw.env.injectExpand);
+    const raw = transparent ? '' : rawBuf.toString('utf8');
     try {
-      prepared = raw === '' ? passthrough(dialect, tenant.id) : await prepareRequest(
+      prepared = transparent ? passthrough(dialect, tenant.id) : await prepareRequest(
         { store: gw.store, turns: gw.turns, clock: gw.clock, log: gw.log, injectMode: gw.env.injectExpand },
         {
           route: dialect,
@@ -76,7 +76,7 @@ export function chatHandler(gw: GatewayContext, dialect: Dialect) {
     const upstreamStarted = performance.now();
     try {
       // An unchanged body goes out as the very bytes that came in.
-      const first = await call(prepared.outgoing === raw || raw === '' ? rawBuf : prepared.outgoing);
+      const first = await call(transparent || prepared.outgoing === raw ? rawBuf : prepared.outgoing);
       report.upstreamMs = performance.now() - upstreamStarted;
       report.upstreamStatus = first.status;
       result = await runExpandLoop({
@@ -135,10 +135,6 @@ export function chatHandler(gw: GatewayContext, dialect: Dialect) {
     });
     return reply.send(result.body);
   };
-}
-
-function isPassthrough(tenant: TenantRuntime, gw: GatewayContext): boolean {
-  return tenant.built.pipeline.components.length === 0 && gw.env.injectExpand !== 'always';
 }
 
 function passthrough(dialect: Dialect, tenant: string): Prepared {

@@ -61,13 +61,18 @@ export interface Prepared {
 }
 
 
+/** An empty pipeline with nothing to inject: the body goes out exactly as it came, undecoded. */
+export function isTransparent(pipeline: Pipeline, injectMode: InjectMode): boolean {
+  return pipeline.components.length === 0 && injectMode !== 'always';
+}
+
 /** Decoding errors propagate (the caller answers 400); everything after decoding fails open. */
 export async function prepareRequest(deps: PrepareDeps, input: PrepareInput): Promise<Prepared> {
   const started = performance.now();
   const report = emptyReport(input.route, input.tenant.id);
   // An empty pipeline is a transparent proxy (preset off): nothing to decide, no tool to inject
   // unless INJECT_EXPAND=always, so the client's bytes go out as they came.
-  if (input.pipeline.components.length === 0 && deps.injectMode !== 'always') {
+  if (isTransparent(input.pipeline, deps.injectMode)) {
     report.bypassed = input.bypassHeader;
     report.addedMs = performance.now() - started;
     return { session: '', outgoing: input.raw, advertised: false, report };

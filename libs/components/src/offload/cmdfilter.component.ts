@@ -8,7 +8,7 @@ import { DslError, FilterActStats, FilterSet, SelectorMissLedger, applyFilter, b
 import { defineComponent, type Component, type ComponentOutcome, type Ctx, type Message, type ToolCall } from '../component';
 import { MarkerModeOption, NonNegInt } from '../shared/common-options';
 import { ConfigError } from '../shared/errors';
-import { EXPAND_TOOL_NAME, HINT_FULL_OUTPUT, contentKey } from '../shared/marker';
+import { EXPAND_TOOL_NAME, HINT_FULL_OUTPUT, contentKey, withToken } from '../shared/marker';
 import { messageText, toolOutputIndices } from '../shared/message-text';
 import { commitOffload, Gates, OffloadTally, rewritableText, settledByReplay, tailAllows } from '../shared/offload';
 import { decodeOptions } from '../shared/options';
@@ -161,7 +161,7 @@ function create(o: Options): Component {
         }
         const body = r.output.replace(/\n+$/, '');
         const before = countTokens(text);
-        const c = commitOffload(m, text, (token) => (token ? `${body}\n${token}` : body), ctx, o.marker_mode, lossHint(r), NAME);
+        const c = commitOffload(m, text, (token) => withToken(body, token, '\n'), ctx, o.marker_mode, lossHint(r), NAME);
         if (!c.ok) {
           gates.add('marker_no_win');
           continue;

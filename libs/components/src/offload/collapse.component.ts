@@ -4,7 +4,7 @@
 import { Type } from '@sinclair/typebox';
 import { defineComponent, type Component, type ComponentOutcome, type Ctx, type Message } from '../component';
 import { MarkerModeOption, NonNegInt } from '../shared/common-options';
-import { HINT_FULL_OUTPUT, contentKey, hasPlaceholder } from '../shared/marker';
+import { HINT_FULL_OUTPUT, contentKey, hasPlaceholder, withToken } from '../shared/marker';
 import { toolOutputIndices } from '../shared/message-text';
 import { commitOffload, Gates, OffloadTally, replayFrozen, rewritableText, tailAllows } from '../shared/offload';
 import { decodeOptions } from '../shared/options';
@@ -48,7 +48,7 @@ export function collapseText(text: string, head: number, tail: number, token: st
   const omitted = lines.length - head - tail;
   if (omitted <= 0) return null;
   const note = `... (${omitted} lines omitted)`;
-  const middle = token ? `${note} ${token}` : note;
+  const middle = withToken(note, token);
   const out = [...lines.slice(0, head), middle, ...lines.slice(lines.length - tail)].join('\n');
   return terminated ? `${out}\n` : out;
 }

@@ -4,9 +4,9 @@
 import { Type } from '@sinclair/typebox';
 import { defineComponent, type Component, type ComponentOutcome, type Ctx, type Message } from '../component';
 import { MarkerModeOption, NonNegInt } from '../shared/common-options';
-import { contentKey, hasPlaceholder } from '../shared/marker';
+import { withToken } from '../shared/marker';
 import { toolOutputIndices } from '../shared/message-text';
-import { commitOffload, Gates, OffloadTally, rewritableText } from '../shared/offload';
+import { commitOffload, Gates, OffloadTally, rewritableText, markedOrKept } from '../shared/offload';
 import { decodeOptions } from '../shared/options';
 import { countTokens } from '../shared/tokens';
 
@@ -31,7 +31,7 @@ const decode = (raw: unknown, path: string) => decodeOptions(DedupOptions, raw, 
 const POINTER = '[identical to an earlier tool output]';
 
 export function dedupText(token: string): string {
-  return token ? `${POINTER} ${token}` : POINTER;
+  return withToken(POINTER, token);
 }
 
 function create(o: Options): Component {
@@ -51,7 +51,7 @@ function create(o: Options): Component {
           gates.add('below_min_tokens');
           continue;
         }
-        if (hasPlaceholder(text) || ctx.state.keptVerbatim(contentKey(text))) {
+        if (markedOrKept(text, ctx)) {
           gates.add('marker_or_kept_verbatim');
           continue;
         }

@@ -12,7 +12,7 @@ import { Type } from '@sinclair/typebox';
 import { defineComponent, type Component, type ComponentOutcome, type Ctx, type Message } from '../component';
 import { MarkerModeOption, NonNegInt } from '../shared/common-options';
 import { ConfigError } from '../shared/errors';
-import { HINT_FULL_OUTPUT } from '../shared/marker';
+import { HINT_FULL_OUTPUT, withToken } from '../shared/marker';
 import { toolOutputIndices } from '../shared/message-text';
 import { ModelOption, RequestTriggerFields, requestTriggerFires } from '../shared/model-options';
 import { commitOffload, Gates, OffloadTally, rewritableText, settledByReplay, tailAllows } from '../shared/offload';
@@ -86,7 +86,7 @@ function create(o: Options): Component {
           gates.add('projection_not_smaller');
           return;
         }
-        const r = commitOffload(m, text, (token) => (token ? `${projected}\n${token}` : projected), ctx, o.marker_mode, HINT_FULL_OUTPUT, NAME);
+        const r = commitOffload(m, text, (token) => withToken(projected, token, '\n'), ctx, o.marker_mode, HINT_FULL_OUTPUT, NAME);
         if (r.ok) tally.record(r);
         else gates.add('marker_no_win');
       };
@@ -132,7 +132,7 @@ function create(o: Options): Component {
           continue;
         }
         const reduced = job.outcome.text;
-        const r = commitOffload(job.m, job.text, (token) => (token ? `${reduced}\n${token}` : reduced), ctx, o.marker_mode, HINT_FULL_OUTPUT, NAME);
+        const r = commitOffload(job.m, job.text, (token) => withToken(reduced, token, '\n'), ctx, o.marker_mode, HINT_FULL_OUTPUT, NAME);
         if (r.ok) tally.record(r);
         else gates.add('marker_no_win');
       }

@@ -4,7 +4,7 @@
 import { Type } from '@sinclair/typebox';
 import { defineComponent, type Component, type ComponentOutcome, type Ctx, type Message } from '../component';
 import { MarkerModeOption, NonNegInt } from '../shared/common-options';
-import { HINT_FULL_OUTPUT, contentKey, hasPlaceholder } from '../shared/marker';
+import { HINT_FULL_OUTPUT, contentKey, hasPlaceholder, withToken } from '../shared/marker';
 import { messageText, toolOutputIndices } from '../shared/message-text';
 import { Gates, OffloadTally, commitOffload, replayFrozen, tailAllows } from '../shared/offload';
 import { decodeOptions } from '../shared/options';
@@ -63,7 +63,7 @@ export const isFailureBearing = (text: string): boolean => FAILURE_BEARING.some(
 const runLikeMemo = textMemo(isRunLike, 16 * 1024 * 1024);
 
 export function supersededText(token: string): string {
-  return token ? `${SUPERSEDED_NOTE} ${token}` : SUPERSEDED_NOTE;
+  return withToken(SUPERSEDED_NOTE, token);
 }
 
 function create(o: Options): Component {

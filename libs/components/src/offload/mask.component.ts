@@ -4,7 +4,7 @@
 import { Type } from '@sinclair/typebox';
 import { defineComponent, type Component, type Message, type Ctx, type ComponentOutcome } from '../component';
 import { MarkerModeOption, NonNegInt } from '../shared/common-options';
-import { HINT_FULL_OUTPUT, contentKey, headPeek } from '../shared/marker';
+import { HINT_FULL_OUTPUT, contentKey, headPeek, withToken } from '../shared/marker';
 import { toolOutputIndices } from '../shared/message-text';
 import { commitOffload, Gates, OffloadTally, rewritableText, settledByReplay, tailAllows } from '../shared/offload';
 import { decodeOptions } from '../shared/options';
@@ -34,7 +34,7 @@ const decode = (raw: unknown, path: string) => decodeOptions(MaskOptions, raw, p
 
 export function maskText(peek: string, token: string): string {
   const head = peek ? `[older tool output masked; starts: ${peek}]` : '[older tool output masked]';
-  return token ? `${head} ${token}` : head;
+  return withToken(head, token);
 }
 
 function create(o: Options): Component {

@@ -6,7 +6,7 @@
 import { Type } from '@sinclair/typebox';
 import { defineComponent, type Component, type ComponentOutcome, type Ctx, type Message } from '../component';
 import { MarkerModeOption, NonNegInt } from '../shared/common-options';
-import { HINT_FULL_OUTPUT, contentKey, hasPlaceholder } from '../shared/marker';
+import { HINT_FULL_OUTPUT, contentKey, hasPlaceholder, withToken } from '../shared/marker';
 import { keywordOverlap, keywords } from '../shared/keywords';
 import { messageText, toolOutputIndices, userTexts } from '../shared/message-text';
 import { commitOffload, Gates, OffloadTally, replayFrozen, rewritableText, tailAllows } from '../shared/offload';
@@ -53,7 +53,7 @@ interface Scored {
 }
 
 export function evictedText(token: string): string {
-  return token ? `${EVICTED_NOTE} ${token}` : EVICTED_NOTE;
+  return withToken(EVICTED_NOTE, token);
 }
 
 /**

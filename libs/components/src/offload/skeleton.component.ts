@@ -4,9 +4,9 @@
 import { Type } from '@sinclair/typebox';
 import { defineComponent, type Component, type ComponentOutcome, type Ctx, type Message } from '../component';
 import { MarkerModeOption, NonNegInt } from '../shared/common-options';
-import { HINT_FULL_SOURCE, contentKey, hasPlaceholder } from '../shared/marker';
+import { HINT_FULL_SOURCE, withToken } from '../shared/marker';
 import { messageText, toolOutputIndices } from '../shared/message-text';
-import { Gates, OffloadTally, commitOffload } from '../shared/offload';
+import { Gates, OffloadTally, commitOffload, markedOrKept } from '../shared/offload';
 import { decodeOptions } from '../shared/options';
 import { textMemo } from '../shared/text-memo';
 import { type ElideGate, type ElideResult, skeletonizeCode } from './skeleton/elide';
@@ -52,7 +52,7 @@ interface Candidate {
 
 /** Skeleton text + trailing token on its own line (no token in marker_mode off). */
 export function skeletonText(skeleton: string, token: string): string {
-  return token ? `${skeleton}\n${token}` : skeleton;
+  return withToken(skeleton, token, '\n');
 }
 
 function create(o: Options): Component {
@@ -109,7 +109,7 @@ function collect(messages: Message[], ctx: Ctx, gates: Gates): Candidate[] {
       continue;
     }
     // Content the model expanded stays verbatim (no expand bounce); a marker means already reduced.
-    if (hasPlaceholder(text) || ctx.state.keptVerbatim(contentKey(text))) {
+    if (markedOrKept(text, ctx)) {
       gates.add('marker_or_kept_verbatim');
       continue;
     }

@@ -5,10 +5,10 @@
 import { Type } from '@sinclair/typebox';
 import { defineComponent, type Component, type ComponentOutcome, type Ctx, type Message } from '../component';
 import { MarkerModeOption, NonNegInt } from '../shared/common-options';
-import { EXPAND_TOOL_NAME, contentKey, hasPlaceholder } from '../shared/marker';
+import { EXPAND_TOOL_NAME, withToken } from '../shared/marker';
 import { arrayItemSpans } from '../shared/json-scan';
 import { toolOutputIndices } from '../shared/message-text';
-import { commitOffload, Gates, OffloadTally, rewritableText } from '../shared/offload';
+import { commitOffload, Gates, OffloadTally, rewritableText, markedOrKept } from '../shared/offload';
 import { decodeOptions } from '../shared/options';
 import { textMemo } from '../shared/text-memo';
 import { countTokens } from '../shared/tokens';
@@ -71,7 +71,7 @@ export function crushedText(items: readonly string[], total: number, token: stri
   const shown = `${items.length} of ${total} items shown`;
   const body = `[${items.join(',')}]`;
   if (token.startsWith('<<cg:')) return `${body} [${shown}; full array: call ${EXPAND_TOOL_NAME}] ${token}`;
-  return token ? `${body} [${shown}] ${token}` : `${body} [${shown}]`;
+  return withToken(`${body} [${shown}]`, token);
 }
 
 function create(o: Options): Component {
@@ -87,7 +87,7 @@ function create(o: Options): Component {
         const m = messages[i]!;
         const text = rewritableText(m, gates);
         if (text === null) continue;
-        if (hasPlaceholder(text) || ctx.state.keptVerbatim(contentKey(text))) {
+        if (markedOrKept(text, ctx)) {
           gates.add('marker_or_kept_verbatim');
           continue;
         }

@@ -6,6 +6,7 @@ import { defineComponent, type Component, type ComponentOutcome, type Ctx, type 
 import { NonNegInt } from '../shared/common-options';
 import { setText, toolOutputIndices } from '../shared/message-text';
 import { Gates, rewritableText } from '../shared/offload';
+import { QUOTE, isWs, skipString, skipValue, skipWs } from '../shared/json-text';
 import { decodeOptions } from '../shared/options';
 import { textMemo } from '../shared/text-memo';
 import { countTokens } from '../shared/tokens';
@@ -33,52 +34,6 @@ const decode = (raw: unknown, path: string) => decodeOptions(FormatOptions, raw,
 /** String fields shorter than this (quotes included) are never tried as embedded JSON. */
 const MIN_EMBEDDED_CHARS = 64;
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-
-function isJsonWhitespace(c: number): boolean {
-  return c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
-}
-
-/** Index just past the string literal opening at `open` (text is known-valid JSON). */
-function endOfString(text: string, open: number): number {
-  let i = open + 1;
-  while (i < text.length) {
-    const c = text.charCodeAt(i);
-    if (c === BACKSLASH) i += 2;
-    else if (c === QUOTE) return i + 1;
-    else i++;
-  }
-  return text.length;
-}
-
-/** Index just past the value starting at `start` in compact, valid JSON text. */
-function endOfValue(text: string, start: number): number {
-  const first = text[start];
-  if (first === '"') return endOfString(text, start);
-  if (first === '{' || first === '[') {
-    let depth = 0;
-    let i = start;
-    while (i < text.length) {
-      const ch = text[i]!;
-      if (ch === '"') {
-        i = endOfString(text, i);
-        continue;
-      }
-      if (ch === '{' || ch === '[') depth++;
-      else if (ch === '}' || ch === ']') {
-        depth--;
-        if (depth === 0) return i + 1;
-      }
-      i++;
-    }
-    return text.length;
-  }
-  let i = start;
-  while (i < text.length && text[i] !== ',' && text[i] !== '}' && text[i] !== ']') i++;
-  return i;
-}
-
 /**
  * The compact form of `text`, or null unless it is exactly one JSON document. Numbers are never
  * re-printed (12345678901234567890 and 1.0 survive as written), which a parse/stringify round
@@ -96,12 +51,12 @@ export function compactJson(text: string): string | null {
   while (i < text.length) {
     const c = text.charCodeAt(i);
     if (c === QUOTE) {
-      i = endOfString(text, i);
+      i = skipString(text, i);
       continue;
     }
-    if (isJsonWhitespace(c)) {
+    if (isWs(c)) {
       if (i > runStart) parts.push(text.slice(runStart, i));
-      while (i < text.length && isJsonWhitespace(text.charCodeAt(i))) i++;
+      i = skipWs(text, i);
       runStart = i;
       continue;
     }
@@ -127,8 +82,8 @@ function descendEnvelope(compact: string): Descent {
   let acted = false;
   let i = 1;
   while (i < compact.length && compact[i] !== '}') {
-    const valueStart = endOfString(compact, i) + 1; // key, then ':'
-    const valueEnd = endOfValue(compact, valueStart);
+    const valueStart = skipString(compact, i) + 1; // key, then ':'
+    const valueEnd = skipValue(compact, valueStart);
     const raw = compact.slice(valueStart, valueEnd);
     if (raw.startsWith('"') && raw.length >= MIN_EMBEDDED_CHARS) {
       const inner = JSON.parse(raw) as string;

@@ -2,65 +2,22 @@
 // keep an array element's original bytes and can tell whether JS numbers would alter a literal.
 // Callers validate the text with JSON.parse first; these helpers assume well-formed JSON.
 
-const NUMBER_RE = /-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
+import { OPEN_ARR, elements, skipString, skipWs } from './json-text';
 
-/** Index just past the closing quote of the string opening at `start`. */
-function skipString(text: string, start: number): number {
-  let i = start + 1;
-  while (i < text.length) {
-    const c = text.charCodeAt(i);
-    if (c === 0x5c) i += 2;
-    else if (c === 0x22) return i + 1;
-    else i++;
-  }
-  return i;
-}
+const NUMBER_RE = /-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
 
 /**
  * [start, end) byte ranges of each top-level element of the JSON array in `text`, whitespace
  * excluded, in order. Returns null when the text is not one array.
  */
 export function arrayItemSpans(text: string): Array<[number, number]> | null {
-  let i = 0;
-  while (i < text.length && /\s/.test(text[i]!)) i++;
-  if (text[i] !== '[') return null;
-  const spans: Array<[number, number]> = [];
-  let depth = 0;
-  let itemStart = -1;
-  let lastNonSpace = -1;
-  for (; i < text.length; i++) {
-    const ch = text[i]!;
-    if (ch === '"') {
-      if (depth === 1 && itemStart < 0) itemStart = i;
-      i = skipString(text, i) - 1;
-      lastNonSpace = i;
-      continue;
-    }
-    if (ch === '[' || ch === '{') {
-      depth++;
-      if (depth === 2 && itemStart < 0) itemStart = i;
-      if (depth > 1) lastNonSpace = i;
-      continue;
-    }
-    if (ch === ']' || ch === '}') {
-      depth--;
-      if (depth === 0) {
-        if (itemStart >= 0) spans.push([itemStart, lastNonSpace + 1]);
-        return spans;
-      }
-      lastNonSpace = i;
-      continue;
-    }
-    if (depth === 1 && ch === ',') {
-      if (itemStart >= 0) spans.push([itemStart, lastNonSpace + 1]);
-      itemStart = -1;
-      continue;
-    }
-    if (/\s/.test(ch)) continue;
-    if (depth === 1 && itemStart < 0) itemStart = i;
-    lastNonSpace = i;
+  const at = skipWs(text, 0);
+  if (text.charCodeAt(at) !== OPEN_ARR) return null;
+  try {
+    return elements(text, at).map((e) => [e.start, e.end]);
+  } catch {
+    return null; // not one well-formed array
   }
-  return null;
 }
 
 /** Sign, significant digits and decimal exponent of a numeric literal, for exact comparison. */

@@ -52,6 +52,11 @@ export function markerToken(mode: MarkerMode, id: string, hint: string): string 
   return '';
 }
 
+/** An offloader's text followed by its marker token; the text alone when the mode writes none. */
+export function withToken(text: string, token: string, sep = ' '): string {
+  return token ? `${text}${sep}${token}` : text;
+}
+
 /**
  * A one-line peek at hidden content: whitespace folded, no live marker, at most maxChars code
  * points followed by an ellipsis when cut.

@@ -52,6 +52,11 @@ export function rewritableText(m: Message, gates: Gates): string | null {
   return text;
 }
 
+/** Already offloaded (carries a marker or the sentinel), or asked back by the model: never reduce. */
+export function markedOrKept(text: string, ctx: Ctx): boolean {
+  return hasPlaceholder(text) || ctx.state.keptVerbatim(contentKey(text));
+}
+
 /**
  * Replay first, then the marker / kept-verbatim gate — the opening every position-aware offloader
  * shares. True when the message is settled (replayed, or passed over under a counted gate).
