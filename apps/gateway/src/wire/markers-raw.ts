@@ -28,16 +28,3 @@ export function firstFieldMatch(index: RawIndex, re: RegExp, from = 0): number {
   }
   return -1;
 }
-
-/** True when some match of `re` lies inside `messages` or `system`. */
-export function rawFieldsMatch(index: RawIndex, re: RegExp): boolean {
-  return firstFieldMatch(index, re) >= 0;
-}
-
-export function rawHasMarkers(index: RawIndex): boolean {
-  return rawFieldsMatch(index, RAW_MARKER_RE);
-}
-
-export function rawHasPlaceholder(index: RawIndex): boolean {
-  return rawHasMarkers(index) || rawFieldsMatch(index, RAW_SENTINEL_RE);
-}
