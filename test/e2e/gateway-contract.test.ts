@@ -102,6 +102,26 @@ describe('gateway-made errors', () => {
   });
 });
 
+describe('failing open', () => {
+  it('forwards the received bytes when decoding breaks on our side', async () => {
+    const turns = gateway.gw.turns;
+    (gateway.gw as { turns: unknown }).turns = {
+      decode: () => {
+        throw new Error('a bug in the decoder');
+      },
+    };
+    try {
+      const raw = JSON.stringify(openaiTurn(agentSteps(12, 4), 12));
+      upstream.requests.length = 0;
+      const res = await post('/openai/v1/chat/completions', raw, { 'x-context-guru-session': 'fail-open' });
+      expect(res.status).toBe(200);
+      expect(upstream.requests[0]!.raw).toBe(raw);
+    } finally {
+      (gateway.gw as { turns: unknown }).turns = turns;
+    }
+  });
+});
+
 describe('what reaches the provider', () => {
   it('strips x-context-guru-* and Cookie, passes the caller credential', async () => {
     upstream.requests.length = 0;

@@ -6,7 +6,7 @@ import type { ClientReply } from '../expand/expand.types';
 import type { GatewayContext } from '../gateway-context';
 import { errorText } from '../observability/logger';
 import type { RequestReport } from '../observability/request-report';
-import type { Dialect } from '../wire/wire.types';
+import { WireError, type Dialect } from '../wire/wire.types';
 import { clientResponseHeaders, headerValue, upstreamRequestHeaders } from './forward-headers';
 import { gatewayError } from './gateway-errors';
 import { isTransparent, prepareRequest, type Prepared } from './prepare-request';
@@ -31,9 +31,9 @@ export function chatHandler(gw: GatewayContext, dialect: Dialect) {
       decodeFailure(reply, dialect, err);
       return reply;
     }
-    let prepared;
+    let prepared: Prepared;
     // An empty pipeline is a transparent proxy: the body is not even decoded to text.
-    const transparent = isTransparent(tenant.built.pipeline, gw.env.injectExpand);
+    let transparent = isTransparent(tenant.built.pipeline, gw.env.injectExpand);
     const raw = transparent ? '' : rawBuf.toString('utf8');
     try {
       prepared = transparent ? passthrough(dialect, tenant.id) : await prepareRequest(
@@ -51,8 +51,15 @@ export function chatHandler(gw: GatewayContext, dialect: Dialect) {
         },
       );
     } catch (err) {
-      decodeFailure(reply, dialect, err);
-      return reply;
+      // A body the client got wrong is answered precisely; a fault of ours fails open.
+      if (err instanceof WireError) {
+        decodeFailure(reply, dialect, err);
+        return reply;
+      }
+      gw.log.warn('decoding failed open; forwarding the original body', { error: errorText(err) });
+      transparent = true;
+      prepared = passthrough(dialect, tenant.id);
+      prepared.report.failOpen = 'internal_error';
     }
     const report = prepared.report;
     const abort = new AbortController();
