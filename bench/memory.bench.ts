@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { startReplica } from '../test/support/replicas';
 import { agentSteps, openaiTurn } from '../test/support/transcripts';
 import { table } from './bench-util';
-import { leanUpstream } from './throughput.bench';
+import { startScript } from './bench-procs';
 
 const CONCURRENT = 32;
 
@@ -16,7 +16,7 @@ function rssOf(pid: number): number {
 }
 
 export async function runMemory(): Promise<string> {
-  const upstream = await leanUpstream();
+  const upstream = await startScript('upstream-stub.cjs');
   const gw = await startReplica({ PRESET: 'agent', OPENAI_UPSTREAM: upstream.url, ANTHROPIC_UPSTREAM: upstream.url, DURABLE_STORE: 'none' }, 60_000, true);
   const pid = gw.proc.pid!;
   const steps = agentSteps(130, 11);
@@ -36,7 +36,7 @@ export async function runMemory(): Promise<string> {
     clearInterval(timer);
     peak = Math.max(peak, rssOf(pid));
     await gw.stop();
-    await upstream.close();
+    await upstream.stop();
   }
   const mb = (n: number) => `${(n / 1024 / 1024).toFixed(0)} MB`;
   return table(['body', 'concurrent requests', 'gateway RSS idle', 'gateway peak RSS', 'target'], [[`${(bodies[0]!.length / 1e6).toFixed(2)} MB`, String(CONCURRENT), mb(idle), mb(peak), '≤ 300 MB']]);

@@ -1,96 +1,82 @@
-// Requests per second at 60 KB bodies: the gateway (presets off and agent) against a bare
-// node:http + undici pass-through on the same machine in the same run, both in front of the same
-// fast fake provider. Reports the ratio, which is what the targets are stated in.
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
-import { writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { Agent, request } from 'undici';
-import { startGateway } from '../test/support/gateway-harness';
-import { agentSteps, openaiTurn } from '../test/support/transcripts';
+// Requests per second at a 60 KB agent body: the gateway (presets off and agent, embedded stores)
+// against a bare node:http + undici pass-through, all in front of the same upstream stub, each in
+// its own process. The machine is shared and drifts, so targets run in interleaved rounds (the
+// order rotated every round) and each figure is the median of per-round ratios to the bare proxy
+// of the same round, with the spread (min–max) of those ratios beside it.
+import { agentPayload } from './agent-payload';
+import { load, rssOf, startGatewayProc, startScript, writeTemp, type LoadResult, type Proc } from './bench-procs';
 import { table } from './bench-util';
 
-const DURATION_S = Number(process.env.BENCH_SECONDS ?? 8);
-const CONNECTIONS = 32;
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '1,32').split(',').map(Number);
 
-/** The transcript turn whose body is closest to 60 KB. */
-function body60k(): string {
-  const steps = agentSteps(40, 5);
-  let best = '';
-  for (let t = 1; t <= 40; t++) {
-    const raw = JSON.stringify(openaiTurn(steps, t));
-    if (!best || Math.abs(raw.length - 60_000) < Math.abs(best.length - 60_000)) best = raw;
-  }
-  return best;
+interface Target {
+  name: string;
+  proc: Proc;
+  path: string;
+  headers?: Record<string, string>;
 }
 
-const ANSWER = JSON.stringify({ id: 'chatcmpl-b', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } });
-
-/** A provider that answers at once without parsing: the bench measures the proxies, not it. */
-export async function leanUpstream(): Promise<{ url: string; close: () => Promise<void> }> {
-  const server = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(ANSWER));
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, close: async () => { server.closeAllConnections(); await new Promise((r) => server.close(r)); } };
+export function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
 
-async function bareProxy(upstreamUrl: string): Promise<{ url: string; close: () => Promise<void> }> {
-  const dispatcher = new Agent({ connections: 128, keepAliveTimeout: 30_000 });
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', async () => {
-      try {
-        const r = await request(`${upstreamUrl}/v1/chat/completions`, { method: 'POST', body: Buffer.concat(chunks), headers: { 'content-type': 'application/json' }, dispatcher });
-        res.writeHead(r.statusCode, { 'content-type': String(r.headers['content-type'] ?? 'application/json') });
-        for await (const c of r.body) res.write(c);
-        res.end();
-      } catch {
-        res.writeHead(502).end();
-      }
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, close: async () => { server.closeAllConnections(); await new Promise((r) => server.close(r)); await dispatcher.close(); } };
-}
-
-async function rps(url: string, path: string, bodyFile: string, session: boolean): Promise<number> {
-  // Async on purpose: the servers under test share this process's event loop.
-  const { stdout: out } = await promisify(execFile)(process.execPath, [join(__dirname, 'load-client.cjs'), `${url}${path}`, bodyFile, String(CONNECTIONS), String(DURATION_S), session ? '1' : '0'], { encoding: 'utf8' });
-  const r = JSON.parse(out) as { rps: number; non2xx: number };
-  if (r.non2xx) throw new Error(`${r.non2xx} non-2xx responses from ${url}${path}`);
-  return r.rps;
+/** Round r runs the targets starting at index r, so no target always runs first or last. */
+export function rotated<T>(xs: readonly T[], r: number): T[] {
+  const k = r % xs.length;
+  return [...xs.slice(k), ...xs.slice(0, k)];
 }
 
 export async function runThroughput(): Promise<string> {
-  const upstream = await leanUpstream();
-  const body = body60k();
-  const bodyFile = join(tmpdir(), `cg-bench-body-${process.pid}.json`);
-  writeFileSync(bodyFile, body);
-  const bare = await bareProxy(upstream.url);
-  const rows: string[][] = [];
+  const { raw } = agentPayload(60_000);
+  const bodyFile = writeTemp('body60k.json', raw);
+  const stub = await startScript('upstream-stub.cjs');
+  const procs: Proc[] = [stub];
   try {
-    const base = await rps(bare.url, '/v1/chat/completions', bodyFile, false);
-    rows.push(['bare node:http + undici', base.toFixed(0), '100 %']);
-    for (const preset of (process.env.BENCH_PRESETS ?? 'off,agent').split(',')) {
-      const gw = await startGateway(upstream.url, { PRESET: preset });
-      try {
-        const r = await rps(gw.url, '/openai/v1/chat/completions', bodyFile, true);
-        rows.push([`context-guru, preset ${preset}`, r.toFixed(0), `${((r / base) * 100).toFixed(0)} %`]);
-      } finally {
-        await gw.close();
+    const bare = await startScript('bare-proxy.cjs', [stub.url]);
+    procs.push(bare);
+    const gw = (preset: string) => startGatewayProc({ PRESET: preset, OPENAI_UPSTREAM: stub.url, ANTHROPIC_UPSTREAM: stub.url });
+    const off = await gw('off');
+    procs.push(off);
+    const agent = await gw('agent');
+    procs.push(agent);
+    const session = { 'x-context-guru-session': 'bench' };
+    const targets: Target[] = [
+      { name: 'upstream stub, direct', proc: stub, path: '/v1/chat/completions' },
+      { name: 'bare node:http + undici', proc: bare, path: '/v1/chat/completions' },
+      { name: 'context-guru, preset off', proc: off, path: '/openai/v1/chat/completions', headers: session },
+      { name: 'context-guru, preset agent', proc: agent, path: '/openai/v1/chat/completions', headers: session },
+    ];
+    const run = (t: Target, c: number, s: number) => load(`${t.proc.url}${t.path}`, bodyFile, c, s, t.headers);
+    const rows: string[][] = [];
+    for (const c of CONNECTIONS) {
+      for (const t of targets) await run(t, c, 1); // warm-up: JIT, pools, the agent's first turn
+      const results = new Map<Target, LoadResult[]>(targets.map((t) => [t, []]));
+      for (let r = 0; r < ROUNDS; r++) {
+        for (const t of rotated(targets, r)) results.get(t)!.push(await run(t, c, SECONDS));
+      }
+      const base = results.get(targets[1]!)!;
+      for (const t of targets) {
+        const rs = results.get(t)!;
+        const ratios = rs.map((x, i) => x.rps / base[i]!.rps);
+        const rss = t.proc === stub || t.proc === bare ? '' : `${(rssOf(t.proc.pid) / 1048576).toFixed(0)} MB`;
+        rows.push([
+          t.name,
+          String(c),
+          median(rs.map((x) => x.rps)).toFixed(0),
+          median(ratios).toFixed(2),
+          `${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}`,
+          median(rs.map((x) => x.p50)).toFixed(1),
+          rss,
+        ]);
       }
     }
+    const header = `${(raw.length / 1000).toFixed(0)} KB pretty-printed OpenAI agent body (real command outputs, text before parallel tool calls), ${ROUNDS} interleaved rounds × ${SECONDS} s per target and connection count, order rotated each round; ratio = median over rounds of (target req/s ÷ bare req/s in the same round), spread = min–max of those ratios. Gateways: embedded stores (memory + PGlite), same session every request.`;
+    return `${header}\n\n${table(['target', 'connections', 'req/s (median)', 'vs bare (median of ratios)', 'spread', 'p50 ms', 'gateway RSS after'], rows)}`;
   } finally {
-    await bare.close();
-    await upstream.close();
+    for (const p of procs.reverse()) await p.stop();
   }
-  return `${(body.length / 1000).toFixed(0)} KB body, ${CONNECTIONS} connections, ${DURATION_S} s each\n\n${table(['server', 'req/s', 'vs bare'], rows)}`;
 }

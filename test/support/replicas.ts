@@ -40,10 +40,10 @@ async function waitReady(url: string, proc: ChildProcess, timeoutMs: number): Pr
 }
 
 /** `built`: run apps/gateway/dist/main.js (needs `npm run build`), as production does. */
-export async function startReplica(env: Record<string, string>, timeoutMs = 60_000, built = false): Promise<Replica> {
+export async function startReplica(env: Record<string, string>, timeoutMs = 60_000, built = false, nodeArgs: string[] = []): Promise<Replica> {
   const port = await freePort();
   const entry = built ? [join(ROOT, 'apps', 'gateway', 'dist', 'main.js')] : ['-r', join(ROOT, 'scripts', 'register-ts.cjs'), join(ROOT, 'apps', 'gateway', 'src', 'main.ts')];
-  const proc = spawn(process.execPath, entry, {
+  const proc = spawn(process.execPath, [...nodeArgs, ...entry], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', CG_ROLE: 'gateway', HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'ignore', 'pipe'],

@@ -1,0 +1,78 @@
+// Child processes for the load benchmarks: the upstream stub, the bare proxy, the load client and
+// gateways, each in its own process so none of them shares an event loop with what it measures.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { startReplica } from '../test/support/replicas';
+
+export interface Proc {
+  url: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+function stopper(proc: ChildProcess): () => Promise<void> {
+  return () =>
+    new Promise<void>((resolve) => {
+      if (proc.exitCode !== null || proc.signalCode !== null) return resolve();
+      proc.once('exit', () => resolve());
+      proc.kill('SIGTERM');
+    });
+}
+
+/** Runs one of bench/procs/*.cjs and waits for the `PORT n` line it prints. */
+export function startScript(script: string, args: string[] = []): Promise<Proc> {
+  const proc = spawn(process.execPath, [join(__dirname, 'procs', script), ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    proc.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
+    proc.stdout!.on('data', (c: Buffer) => {
+      out += c.toString();
+      const m = /PORT (\d+)/.exec(out);
+      if (m) resolve({ url: `http://127.0.0.1:${m[1]}`, pid: proc.pid!, stop: stopper(proc) });
+    });
+  });
+}
+
+/** A gateway from the current sources (transpiled on load), with a private DATA_DIR for PGlite. */
+export async function startGatewayProc(env: Record<string, string>, nodeArgs: string[] = []): Promise<Proc> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'cg-bench-'));
+  const r = await startReplica({ DATA_DIR: dataDir, LOG_LEVEL: 'error', ...env }, 120_000, false, nodeArgs);
+  return {
+    url: r.url,
+    pid: r.proc.pid!,
+    async stop() {
+      await r.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface LoadResult {
+  rps: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+}
+
+export async function load(url: string, bodyFile: string, connections: number, seconds: number, headers: Record<string, string> = {}): Promise<LoadResult> {
+  const { stdout } = await promisify(execFile)(process.execPath, [join(__dirname, 'procs', 'load-client.cjs'), url, bodyFile, String(connections), String(seconds), JSON.stringify(headers)], { encoding: 'utf8' });
+  const r = JSON.parse(stdout) as LoadResult;
+  if (r.non2xx || r.errors) throw new Error(`${r.non2xx} non-2xx and ${r.errors} errors from ${url}`);
+  return r;
+}
+
+export function writeTemp(name: string, data: string | Buffer): string {
+  const file = join(tmpdir(), `cg-bench-${process.pid}-${name}`);
+  writeFileSync(file, data);
+  return file;
+}
+
+/** Resident set size of one process (not its wrapper or children), from /proc. */
+export function rssOf(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) * 1024 : 0;
+}
