@@ -21,6 +21,8 @@ export interface Env {
   /** postgres | pglite | none (default: postgres when DATABASE_URL is set, else pglite). */
   durableStore: string | undefined;
   retentionDays: number;
+  /** MIGRATE_ON_BOOT (true): false when a separate runner migrates (the Helm Job); readiness then waits for it. */
+  migrateOnBoot: boolean;
   redisPrefix: string | undefined;
   dataDir: string;
   adminToken: string | undefined;
@@ -93,6 +95,7 @@ export function parseEnv(src: Source = process.env): Env {
     hotStore: src.HOT_STORE ? oneOf('HOT_STORE', ['memory', 'redis'] as const, 'memory') : undefined,
     durableStore: src.DURABLE_STORE ? oneOf('DURABLE_STORE', ['postgres', 'pglite', 'none'] as const, 'pglite') : undefined,
     retentionDays: int('RETENTION_DAYS', 30, 1, 3650),
+    migrateOnBoot: oneOf('MIGRATE_ON_BOOT', ['true', 'false'] as const, 'true') === 'true',
     redisPrefix: src.REDIS_PREFIX || undefined,
     dataDir: src.DATA_DIR || './data',
     adminToken: src.ADMIN_TOKEN || undefined,

@@ -1,7 +1,7 @@
 // Everything the gateway's request path depends on, built once at boot from the parsed
 // environment. Nest wires it into controllers; the hot path uses it as plain data.
 import { REGISTRY, closeSharedSandbox, systemClock, type Clock, type HotStore } from '@context-guru/components';
-import { EphemeralHotStore, createStores, type Stores } from '@context-guru/storage';
+import { EphemeralHotStore, createStores, type SchemaStatus, type Stores } from '@context-guru/storage';
 import type { Env } from './env';
 import type { ModelRuntime } from './model/http-model';
 import { createModelRuntime } from './model/model-resolver';
@@ -35,6 +35,8 @@ export interface GatewayContext {
   /** The compaction models' process-wide limiter, spend and connection pool. */
   models: ModelRuntime;
   turns: TurnCache;
+  /** The durable schema against this build, for readiness (undefined without a durable store). */
+  schema(): Promise<SchemaStatus | undefined>;
   close(): Promise<void>;
 }
 
@@ -61,6 +63,7 @@ export async function createGatewayContext(env: Env, overrides: ContextOverrides
       ttlSeconds: runtime.built.store.ttl_seconds,
       maxEntries: runtime.built.store.max_entries,
       retentionDays: env.retentionDays,
+      migrate: env.migrateOnBoot,
       hot: env.hotStore,
       durable: env.durableStore,
       redisPrefix: env.redisPrefix,
@@ -86,6 +89,7 @@ export async function createGatewayContext(env: Env, overrides: ContextOverrides
     metrics,
     models,
     turns: new TurnCache(turnCacheChars(env.turnCacheMb)),
+    schema: async () => stores?.schema(),
     async close() {
       await upstream.close();
       await models.dispatcher.close();

@@ -6,7 +6,7 @@ import type { HotStore } from '@context-guru/components';
 import { MemoryHotStore } from './memory/memory-hot.store';
 import { RedisHotStore } from './redis/redis-hot.store';
 import { DurableStore } from './sql/durable.store';
-import { migrate } from './sql/migrate';
+import { loadMigrations, migrate, readSchemaStatus, type SchemaStatus } from './sql/migrate';
 import { PgSqlClient } from './sql/pg-sql.client';
 import { PgliteSqlClient, pgliteDir } from './sql/pglite-sql.client';
 import type { SqlClient } from './sql/sql-client';
@@ -32,7 +32,10 @@ export interface CreateStoresOptions {
   durable?: string;
   /** Redis key prefix (default `cg:`). */
   redisPrefix?: string;
-  /** Apply pending migrations at boot (default true; safe with many replicas: advisory lock). */
+  /**
+   * Apply pending migrations at boot (default true; safe with many replicas: advisory lock).
+   * false: a separate runner migrates (the Helm Job) and schema() reports whether it has.
+   */
   migrate?: boolean;
   /** Period of the retention purge (default 1 h; 0 disables). */
   purgeEveryMs?: number;
@@ -45,6 +48,8 @@ export interface Stores {
   durable?: DurableStore;
   /** Chosen adapters, for the boot log. */
   kinds: { hot: HotKind; durable: DurableKind };
+  /** The durable schema against this build (undefined without a durable store); once ok, cached. */
+  schema(): Promise<SchemaStatus | undefined>;
   close(): Promise<void>;
 }
 
@@ -65,12 +70,19 @@ export function resolveKinds(o: Pick<CreateStoresOptions, 'hot' | 'durable' | 'r
 export async function createStores(o: CreateStoresOptions): Promise<Stores> {
   const log = o.log ?? silentLogger;
   const kinds = resolveKinds(o);
+  const migrations = kinds.durable === 'none' ? [] : loadMigrations();
   const sql = await openSql(kinds.durable, o);
   let base: HotStore | undefined;
+  let schemaOk: SchemaStatus | undefined;
   try {
     if (sql && o.migrate !== false) {
-      const res = await migrate(sql, { log });
+      const res = await migrate(sql, { log, migrations });
       log.info('durable store migrated', { store: sql.kind, applied: res.applied, version: res.current });
+      schemaOk = { current: res.current, required: Math.max(0, ...migrations.map((m) => m.version)), ok: true };
+    } else if (sql) {
+      const st = await readSchemaStatus(sql, migrations);
+      if (st.ok) schemaOk = st;
+      else log.warn('durable schema is older than this build; not ready until it is migrated', { ...st });
     }
     base =
       kinds.hot === 'redis'
@@ -99,6 +111,12 @@ export async function createStores(o: CreateStoresOptions): Promise<Stores> {
     hot,
     durable,
     kinds,
+    async schema() {
+      if (!sql || schemaOk) return schemaOk;
+      const st = await readSchemaStatus(sql, migrations);
+      if (st.ok) schemaOk = st; // the schema never goes back, so a dead database later does not unready us
+      return st;
+    },
     close() {
       closing ??= (async () => {
         if (timer) clearInterval(timer);

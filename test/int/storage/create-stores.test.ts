@@ -2,7 +2,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { PgSqlClient, createStores, resolveKinds } from '@context-guru/storage';
+import { PgSqlClient, createStores, loadMigrations, migrate, resolveKinds } from '@context-guru/storage';
 import { Redis } from 'ioredis';
 import { uniqueTenant, writes } from '../../unit/storage/hot-store.contract';
 import { REDIS_URL, flushPrefix, uniquePrefix } from './redis-support';
@@ -78,6 +78,31 @@ describe('createStores', () => {
       await stores.close();
       await flushPrefix(redis, prefix);
       await redis.quit();
+      await adminSql.exec(`DROP SCHEMA "${schema}" CASCADE`);
+      await adminSql.close();
+    }
+  });
+
+  it('migrate: false leaves the schema alone and reports it older than the build until a runner migrates it', async () => {
+    const schema = `cg_schema_${process.pid}_${Date.now().toString(36)}`;
+    const adminSql = new PgSqlClient({ connectionString: DATABASE_URL, max: 1 });
+    await adminSql.exec(`CREATE SCHEMA "${schema}"`);
+    const url = `${DATABASE_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+    const required = Math.max(...loadMigrations().map((m) => m.version));
+    const stores = await createStores({ ...base, durable: 'postgres', databaseUrl: url, migrate: false });
+    const runner = new PgSqlClient({ connectionString: url, max: 1 });
+    try {
+      const tables = await adminSql.query('SELECT table_name FROM information_schema.tables WHERE table_schema = $1', [schema]);
+      expect(tables).toEqual([]);
+      expect(await stores.schema()).toEqual({ current: 0, required, ok: false });
+      // An older schema (only the first migration applied) is still not enough.
+      await migrate(runner, { migrations: loadMigrations().slice(0, 1) });
+      expect(await stores.schema()).toEqual({ current: 1, required, ok: false });
+      await migrate(runner);
+      expect(await stores.schema()).toEqual({ current: required, required, ok: true });
+    } finally {
+      await runner.close();
+      await stores.close();
       await adminSql.exec(`DROP SCHEMA "${schema}" CASCADE`);
       await adminSql.close();
     }

@@ -1,5 +1,6 @@
-// Liveness, readiness, /stats and /metrics. Readiness means the stores answer and a config is
-// loaded; liveness only that the process serves.
+// Liveness, readiness, /stats and /metrics. Readiness means the stores answer, a config is
+// loaded and the durable schema is not older than this build (app pods never migrate; the Helm
+// Job does); liveness only that the process serves.
 import { Controller, Get, Header, Inject, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { GATEWAY } from '../gateway.tokens';
@@ -27,13 +28,16 @@ export class OpsController {
       store = 'unavailable';
       this.gw.metrics.storeUp.set(0);
     }
-    const ready = store === 'ok' && tenants.length > 0;
+    const schema = await this.gw.schema().catch(() => ({ status: 'unavailable' as const }));
+    const schemaReady = schema === undefined || ('ok' in schema && schema.ok);
+    const ready = store === 'ok' && tenants.length > 0 && schemaReady;
     reply
       .code(ready ? 200 : 503)
       .header('content-type', 'application/json')
       .send({
         ready,
         store: { kind: this.gw.store.kind, status: store },
+        ...(schema ? { schema } : {}),
         config: tenants.map((t) => ({ tenant: t.id, version: t.configVersion, pipeline: t.built.names })),
       });
   }

@@ -22,6 +22,12 @@ async function main(): Promise<void> {
 }
 
 if (require.main === module) {
+  // In a container node is PID 1, which ignores SIGTERM unless handled: stop promptly when the Job
+  // is deleted or times out. Postgres rolls back the migration in flight when the session drops.
+  process.once('SIGTERM', () => {
+    line('warn', 'migration interrupted', { signal: 'SIGTERM' });
+    process.exit(143);
+  });
   main().catch((err: unknown) => {
     line('error', 'migration failed', { err: err instanceof Error ? err.message : String(err) });
     process.exit(1);

@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { silentLogger, type StorageLogger } from '../storage-logger';
-import { col, inTransaction, type SqlClient } from './sql-client';
+import { col, inTransaction, type SqlClient, type SqlQueryable } from './sql-client';
 
 export interface Migration {
   version: number;
@@ -88,4 +88,28 @@ export async function migrate(
       await c.query('SELECT pg_advisory_unlock($1, hashtext(current_schema()))', [LOCK_CLASS]);
     }
   });
+}
+
+export interface SchemaStatus {
+  /** Highest version recorded in the database's ledger (0 when nothing was ever applied). */
+  current: number;
+  /** Highest version this build ships: the schema its code expects. */
+  required: number;
+  /** current ≥ required: a newer schema is fine (migrations are forward-only and additive). */
+  ok: boolean;
+}
+
+/**
+ * What a process that does not migrate (a Kubernetes app pod; the Helm Job migrates) reports in
+ * its readiness: it serves only once the schema has caught up with the code.
+ */
+export async function readSchemaStatus(client: SqlQueryable, migrations: Migration[] = loadMigrations()): Promise<SchemaStatus> {
+  const required = Math.max(0, ...migrations.map((m) => m.version));
+  const [ledger] = await client.query("SELECT to_regclass('schema_migrations') IS NOT NULL AS present");
+  let current = 0;
+  if (ledger?.present === true) {
+    const [row] = await client.query('SELECT coalesce(max(version), 0) AS v FROM schema_migrations');
+    current = row ? col.num(row, 'v') : 0;
+  }
+  return { current, required, ok: current >= required };
 }
