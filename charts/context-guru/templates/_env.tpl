@@ -1,0 +1,53 @@
+{{/* What each process is run with: its command and its non-secret environment. The chart test
+     runs exactly these commands with exactly this environment against real Redis and Postgres. */}}
+
+{{- define "cg.gatewayCommand" -}}
+["node", "apps/gateway/dist/main.js"]
+{{- end -}}
+
+{{- define "cg.adminCommand" -}}
+["node", "apps/gateway/dist/main.js"]
+{{- end -}}
+
+{{- define "cg.migrationCommand" -}}
+["node", "libs/storage/dist/sql/migrate-cli.js"]
+{{- end -}}
+
+{{- define "cg.gatewayEnv" -}}
+CG_ROLE: gateway
+HOST: "0.0.0.0"
+PORT: {{ .Values.gateway.port | quote }}
+HOT_STORE: redis
+DURABLE_STORE: postgres
+MIGRATE_ON_BOOT: "false"
+OPENAI_UPSTREAM: {{ .Values.config.openaiUpstream | quote }}
+ANTHROPIC_UPSTREAM: {{ .Values.config.anthropicUpstream | quote }}
+LOG_LEVEL: {{ .Values.config.logLevel | quote }}
+RETENTION_DAYS: {{ .Values.config.retentionDays | quote }}
+{{- with .Values.config.redisPrefix }}
+REDIS_PREFIX: {{ . | quote }}
+{{- end }}
+{{- end -}}
+
+{{- define "cg.adminEnv" -}}
+CG_ROLE: admin
+HOST: "0.0.0.0"
+ADMIN_PORT: {{ .Values.admin.port | quote }}
+HOT_STORE: redis
+DURABLE_STORE: postgres
+MIGRATE_ON_BOOT: "false"
+LOG_LEVEL: {{ .Values.config.logLevel | quote }}
+{{- with .Values.config.redisPrefix }}
+REDIS_PREFIX: {{ . | quote }}
+{{- end }}
+{{- end -}}
+
+{{/* The Secret-backed variables of the gateway and the admin. */}}
+{{- define "cg.storeSecretEnv" -}}
+{{ include "cg.secretEnv" (dict "root" . "name" "DATABASE_URL" "key" .Values.secrets.keys.databaseUrl) }}
+{{ include "cg.secretEnv" (dict "root" . "name" "REDIS_URL" "key" .Values.secrets.keys.redisUrl) }}
+{{- end -}}
+
+{{- define "cg.adminReadyPath" -}}
+/healthz
+{{- end -}}
