@@ -1,6 +1,16 @@
-# context-guru image: one image, three roles (CG_ROLE=all|gateway|admin); migrations ship beside
-# the built code so a Kubernetes Job can run `node libs/storage/dist/sql/migrate-cli.js`.
-FROM node:20-bookworm-slim AS build
+# context-guru: ONE image for the gateway, the admin API and the migration Job; the Helm chart
+# picks the process with the container command (charts/context-guru/templates/_env.tpl):
+#   gateway    node apps/gateway/dist/main.js
+#   admin      node apps/gateway/dist/main.js   (CG_ROLE=admin)
+#   migration  node libs/storage/dist/sql/migrate-cli.js
+# node runs as PID 1 in exec form; every entry handles SIGTERM itself (PID 1 gets no default
+# handler), drains and exits 0. Runs as the image's non-root `node` user (uid 1000) and needs
+# no writable path but /tmp, so the chart mounts the root filesystem read-only.
+# The chart test stages the files this last stage copies and runs the chart's commands from them
+# (test/int/chart/chart-wiring.test.ts): edit the COPY lines and that test follows.
+
+# --- build: every dependency, compile TypeScript ----------------------------------------------
+FROM node:20.20.2-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json tsconfig.base.json tsconfig.build.json ./
 COPY apps/gateway/package.json apps/gateway/
@@ -11,14 +21,37 @@ COPY libs/storage/package.json libs/storage/
 RUN npm ci --no-audit --no-fund
 COPY apps apps
 COPY libs libs
-COPY migrations migrations
-RUN npm run build && npm prune --omit=dev
+RUN npm run build
 
-FROM node:20-bookworm-slim
-ENV NODE_ENV=production HOST=0.0.0.0 DATA_DIR=/data
+# --- deps: production dependencies only ----------------------------------------------------------
+FROM node:20.20.2-bookworm-slim AS deps
 WORKDIR /app
-COPY --from=build /app /app
-RUN mkdir -p /data && chown node:node /data
+COPY package.json package-lock.json ./
+COPY apps/gateway/package.json apps/gateway/
+COPY apps/admin/package.json apps/admin/
+COPY libs/components/package.json libs/components/
+COPY libs/dsl/package.json libs/dsl/
+COPY libs/storage/package.json libs/storage/
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+
+# --- runtime: compiled code, production node_modules, migrations, builtin filters -------------------
+FROM node:20.20.2-bookworm-slim
+ENV NODE_ENV=production HOST=0.0.0.0 DATA_DIR=/tmp/context-guru
+WORKDIR /app
+COPY --from=deps /app/node_modules ./node_modules
+COPY --from=build /app/package.json ./package.json
+COPY --from=build /app/libs/components/package.json ./libs/components/package.json
+COPY --from=build /app/libs/components/dist ./libs/components/dist
+COPY --from=build /app/libs/dsl/package.json ./libs/dsl/package.json
+COPY --from=build /app/libs/dsl/dist ./libs/dsl/dist
+COPY --from=build /app/libs/dsl/builtins ./libs/dsl/builtins
+COPY --from=build /app/libs/storage/package.json ./libs/storage/package.json
+COPY --from=build /app/libs/storage/dist ./libs/storage/dist
+COPY --from=build /app/apps/gateway/package.json ./apps/gateway/package.json
+COPY --from=build /app/apps/gateway/dist ./apps/gateway/dist
+COPY --from=build /app/apps/admin/package.json ./apps/admin/package.json
+COPY --from=build /app/apps/admin/dist ./apps/admin/dist
+COPY migrations ./migrations
 USER node
 EXPOSE 4000 4001
 CMD ["node", "apps/gateway/dist/main.js"]

@@ -1,0 +1,209 @@
+// The chart's wiring is real: render it, take the migration Job's, the admin Deployment's and the
+// gateway Deployment's commands and env (resolved from the rendered ConfigMaps and a test Secret
+// pointing at this machine's Postgres and Redis), and run them from the files the image holds.
+// A gateway started before the migration stays unready; after it, admin and two gateway replicas
+// answer on their rendered probe paths and ports, and each replica serves a request upstream.
+// There is no API server or container engine here; docs/kubernetes.md says what this stands in for.
+import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { PgSqlClient } from '@context-guru/storage';
+import { Redis } from 'ioredis';
+import { parseEnv } from '../../../apps/gateway/src/env';
+import { applyRemaps, keysRead, resolveEnv, runCommand, waitFor, type Proc, type Remap, type SecretData } from '../../support/chart-processes';
+import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream';
+import { anthropicMessage, openAiCompletion } from '../../support/fake-upstream-json';
+import { ROOT, render, type K8sObject } from '../../support/helm';
+import { parseDockerfile, stageImageTree } from '../../support/image-tree';
+import { deployment, job, onlyContainer, service, type IContainer } from '../../support/k8s-models';
+import { freePort } from '../../support/replicas';
+
+jest.setTimeout(120_000);
+
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const tag = `${process.pid}_${Date.now().toString(36)}`;
+const schema = `cg_chart_${tag}`;
+const prefix = `cgchart${tag}:`;
+const ADMIN_TOKEN = `test-admin-token-${tag}`;
+
+/** Keys the migration entry reads, from its own source (it reads process.env directly). */
+function migrationKeys(): Set<string> {
+  const { readFileSync } = require('node:fs') as typeof import('node:fs');
+  const files = ['libs/storage/src/sql/migrate-cli.ts', 'libs/storage/src/sql/migrate.ts'];
+  const keys = new Set<string>();
+  for (const f of files) for (const m of readFileSync(join(ROOT, f), 'utf8').matchAll(/process\.env\.([A-Z_][A-Z0-9_]*)/g)) keys.add(m[1]!);
+  return keys;
+}
+
+describe('the chart runs the real processes it describes', () => {
+  const stage = parseDockerfile();
+  let objs: K8sObject[];
+  let app: string;
+  let upstream: FakeUpstream;
+  let admin: PgSqlClient;
+  const procs: Proc[] = [];
+  const secrets: SecretData = {};
+  const mapping: string[] = [];
+
+  beforeAll(async () => {
+    if (!existsSync(join(ROOT, 'apps', 'gateway', 'dist', 'main.js'))) throw new Error('run `npm run build` first: the image runs the built tree');
+    objs = render({ set: [`config.redisPrefix=${prefix}`, 'config.preset=safe'] });
+    const values = { secret: 'context-guru-secrets', keys: { db: 'DATABASE_URL', redis: 'REDIS_URL', token: 'ADMIN_TOKEN' } };
+    admin = new PgSqlClient({ connectionString: DATABASE_URL, max: 1 });
+    await admin.exec(`CREATE SCHEMA "${schema}"`);
+    secrets[values.secret] = {
+      [values.keys.db]: `${DATABASE_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`,
+      [values.keys.redis]: REDIS_URL,
+      [values.keys.token]: ADMIN_TOKEN,
+    };
+    upstream = await startFakeUpstream((req) =>
+      req.dialect === 'anthropic'
+        ? { kind: 'json', body: anthropicMessage([{ type: 'text', text: 'served through the chart' }]) }
+        : { kind: 'json', body: openAiCompletion('served through the chart') },
+    );
+    app = stageImageTree(stage);
+  });
+
+  afterAll(async () => {
+    await Promise.all(procs.map((p) => p.stop()));
+    await upstream?.close();
+    await admin?.exec(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => undefined);
+    await admin?.close();
+    const redis = new Redis(REDIS_URL);
+    const keys = await redis.keys(`${prefix}*`);
+    if (keys.length) await redis.del(...keys);
+    await redis.quit();
+    if (app) rmSync(join(app, '..'), { recursive: true, force: true });
+    process.stdout.write(`chart → local mapping:\n  ${mapping.join('\n  ')}\n`);
+  });
+
+  /** The container's env, with the local stand-ins listed; its port is remapped to a free one. */
+  async function podEnv(c: IContainer, portKey: string | undefined, label: string): Promise<{ env: Record<string, string>; port?: number; chartKeys: string[] }> {
+    const { env, chartKeys } = resolveEnv(c, objs, secrets, stage.env);
+    const remaps: Remap[] = [];
+    let port: number | undefined;
+    if (portKey) {
+      const containerPort = c.ports?.find((p) => p.name === 'http')?.containerPort;
+      port = await freePort();
+      remaps.push({ key: portKey, chart: String(containerPort), local: String(port), why: 'replicas share one host here' });
+      remaps.push({ key: 'HOST', chart: '0.0.0.0', local: '127.0.0.1', why: 'tests listen on loopback only' });
+    }
+    if (env.OPENAI_UPSTREAM) remaps.push({ key: 'OPENAI_UPSTREAM', chart: 'https://api.openai.com', local: upstream.url, why: 'fake provider' });
+    if (env.ANTHROPIC_UPSTREAM) remaps.push({ key: 'ANTHROPIC_UPSTREAM', chart: 'https://api.anthropic.com', local: upstream.url, why: 'fake provider' });
+    for (const r of remaps) mapping.push(`${label}: ${r.key} ${r.chart} → ${r.local} (${r.why})`);
+    return { env: { ...applyRemaps(env, remaps), PATH: process.env.PATH ?? '/usr/bin:/bin' }, port, chartKeys };
+  }
+
+  function probes(c: IContainer): string[] {
+    return [c.startupProbe, c.livenessProbe, c.readinessProbe].map((p) => {
+      if (p?.httpGet?.port !== 'http') throw new Error(`${c.name}: probe on ${String(p?.httpGet?.port)}, expected the named port http`);
+      return p.httpGet.path!;
+    });
+  }
+
+  it('sets only env the apps read, and everything a gateway replica needs to run on Redis and Postgres', () => {
+    const c = onlyContainer(deployment(objs, '-gateway'));
+    const { env, chartKeys } = resolveEnv(c, objs, secrets, stage.env);
+    const { read, parsed } = keysRead(parseEnv, env);
+    expect(chartKeys.filter((k) => !read.has(k))).toEqual([]);
+    expect(parsed).toMatchObject({ host: '0.0.0.0', port: c.ports![0]!.containerPort, hotStore: 'redis', durableStore: 'postgres', migrateOnBoot: false });
+    expect(parsed.redisUrl).toBe(REDIS_URL);
+    expect(parsed.databaseUrl).toContain(schema);
+    if (read.has('CG_ROLE')) expect(parsed.role).toBe('gateway');
+
+    const a = onlyContainer(deployment(objs, '-admin'));
+    const ae = resolveEnv(a, objs, secrets, stage.env);
+    const ar = keysRead(parseEnv, ae.env);
+    expect(ae.chartKeys.filter((k) => !ar.read.has(k))).toEqual([]);
+    expect(ar.parsed).toMatchObject({ host: '0.0.0.0', adminPort: a.ports![0]!.containerPort, adminToken: ADMIN_TOKEN, migrateOnBoot: false, durableStore: 'postgres' });
+
+    const m = onlyContainer(job(objs, '-migrate'));
+    const me = resolveEnv(m, objs, secrets, {});
+    expect(me.chartKeys.filter((k) => !migrationKeys().has(k))).toEqual([]);
+    expect(me.chartKeys).toContain('DATABASE_URL');
+  });
+
+  it('the unread-key check fails on a key the app does not read', () => {
+    const { read } = keysRead(parseEnv, { PORT: '4000', GATEWAY_PORT: '4000' });
+    expect(['PORT', 'GATEWAY_PORT'].filter((k) => !read.has(k))).toEqual(['GATEWAY_PORT']);
+  });
+
+  it('the image holds every command the chart runs, and runs as a non-root user in exec form', () => {
+    expect(stage.user).toBe('node');
+    expect(stage.cmd?.[0]).toBe('node');
+    expect(stage.workdir).toBe('/app');
+    for (const c of [onlyContainer(deployment(objs, '-gateway')), onlyContainer(deployment(objs, '-admin')), onlyContainer(job(objs, '-migrate'))]) {
+      expect(c.command?.[0]).toBe('node');
+      expect(existsSync(join(app, c.command![1]!))).toBe(true);
+    }
+    expect(existsSync(join(app, stage.cmd![1]!))).toBe(true);
+    expect(readdirSync(join(app, 'migrations')).filter((f) => f.endsWith('.sql')).length).toBeGreaterThan(0);
+    expect(existsSync(join(app, 'node_modules', 'jest'))).toBe(false); // production dependencies only
+  });
+
+  it('migration Job first (a gateway before it stays unready), then admin and two gateways serve', async () => {
+    const gwC = onlyContainer(deployment(objs, '-gateway'));
+    const [startup, live, ready] = probes(gwC);
+    const gw1 = await podEnv(gwC, 'PORT', 'gateway-0');
+    const early = runCommand('gateway-0', gwC.command!, gw1.env, app);
+    procs.push(early);
+    const base1 = `http://127.0.0.1:${gw1.port}`;
+    await waitFor(early, `${base1}${startup}`, 200);
+    const unready = await fetch(`${base1}${ready}`);
+    expect(unready.status).toBe(503);
+    expect(((await unready.json()) as { schema: { ok: boolean; current: number } }).schema).toMatchObject({ ok: false, current: 0 });
+
+    const mC = onlyContainer(job(objs, '-migrate'));
+    const mEnv = await podEnv(mC, undefined, 'migration');
+    const migration = runCommand('migration', mC.command!, mEnv.env, app);
+    procs.push(migration);
+    expect(await migration.exited).toEqual({ code: 0, signal: null });
+    expect(migration.output()).toMatch(/"msg":"migrations complete","target":"postgres"/);
+    const applied = await admin.query(`SELECT count(*)::int AS n FROM "${schema}".schema_migrations`);
+    expect(applied[0]!.n).toBe(readdirSync(join(app, 'migrations')).filter((f) => f.endsWith('.sql')).length);
+
+    // The early replica becomes ready by itself once the schema has caught up.
+    await waitFor(early, `${base1}${ready}`, 200);
+
+    const adC = onlyContainer(deployment(objs, '-admin'));
+    const ad = await podEnv(adC, 'ADMIN_PORT', 'admin-0');
+    const adminProc = runCommand('admin-0', adC.command!, ad.env, app);
+    procs.push(adminProc);
+    const gw2 = await podEnv(gwC, 'PORT', 'gateway-1');
+    const second = runCommand('gateway-1', gwC.command!, gw2.env, app);
+    procs.push(second);
+
+    const adminBase = `http://127.0.0.1:${ad.port}`;
+    for (const path of probes(adC)) await waitFor(adminProc, `${adminBase}${path}`, 200);
+    const who = await fetch(`${adminBase}/v1/whoami`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    expect(who.status).toBe(200);
+    expect((await fetch(`${adminBase}/v1/whoami`, { headers: { authorization: 'Bearer wrong' } })).status).toBe(401);
+
+    // Each replica, reached the way its Service routes (service port → targetPort http → container port).
+    const svc = service(objs, '-gateway');
+    expect(svc.spec?.ports?.[0]?.targetPort).toBe('http');
+    for (const [p, port] of [[early, gw1.port], [second, gw2.port]] as const) {
+      const base = `http://127.0.0.1:${port}`;
+      for (const path of [startup, live, ready]) await waitFor(p, `${base}${path}`, 200);
+      const before = upstream.requests.length;
+      const oa = await fetch(`${base}/openai/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: 'Bearer sk-test' },
+        body: JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: `hello from ${p.name}` }] }),
+      });
+      expect(oa.status).toBe(200);
+      expect(JSON.stringify(await oa.json())).toContain('served through the chart');
+      const an = await fetch(`${base}/anthropic/v1/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': 'sk-ant-test', 'anthropic-version': '2023-06-01' },
+        body: JSON.stringify({ model: 'claude-sonnet-4-6', max_tokens: 64, messages: [{ role: 'user', content: `hello from ${p.name}` }] }),
+      });
+      expect(an.status).toBe(200);
+      expect(JSON.stringify(await an.json())).toContain('served through the chart');
+      expect(upstream.requests.slice(before).map((r) => r.path)).toEqual(['/v1/chat/completions', '/v1/messages']);
+    }
+
+    // SIGTERM is handled (node is PID 1 in the image, which has no default handler): a clean exit 0.
+    for (const p of [second, adminProc, early]) expect(await p.stop()).toEqual({ code: 0, signal: null });
+  });
+});
