@@ -1,13 +1,14 @@
-// Streaming through the real gateway with both official SDKs: a stream that opens with a
-// context_guru_expand call is read whole, resolved, continued upstream, and the client's stream
-// helper parses one well-formed stream of the final answer; any other stream is relayed as it
-// comes; an expand call after other content (or past the 64 KiB peek) reaches the client and is
-// counted. Usage of the final round lands in /stats, the stream paths in /stats and /metrics.
+// Streaming through the real gateway with both official SDKs: an expand call — first, after a text
+// preamble, or after 76 KiB of thinking — is withheld, resolved, continued upstream and stitched
+// into the same stream, so the client's stream helper assembles one message without the call; any
+// other stream is relayed as it comes. The usage of every round lands in /stats, the stream paths
+// in /stats and /metrics.
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { createHash } from 'node:crypto';
 import { startFakeUpstream, type FakeUpstream, type RecordedRequest, type ScriptedReply } from '../support/fake-upstream';
 import { anthropicExpandSse, anthropicSse, anthropicTextSse, openAiSse, openAiTextSse, openAiExpandSse, SIGNATURE } from '../support/fake-upstream-sse';
+import { validateProviderShape } from '../../apps/gateway/src/wire/shape-validator';
 import { startGateway, type GatewayHarness } from '../support/gateway-harness';
 import { PromptCacheSim, cachingScript, type Bill, type BilledRequest } from '../support/prompt-cache';
 import { answerText, readTurn } from '../support/scripted-model';
@@ -51,7 +52,8 @@ function script(req: RecordedRequest, bill: Bill): ScriptedReply {
     if (mode === 'expand_first') return { kind: 'sse', events: [anthropicExpandSse([turn.markerId!], { usage })] };
     if (mode === 'text_then_expand') return { kind: 'sse', events: [anthropicExpandSse([turn.markerId!], { usage, lead: 'Let me look at the full log.' })] };
     const thinking = 'Checking each failing assertion against the parser source. '.repeat(1300); // ≈ 76 KiB
-    return { kind: 'sse', events: [anthropicSse([{ type: 'thinking', thinking, signature: SIGNATURE }, { type: 'tool_use', id: 'toolu_01LongThink', name: 'context_guru_expand', input: { id: turn.markerId! } }], { usage })] };
+    // Real providers send a long stream in network-sized reads, not 37-byte pieces.
+    return { kind: 'sse', chunkSize: 1460, events: [anthropicSse([{ type: 'thinking', thinking, signature: SIGNATURE }, { type: 'tool_use', id: 'toolu_01LongThink', name: 'context_guru_expand', input: { id: turn.markerId! } }], { usage })] };
   }
   const usage = openAiUsage(bill);
   if (!wantsExpand) return { kind: 'sse', events: [openAiTextSse(text, { usage })] };
@@ -64,6 +66,8 @@ beforeAll(async () => {
   gateway = await startGateway(upstream.url, { CONFIG });
 });
 afterAll(async () => {
+  // Every body the gateway sent — continuations included — is one the provider accepts.
+  for (const r of upstream.requests) expect(validateProviderShape(r.dialect, r.body)).toEqual([]);
   await gateway.close();
   await upstream.close();
 });
@@ -86,7 +90,7 @@ const openai = (session: string) => new OpenAI({ baseURL: `${gateway.url}/openai
 const anthropicBody = () => anthropicTurn(steps, 6) as unknown as Anthropic.MessageCreateParamsStreaming;
 const openaiBody = () => ({ ...openaiTurn(steps, 6), stream_options: { include_usage: true } }) as unknown as OpenAI.ChatCompletionCreateParamsStreaming;
 
-describe('a stream that opens with an expand call is resolved and continued', () => {
+describe('a stream that opens with an expand call is resolved and stitched', () => {
   it('Anthropic: the stream helper gets one message, the answer to the original', async () => {
     mode = 'expand_first';
     const before = await stats();
@@ -99,15 +103,15 @@ describe('a stream that opens with an expand call is resolved and continued', ()
     const hash = /expanded sha256=([0-9a-f]{64})/.exec(block.type === 'text' ? block.text : '')![1]!;
     expect(known.has(hash)).toBe(true);
     expect(final.stop_reason).toBe('end_turn');
-    // The usage is the final round's, as the provider billed it.
-    const last = log[log.length - 1]!.bill;
-    expect(final.usage.cache_read_input_tokens).toBe(last.cacheRead);
+    // The usage is both rounds', as the provider billed them.
+    const [r0, r1] = log.slice(-2).map((l) => l.bill);
+    expect(final.usage.cache_read_input_tokens).toBe(r0!.cacheRead + r1!.cacheRead);
     const after = await statsAfter(before, 1);
-    expect(after.sse_buffered).toBe(before.sse_buffered! + 1);
+    expect(after.sse_streamed).toBe(before.sse_streamed! + 1);
     expect(after.expand_rounds).toBe(before.expand_rounds! + 1);
     expect(after.bounces).toBe(before.bounces! + 1);
-    expect(after.cache_read_tokens! - before.cache_read_tokens!).toBe(last.cacheRead);
-    expect(after.fresh_input_tokens! - before.fresh_input_tokens!).toBe(last.fresh);
+    expect(after.cache_read_tokens! - before.cache_read_tokens!).toBe(r0!.cacheRead + r1!.cacheRead);
+    expect(after.fresh_input_tokens! - before.fresh_input_tokens!).toBe(r0!.fresh + r1!.fresh);
   });
 
   it('OpenAI: the stream helper gets one completion with the answer and no tool call', async () => {
@@ -119,15 +123,15 @@ describe('a stream that opens with an expand call is resolved and continued', ()
     const hash = /expanded sha256=([0-9a-f]{64})/.exec(message.content ?? '')![1]!;
     expect(known.has(hash)).toBe(true);
     expect(final.choices[0]!.finish_reason).toBe('stop');
-    const last = log[log.length - 1]!.bill;
-    expect(final.usage?.prompt_tokens_details?.cached_tokens).toBe(last.cacheRead);
+    const [r0, r1] = log.slice(-2).map((l) => l.bill);
+    expect(final.usage?.prompt_tokens_details?.cached_tokens).toBe(r0!.cacheRead + r1!.cacheRead);
     const after = await statsAfter(before, 1);
-    expect(after.sse_buffered).toBe(before.sse_buffered! + 1);
-    expect(after.cache_read_tokens! - before.cache_read_tokens!).toBe(last.cacheRead);
+    expect(after.sse_streamed).toBe(before.sse_streamed! + 1);
+    expect(after.cache_read_tokens! - before.cache_read_tokens!).toBe(r0!.cacheRead + r1!.cacheRead);
   });
 });
 
-describe('every other stream flows through', () => {
+describe('streams flow as they arrive', () => {
   it('plain answers stream through in both dialects and count as streamed', async () => {
     mode = 'text';
     const before = await stats();
@@ -140,34 +144,45 @@ describe('every other stream flows through', () => {
     expect(after.sse_buffered).toBe(before.sse_buffered);
   });
 
-  it('an expand call after other content reaches the client as-is and is counted', async () => {
+  it('an expand call after a text preamble is stitched: the client gets the preamble and the answer', async () => {
     mode = 'text_then_expand';
     const before = await stats();
     const a = await anthropic('stream-a3').messages.stream(anthropicBody()).finalMessage();
-    expect(a.content.map((b) => b.type)).toEqual(['text', 'tool_use']);
+    expect(a.content.map((b) => b.type)).toEqual(['text', 'text']);
+    expect(a.content[0]).toEqual(expect.objectContaining({ text: 'Let me look at the full log.' }));
+    expect(known.has(/expanded sha256=([0-9a-f]{64})/.exec(a.content[1]!.type === 'text' ? a.content[1]!.text : '')![1]!)).toBe(true);
+    expect(a.stop_reason).toBe('end_turn');
     const o = await openai('stream-o3').chat.completions.stream(openaiBody()).finalChatCompletion();
-    expect(o.choices[0]!.message.tool_calls?.[0]).toEqual(expect.objectContaining({ function: expect.objectContaining({ name: 'context_guru_expand' }) }));
+    expect(o.choices[0]!.message.tool_calls ?? []).toEqual([]);
+    expect(o.choices[0]!.message.content).toMatch(/^Let me look at the full log\.expanded sha256=[0-9a-f]{64}$/);
     const after = await statsAfter(before, 2);
     expect(after.sse_streamed).toBe(before.sse_streamed! + 2);
-    expect(after.sse_expand_after_stream).toBe(before.sse_expand_after_stream! + 2);
-    expect(after.expand_rounds).toBe(before.expand_rounds);
+    expect(after.sse_expand_after_stream).toBe(before.sse_expand_after_stream);
+    expect(after.expand_rounds).toBe(before.expand_rounds! + 2);
   });
 
-  it('the peek is bounded: an expand call behind 76 KiB of thinking is streamed, not buffered', async () => {
+  it('an expand call behind 76 KiB of thinking is stitched too, the thinking kept with its signature', async () => {
     mode = 'long_thinking_then_expand';
     const before = await stats();
     const a = await anthropic('stream-a4').messages.stream(anthropicBody()).finalMessage();
-    expect(a.content.map((b) => b.type)).toEqual(['thinking', 'tool_use']);
+    expect(a.content.map((b) => b.type)).toEqual(['thinking', 'text']);
+    expect(a.content[0]).toEqual(expect.objectContaining({ signature: SIGNATURE }));
+    const sent = upstream.requests[upstream.requests.length - 1]!.body as { messages: Array<{ role: string; content: Array<{ type: string; signature?: string }> }> };
+    expect(sent.messages[sent.messages.length - 2]!.content.map((b) => [b.type, b.signature])).toEqual([
+      ['thinking', SIGNATURE],
+      ['tool_use', undefined],
+    ]);
     const after = await statsAfter(before, 1);
     expect(after.sse_streamed).toBe(before.sse_streamed! + 1);
-    expect(after.sse_buffered).toBe(before.sse_buffered);
-    expect(after.sse_expand_after_stream).toBe(before.sse_expand_after_stream! + 1);
+    expect(after.sse_expand_after_stream).toBe(before.sse_expand_after_stream);
   });
 
   it('/metrics counts both stream paths', async () => {
     const text = await (await fetch(`${gateway.url}/metrics`)).text();
     const s = await stats();
     expect(text).toContain(`cg_sse_streams_total{path="streamed"} ${s.sse_streamed}`);
-    expect(text).toContain(`cg_sse_streams_total{path="buffered"} ${s.sse_buffered}`);
+    // Stitching buffers nothing: no stream took the buffered path.
+    expect(s.sse_buffered).toBe(0);
+    expect(text).not.toMatch(/cg_sse_streams_total\{path="buffered"\} [1-9]/);
   });
 });

@@ -1,5 +1,5 @@
 import { buildContinuation, resolveCalls, unavailableText } from '../../../apps/gateway/src/expand/continuation';
-import { findExpandCalls } from '../../../apps/gateway/src/expand/expand-calls';
+import { expandIdOf, splitCalls } from '../../../apps/gateway/src/expand/expand-calls';
 import { appendToArray, locate } from '../../../apps/gateway/src/expand/raw-json';
 import type { ExpandHooks } from '../../../apps/gateway/src/expand/expand.types';
 import { anthropicMessage, anthropicRequestRaw, openAiCompletion, openAiRequestRaw } from '../../support/fake-upstream-json';
@@ -67,9 +67,7 @@ describe('buildContinuation', () => {
     const request = anthropicRequestRaw(false);
     const message = anthropicMessage([{ type: 'text', text: 'Let me see the full log.' }, expandToolUse('bbbb', 0), expandToolUse('aaaa', 1)]);
     const responseRaw = JSON.stringify(message, null, 1);
-    const scan = findExpandCalls('anthropic', message);
-    if (scan.kind !== 'expand') throw new Error(scan.kind);
-    const results = await resolveCalls(scan.calls, hooks({ aaaa: 'full A', bbbb: 'full B' }));
+    const results = await resolveCalls(splitCalls('anthropic', message).expand, hooks({ aaaa: 'full A', bbbb: 'full B' }));
     const next = buildContinuation('anthropic', request, { json: message, raw: responseRaw }, results)!;
 
     // The original request bytes are a strict prefix/suffix of the continuation.
@@ -98,9 +96,7 @@ describe('buildContinuation', () => {
       { id: 'call_a', name: 'context_guru_expand', args: { id: 'aaaa' } },
     ]);
     const raw = JSON.stringify(completion);
-    const scan = findExpandCalls('openai', completion);
-    if (scan.kind !== 'expand') throw new Error(scan.kind);
-    const results = await resolveCalls(scan.calls, hooks({ aaaa: 'full A' }));
+    const results = await resolveCalls(splitCalls('openai', completion).expand, hooks({ aaaa: 'full A' }));
     const next = buildContinuation('openai', request, { json: completion, raw }, results)!;
     const body = JSON.parse(next) as { stream: boolean; messages: unknown[]; tools: unknown[] };
     expect(body.stream).toBe(true);
@@ -121,18 +117,32 @@ describe('buildContinuation', () => {
   });
 });
 
-describe('findExpandCalls', () => {
-  it('separates expand-only turns from turns that call any other tool', () => {
-    expect(findExpandCalls('anthropic', anthropicMessage([{ type: 'text', text: 'done' }]))).toEqual({ kind: 'none' });
-    expect(findExpandCalls('anthropic', anthropicMessage([expandToolUse('a'), { type: 'tool_use', id: 't', name: 'bash', input: {} }]))).toEqual({ kind: 'other' });
-    expect(findExpandCalls('openai', openAiCompletion('hi'))).toEqual({ kind: 'none' });
-    expect(findExpandCalls('openai', openAiCompletion(null, [{ name: 'context_guru_expand', args: { id: 'a' } }, { name: 'bash', args: {} }]))).toEqual({ kind: 'other' });
+describe('splitCalls', () => {
+  it('tells expand calls apart from the client tool calls beside them', () => {
+    expect(splitCalls('anthropic', anthropicMessage([{ type: 'text', text: 'done' }]))).toEqual({ expand: [], client: 0, legacy: false });
+    expect(splitCalls('anthropic', anthropicMessage([expandToolUse('a'), { type: 'tool_use', id: 't', name: 'bash', input: {} }]))).toEqual({
+      expand: [{ callId: 'toolu_01Expand0Q8ZbM3kHk9x', id: 'a' }],
+      client: 1,
+      legacy: false,
+    });
+    expect(splitCalls('openai', openAiCompletion('hi'))).toEqual({ expand: [], client: 0, legacy: false });
+    const both = splitCalls('openai', openAiCompletion(null, [{ name: 'context_guru_expand', args: { id: 'a' } }, { name: 'bash', args: {} }]));
+    expect(both).toEqual({ expand: [{ callId: 'call_0DhGwnZ2Kq7sL1xY4bT0pR', id: 'a' }], client: 1, legacy: false });
     const legacy = { choices: [{ message: { role: 'assistant', content: null, function_call: { name: 'context_guru_expand', arguments: '{}' } } }] };
-    expect(findExpandCalls('openai', legacy)).toEqual({ kind: 'other' });
+    expect(splitCalls('openai', legacy)).toEqual({ expand: [], client: 0, legacy: true });
   });
 
   it('keeps a call whose arguments lack an id (it gets a placeholder)', () => {
     const c = openAiCompletion(null, [{ id: 'call_x', name: 'context_guru_expand', args: {} }]);
-    expect(findExpandCalls('openai', c)).toEqual({ kind: 'expand', calls: [{ callId: 'call_x', id: '' }] });
+    expect(splitCalls('openai', c).expand).toEqual([{ callId: 'call_x', id: '' }]);
+  });
+
+  it('accepts the bare HASH or the whole marker, trimmed', () => {
+    expect(expandIdOf('3f2a9c0d1e4b5a6c')).toBe('3f2a9c0d1e4b5a6c');
+    expect(expandIdOf('  <<cg:3f2a9c0d1e4b5a6c>>\n')).toBe('3f2a9c0d1e4b5a6c');
+    expect(expandIdOf('<<cg: 3f2a9c0d1e4b5a6c >>')).toBe('3f2a9c0d1e4b5a6c');
+    expect(expandIdOf('<<cg:3f2a>> and more')).toBe('<<cg:3f2a>> and more');
+    const m = anthropicMessage([{ type: 'tool_use', id: 'toolu_m', name: 'context_guru_expand', input: { id: ' <<cg:3f2a9c0d1e4b5a6c>> ' } }]);
+    expect(splitCalls('anthropic', m).expand).toEqual([{ callId: 'toolu_m', id: '3f2a9c0d1e4b5a6c' }]);
   });
 });

@@ -24,12 +24,19 @@ async function text(r: ClientReply): Promise<string> {
   return (await readBody(r.body)).toString('utf8');
 }
 
+/** The final answer with `usage` counters raised by the earlier rounds' (what the client is billed). */
+function withUsage(answer: string, add: Record<string, number>): string {
+  const json = JSON.parse(answer) as { usage: Record<string, unknown> };
+  for (const [k, v] of Object.entries(add)) json.usage[k] = (json.usage[k] as number) + v;
+  return JSON.stringify(json);
+}
+
 describe('non-streaming expand loop', () => {
-  it('Anthropic: resolves one expand call, continues once, and returns the final answer byte for byte', async () => {
+  it('Anthropic: resolves one expand call, continues once, and returns the answer with both rounds billed', async () => {
     const { reply, upstream, hooks, requestRaw } = run('anthropic', anthropicExpand('3f2a9c0d1e4b5a6c'), [anthropicAnswer], { '3f2a9c0d1e4b5a6c': ORIGINAL });
     const r = await reply;
-    expect(await text(r)).toBe(anthropicAnswer);
-    expect(r).toMatchObject({ status: 200, mode: 'json', rounds: 1, usage: { fresh: 40, cacheRead: 2100, cacheWrite: 0, output: 31 } });
+    expect(await text(r)).toBe(withUsage(anthropicAnswer, { input_tokens: 2095, output_tokens: 503 }));
+    expect(r).toMatchObject({ status: 200, mode: 'json', rounds: 1, usage: { fresh: 2135, cacheRead: 2100, cacheWrite: 0, output: 534 } });
     await expect(r.usageDone).resolves.toEqual(r.usage);
     expect(hooks.resolved).toEqual(['3f2a9c0d1e4b5a6c']);
     expect(upstream.sent).toHaveLength(1);
@@ -39,11 +46,13 @@ describe('non-streaming expand loop', () => {
     expect(upstream.sent[0]!.startsWith(requestRaw.slice(0, requestRaw.lastIndexOf('}]}') + 3))).toBe(true);
   });
 
-  it('OpenAI: one tool message per call, in call order, then the final answer verbatim', async () => {
+  it('OpenAI: one tool message per call, in call order, then the final answer', async () => {
     const { reply, upstream, hooks } = run('openai', openAiExpand('bbbb', 'aaaa'), [openAiAnswer], { aaaa: 'A-original', bbbb: 'B-original' });
     const r = await reply;
-    expect(await text(r)).toBe(openAiAnswer);
-    expect(r).toMatchObject({ mode: 'json', rounds: 1, usage: { fresh: 952, cacheRead: 2048, cacheWrite: 0, output: 12 } });
+    const answer = JSON.parse(await text(r)) as { choices: unknown[]; usage: Record<string, unknown> };
+    expect(answer.choices).toEqual((JSON.parse(openAiAnswer) as { choices: unknown[] }).choices);
+    expect(answer.usage).toMatchObject({ prompt_tokens: 4843, completion_tokens: 76, total_tokens: 4919, prompt_tokens_details: { cached_tokens: 3072 } });
+    expect(r).toMatchObject({ mode: 'json', rounds: 1, usage: { fresh: 1771, cacheRead: 3072, cacheWrite: 0, output: 76 } });
     expect(hooks.resolved).toEqual(['bbbb', 'aaaa']);
     const sent = JSON.parse(upstream.sent[0]!) as { messages: Array<Record<string, unknown>> };
     expect(sent.messages.slice(-3).map((m) => [m['role'], m['tool_call_id'] ?? null, m['content']])).toEqual([
@@ -53,14 +62,14 @@ describe('non-streaming expand loop', () => {
     ]);
   });
 
-  it('stops after three continuations and hands the fourth response to the client untouched', async () => {
+  it('stops after three continuations and never hands the client the last expand call', async () => {
     const again = [anthropicExpand('aaaa'), anthropicExpand('aaaa'), anthropicExpand('aaaa')];
     const { reply, upstream } = run('anthropic', anthropicExpand('aaaa'), again, { aaaa: 'A' });
     const r = await reply;
     expect(upstream.sent).toHaveLength(3);
     expect(r.rounds).toBe(3);
-    expect(r.body).toBeInstanceOf(Readable);
-    expect(await text(r)).toBe(again[2]);
+    const out = JSON.parse(await text(r)) as { content: unknown[]; stop_reason: string };
+    expect(out).toMatchObject({ content: [], stop_reason: 'end_turn' });
     // Each continuation carries every earlier exchange: 3 original messages + 2 per round.
     expect(upstream.sent.map((s) => (JSON.parse(s) as { messages: unknown[] }).messages.length)).toEqual([5, 7, 9]);
   });
@@ -69,7 +78,22 @@ describe('non-streaming expand loop', () => {
     const upstream = scriptedUpstream([() => jsonReply(anthropicExpand('aaaa'))]);
     const r = await runExpandLoop({ dialect: 'anthropic', requestRaw: anthropicRequestRaw(false), advertised: true, first: jsonReply(anthropicExpand('aaaa')), call: upstream.call, hooks: stashHooks({ aaaa: 'A' }), maxRounds: 1 });
     expect(r.rounds).toBe(1);
-    expect(await text(r)).toBe(anthropicExpand('aaaa'));
+    expect(await text(r)).not.toContain('context_guru_expand');
+  });
+
+  it('merges the text the model wrote before its expand call into the answer', async () => {
+    const first = JSON.stringify(anthropicMessage([{ type: 'text', text: 'Let me look at the full output.' }, expandToolUse('aaaa')]));
+    const { reply } = run('anthropic', first, [anthropicAnswer], { aaaa: 'A' });
+    const out = JSON.parse(await text(await reply)) as { content: unknown[]; stop_reason: string };
+    expect(out.content).toEqual([{ type: 'text', text: 'Let me look at the full output.' }, { type: 'text', text: 'The build fails on a type error in src/index.ts line 3.' }]);
+    expect(out.stop_reason).toBe('end_turn');
+
+    const oFirst = JSON.stringify(openAiCompletion('Checking. ', [{ name: 'context_guru_expand', args: { id: '<<cg:aaaa>>' } }]));
+    const o = run('openai', oFirst, [openAiAnswer], { aaaa: 'A' });
+    const oOut = JSON.parse(await text(await o.reply)) as { choices: Array<{ message: Record<string, unknown>; finish_reason: string }> };
+    expect(oOut.choices[0]!.message['content']).toBe('Checking. A type error in src/index.ts.');
+    expect(oOut.choices[0]!.message['tool_calls']).toBeUndefined();
+    expect(o.hooks.resolved).toEqual(['aaaa']);
   });
 
   it('answers an unavailable id with the placeholder when another id resolved', async () => {
@@ -81,21 +105,22 @@ describe('non-streaming expand loop', () => {
     expect(sent.messages.slice(-1)[0]!.content.map((b) => b.content)).toEqual(['[expand: original for id gone0000 is no longer available]', 'A']);
   });
 
-  it('replays the model turn verbatim when nothing resolved, without calling upstream again', async () => {
-    const first = anthropicExpand('gone0000');
-    const { reply, upstream } = run('anthropic', first, [], {});
+  it('answers a call whose original is gone with the placeholder, so the model moves on', async () => {
+    const { reply, upstream } = run('anthropic', anthropicExpand('gone0000'), [anthropicAnswer], {});
     const r = await reply;
-    expect(await text(r)).toBe(first);
-    expect(r).toMatchObject({ rounds: 0, mode: 'json' });
-    expect(upstream.sent).toHaveLength(0);
+    expect(await text(r)).not.toContain('context_guru_expand');
+    expect(r).toMatchObject({ rounds: 1, mode: 'json' });
+    expect(upstream.sent[0]).toContain('is no longer available');
   });
 
-  it('returns the response verbatim when any other tool is called alongside', async () => {
-    const mixed = JSON.stringify(openAiCompletion(null, [{ name: 'context_guru_expand', args: { id: 'aaaa' } }, { name: 'bash', args: { command: 'make' } }]));
-    const { reply, upstream, hooks } = run('openai', mixed, [], { aaaa: 'A' });
-    expect(await text(await reply)).toBe(mixed);
+  it('strips an expand call beside another tool call and leaves the rest to the client', async () => {
+    const mixed = openAiCompletion(null, [{ name: 'context_guru_expand', args: { id: 'aaaa' } }, { name: 'bash', args: { command: 'make' } }]);
+    const { reply, upstream } = run('openai', JSON.stringify(mixed), [], { aaaa: 'A' });
+    const out = JSON.parse(await text(await reply)) as { choices: Array<{ message: { tool_calls: unknown[] }; finish_reason: string }> };
+    const calls = (mixed['choices'] as Array<{ message: { tool_calls: unknown[] } }>)[0]!.message.tool_calls;
+    expect(out.choices[0]!.message.tool_calls).toEqual([calls[1]]);
+    expect(out.choices[0]!.finish_reason).toBe('tool_calls');
     expect(upstream.sent).toHaveLength(0);
-    expect(hooks.lookups).toEqual([]);
   });
 
   it('returns a plain answer verbatim (including odd formatting)', async () => {

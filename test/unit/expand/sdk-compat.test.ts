@@ -1,49 +1,21 @@
 // The fake upstream streams, the synthesized streams and the loop's final stream must be accepted
 // by the official SDK stream parsers, which is what real clients run on our output.
-import Anthropic from '@anthropic-ai/sdk';
-import OpenAI from 'openai';
 import { runExpandLoop } from '../../../apps/gateway/src/expand/expand-loop';
 import { aggregateSse } from '../../../apps/gateway/src/expand/sse-aggregate';
 import { anthropicMessageToSse, openAiCompletionToSse } from '../../../apps/gateway/src/expand/sse-synthesize';
 import { anthropicMessage, anthropicRequestRaw, openAiCompletion, scriptedUpstream, stashHooks } from '../../support/fake-upstream-json';
+import { anthropicFinal, openAiFinal } from '../../support/sdk-parse';
 import {
-  ANTHROPIC_MODEL,
-  OPENAI_MODEL,
   SIGNATURE,
   anthropicExpandSse,
   anthropicTextSse,
   anthropicThinkingTextSse,
-  chunked,
   expandToolUse,
   openAiExpandSse,
   openAiTextSse,
   readBody,
   sseReply,
 } from '../../support/fake-upstream-sse';
-
-/** A fetch that answers with `sse`, delivered in awkward 5-byte chunks. */
-function sseFetch(sse: string | Buffer): typeof fetch {
-  return async () => {
-    const parts = chunked(sse, 5);
-    const body = new ReadableStream<Uint8Array>({
-      start(ctrl) {
-        for (const p of parts) ctrl.enqueue(new Uint8Array(p));
-        ctrl.close();
-      },
-    });
-    return new Response(body, { status: 200, headers: { 'content-type': 'text/event-stream' } });
-  };
-}
-
-async function anthropicFinal(sse: string | Buffer): Promise<Anthropic.Message> {
-  const client = new Anthropic({ apiKey: 'sk-ant-test', maxRetries: 0, fetch: sseFetch(sse) });
-  return client.messages.stream({ model: ANTHROPIC_MODEL, max_tokens: 1024, messages: [{ role: 'user', content: 'hi' }] }).finalMessage();
-}
-
-async function openAiFinal(sse: string | Buffer): Promise<OpenAI.Chat.Completions.ChatCompletion> {
-  const client = new OpenAI({ apiKey: 'sk-test', maxRetries: 0, fetch: sseFetch(sse) });
-  return client.chat.completions.stream({ model: OPENAI_MODEL, messages: [{ role: 'user', content: 'hi' }], stream_options: { include_usage: true } }).finalChatCompletion();
-}
 
 describe('Anthropic SDK accepts', () => {
   it('the fake text, expand and thinking+text streams', async () => {

@@ -1,5 +1,5 @@
 import { aggregateSse } from '../../../apps/gateway/src/expand/sse-aggregate';
-import { findExpandCalls } from '../../../apps/gateway/src/expand/expand-calls';
+import { splitCalls } from '../../../apps/gateway/src/expand/expand-calls';
 import {
   SIGNATURE,
   anthropicExpandSse,
@@ -45,12 +45,13 @@ describe('Anthropic SSE aggregation', () => {
 
   it('yields the same calls as the equivalent non-streaming message', () => {
     const msg = aggregateSse('anthropic', anthropicExpandSse(['aaaa', 'bbbb']));
-    expect(findExpandCalls('anthropic', msg)).toEqual({
-      kind: 'expand',
-      calls: [
+    expect(splitCalls('anthropic', msg)).toEqual({
+      expand: [
         { callId: 'toolu_01Expand0Q8ZbM3kHk9x', id: 'aaaa' },
         { callId: 'toolu_01Expand1Q8ZbM3kHk9x', id: 'bbbb' },
       ],
+      client: 0,
+      legacy: false,
     });
   });
 

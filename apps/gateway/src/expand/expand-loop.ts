@@ -1,22 +1,22 @@
-// The host side of context_guru_expand: when the model answers with nothing but expand calls, the
-// loop resolves them and asks again (≤ maxRounds continuations), so the client only ever sees the
-// final answer. Everything it does not intercept reaches the client untouched and unbuffered.
+// The host side of context_guru_expand: the model's expand calls are answered by the gateway
+// (≤ maxRounds continuations), wherever in the response they come, and the client only ever sees
+// one answer without them. Streams are stitched as they arrive (stream-stitch.ts); whole JSON
+// answers are merged (merge-turns.ts). What is not intercepted reaches the client untouched.
 import type { Readable } from 'node:stream';
-import { buildContinuation, resolveCalls, type ModelTurn } from './continuation';
-import { findExpandCalls } from './expand-calls';
-import type { ClientReply, ExpandLoopOptions, ReplyMode, StreamOutcome, UpstreamReply, Usage } from './expand.types';
-import { isObject, parseJson } from './json-shape';
-import { aggregateSse } from './sse-aggregate';
-import { drainPeek, peekSse, toBuffer, type PeekResult } from './sse-peek';
-import { anthropicMessageToSse, openAiCompletionToSse } from './sse-synthesize';
-import { observeStream, relayStream } from './stream-relay';
-import { parseSseUsage, parseUsage } from './usage';
+import { buildContinuation, resolveCalls } from './continuation';
+import { continuable, splitCalls } from './expand-calls';
+import type { ClientReply, ExpandLoopOptions, StreamOutcome, UpstreamReply, Usage } from './expand.types';
+import { isObject, parseJson, type JsonObject } from './json-shape';
+import { mergeTurns } from './merge-turns';
+import { observeStream, type Relay } from './stream-relay';
+import { stitchStream } from './stream-stitch';
+import { toBuffer } from './to-buffer';
+import { parseUsage } from './usage';
 
 export type * from './expand.types';
 export { parseUsage } from './usage';
 
 export const DEFAULT_MAX_ROUNDS = 3;
-export const DEFAULT_PEEK_LIMIT = 64 * 1024;
 
 type Headers = UpstreamReply['headers'];
 
@@ -47,116 +47,76 @@ function withoutHeaders(headers: Headers, names: readonly string[]): Headers {
   return Object.fromEntries(Object.entries(headers).filter(([k]) => !names.includes(k.toLowerCase())));
 }
 
-interface LoopState {
-  rounds: number;
-  buffered: boolean;
-  /** The client's first answer was a stream, so it expects one to the end. */
-  clientSse: boolean;
+function bufferReply(reply: UpstreamReply, body: Buffer, rounds: number, usage: Usage | null, headers = reply.headers): ClientReply {
+  const outcome: StreamOutcome = { usage, expandAfterStream: false, bytes: body.length, rounds };
+  return { status: reply.status, headers, body, mode: 'json', rounds, usage, usageDone: Promise.resolve(usage), streamDone: Promise.resolve(outcome) };
 }
 
-function mode(state: LoopState, sse: boolean): ReplyMode {
-  if (state.buffered) return 'buffered';
-  return sse ? 'streamed' : 'json';
-}
-
-function bufferReply(reply: UpstreamReply, body: Buffer, m: ReplyMode, state: LoopState, usage: Usage | null, headers = reply.headers): ClientReply {
-  const outcome: StreamOutcome = { usage, expandAfterStream: false, bytes: body.length };
-  return { status: reply.status, headers, body, mode: m, rounds: state.rounds, usage, usageDone: Promise.resolve(usage), streamDone: Promise.resolve(outcome) };
-}
-
-/** Streams an upstream body to the client (after any peeked bytes) and fills in usage at its end. */
-function streamReply(reply: UpstreamReply, state: LoopState, o: ExpandLoopOptions, peek: PeekResult | null): ClientReply {
-  const sse = isEventStream(reply.headers);
-  // Only a 2xx stream on an advertised request can carry an expand call the client then sees.
-  const watchName = o.advertised && sse && reply.status >= 200 && reply.status < 300;
-  const relay = !peek
-    ? observeStream({ source: reply.body, dialect: o.dialect, sse, watchName })
-    : relayStream({
-        prefix: peek.consumed,
-        rest: peek.done ? null : peek.rest,
-        pendingError: peek.error,
-        source: reply.body,
-        dialect: o.dialect,
-        sse,
-        watchName,
-      });
-  const done = relay.done.then((d) => {
-    out.usage = d.usage;
-    out.expandAfterStream = d.expandAfterStream;
-    return d;
-  });
+function relayReply(reply: UpstreamReply, relay: Relay, rounds: number): ClientReply {
   const out: ClientReply = {
     status: reply.status,
     headers: reply.headers,
     body: relay.body,
-    mode: mode(state, sse),
-    rounds: state.rounds,
+    mode: isEventStream(reply.headers) ? 'streamed' : 'json',
+    rounds,
     usage: null,
-    usageDone: done.then((d) => d.usage),
-    streamDone: done,
+    usageDone: relay.done.then((d) => d.usage),
+    streamDone: relay.done.then((d) => {
+      out.usage = d.usage;
+      out.expandAfterStream = d.expandAfterStream;
+      out.rounds = d.rounds ?? rounds;
+      return d;
+    }),
   };
   return out;
 }
 
-/**
- * A whole JSON answer handed back. After a continuation of a streamed request it is rendered as
- * the stream the client asked for; otherwise its bytes go back verbatim.
- */
-function jsonReply(reply: UpstreamReply, raw: Buffer, json: unknown, state: LoopState, o: ExpandLoopOptions): ClientReply {
-  const usage = parseUsage(o.dialect, json);
-  if (state.clientSse && state.rounds > 0 && isObject(json)) {
-    const sse = o.dialect === 'anthropic' ? anthropicMessageToSse(json) : openAiCompletionToSse(json);
-    const headers = { ...withoutHeaders(reply.headers, ['content-type', 'content-length']), 'content-type': 'text/event-stream; charset=utf-8' };
-    return bufferReply(reply, Buffer.from(sse, 'utf8'), 'buffered', state, usage, headers);
-  }
-  return bufferReply(reply, raw, mode(state, false), state, usage);
+/** Not intercepted: relayed as it comes, watched for usage (and, on an advertised 2xx stream we could not read, for the tool's name). */
+function passThrough(reply: UpstreamReply, o: ExpandLoopOptions): ClientReply {
+  const sse = isEventStream(reply.headers);
+  const watchName = o.advertised && sse && reply.status >= 200 && reply.status < 300;
+  return relayReply(reply, observeStream({ source: reply.body, dialect: o.dialect, sse, watchName }), 0);
 }
 
 export async function runExpandLoop(o: ExpandLoopOptions): Promise<ClientReply> {
   const maxRounds = o.maxRounds ?? DEFAULT_MAX_ROUNDS;
-  const peekLimit = o.peekLimit ?? DEFAULT_PEEK_LIMIT;
-  const state: LoopState = { rounds: 0, buffered: false, clientSse: isEventStream(o.first.headers) };
+  const first = o.first;
+  const ok = first.status >= 200 && first.status < 300;
+  if (!o.advertised || !ok || isEncoded(first.headers)) return passThrough(first, o);
+  if (isEventStream(first.headers)) {
+    const stitched = stitchStream({ dialect: o.dialect, requestRaw: o.requestRaw, first, call: o.call, hooks: o.hooks, maxRounds, isEventStream: (r) => isEventStream(r.headers) });
+    const headers = withoutHeaders(first.headers, ['content-length']);
+    return relayReply({ ...first, headers }, stitched, 0);
+  }
+  return jsonLoop(o, maxRounds);
+}
+
+/** Whole JSON answers: continue while the model only asks for originals, then merge the rounds. */
+async function jsonLoop(o: ExpandLoopOptions, maxRounds: number): Promise<ClientReply> {
   let requestRaw = o.requestRaw;
   let reply = o.first;
-
+  const turns: JsonObject[] = [];
   for (;;) {
-    const sse = isEventStream(reply.headers);
+    const raw = await readAll(reply.body);
+    const text = raw.toString('utf8');
+    const json = parseJson(text);
     const ok = reply.status >= 200 && reply.status < 300;
-    const mustRender = ok && !sse && state.clientSse && state.rounds > 0;
-    const intercept = o.advertised && ok && state.rounds < maxRounds && !isEncoded(reply.headers);
-    if (!intercept && !mustRender) return streamReply(reply, state, o, null);
-
-    let turn: ModelTurn;
-    let replay: () => ClientReply;
-    if (sse) {
-      const peek = await peekSse(reply.body, o.dialect, peekLimit, { holdThinking: o.holdThinking ?? true });
-      if (peek.verdict === 'stream') return streamReply(reply, state, o, peek);
-      state.buffered = true;
-      const raw = await drainPeek(peek);
-      const replied = reply;
-      replay = () => bufferReply(replied, raw, 'buffered', state, parseSseUsage(o.dialect, raw));
-      const json = aggregateSse(o.dialect, raw);
-      if (!json) return replay();
-      turn = { json };
-    } else {
-      const raw = await readAll(reply.body);
-      const text = raw.toString('utf8');
-      const json = parseJson(text);
-      const replied = reply;
-      replay = () => jsonReply(replied, raw, json, state, o);
-      if (json === undefined || !intercept) return replay();
-      turn = { json, raw: text };
+    // An answer we cannot read (or an upstream error on a continuation) goes back as it came.
+    if (!ok || !isObject(json)) return bufferReply(reply, raw, turns.length, isObject(json) ? parseUsage(o.dialect, json) : null);
+    const calls = splitCalls(o.dialect, json);
+    if (turns.length === 0 && calls.expand.length === 0) return bufferReply(reply, raw, 0, parseUsage(o.dialect, json));
+    turns.push(json);
+    if (continuable(calls) && turns.length <= maxRounds) {
+      const results = await resolveCalls(calls.expand, o.hooks);
+      const next = buildContinuation(o.dialect, requestRaw, { json, raw: text }, results);
+      if (next !== null) {
+        requestRaw = next;
+        reply = await o.call(next);
+        continue;
+      }
     }
-
-    const scan = findExpandCalls(o.dialect, turn.json);
-    if (scan.kind !== 'expand') return replay();
-    const results = await resolveCalls(scan.calls, o.hooks);
-    // Nothing resolved: another round would only repeat the question, so the model's turn stands.
-    if (!results.some((r) => r.resolved)) return replay();
-    const next = buildContinuation(o.dialect, requestRaw, turn, results);
-    if (next === null) return replay();
-    requestRaw = next;
-    state.rounds++;
-    reply = await o.call(next);
+    const merged = mergeTurns(o.dialect, turns);
+    const headers = withoutHeaders(reply.headers, ['content-length']);
+    return bufferReply(reply, Buffer.from(JSON.stringify(merged), 'utf8'), turns.length - 1, parseUsage(o.dialect, merged), headers);
   }
 }

@@ -34,13 +34,13 @@ export interface ClientReply {
   /** A stream is piped to the client as-is (the caller handles backpressure). */
   body: Readable | Buffer;
   mode: ReplyMode;
-  /** Continuation upstream calls made (0..maxRounds). */
+  /** Continuation upstream calls made (0..maxRounds); for a stream, final once streamDone resolved. */
   rounds: number;
   /** Usage of the final response; for a streamed body it is filled in when the stream ends. */
   usage: Usage | null;
   /** Resolves with the final usage once the body has been fully relayed (immediately for a Buffer). */
   usageDone: Promise<Usage | null>;
-  /** A streamed (not intercepted) response mentioned the tool name; set when the stream ends. */
+  /** A stream we could not intercept (e.g. compressed) mentioned the tool name; set when the stream ends. */
   expandAfterStream?: boolean;
   /** Resolves once a streamed body ended (or was torn down); immediately for a Buffer. */
   streamDone: Promise<StreamOutcome>;
@@ -55,6 +55,8 @@ export interface StreamOutcome {
   error?: unknown;
   /** The client side stopped reading before the upstream stream ended. */
   aborted?: boolean;
+  /** Continuation rounds stitched into the stream. */
+  rounds?: number;
 }
 
 export interface ExpandLoopOptions {
@@ -66,8 +68,4 @@ export interface ExpandLoopOptions {
   hooks: ExpandHooks;
   /** Continuation rounds at most (default 3). */
   maxRounds?: number;
-  /** SSE peek budget in bytes (default 64 KiB). */
-  peekLimit?: number;
-  /** Anthropic SSE: peek past leading thinking blocks before deciding (default true; see sse-peek). */
-  holdThinking?: boolean;
 }

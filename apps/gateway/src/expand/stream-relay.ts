@@ -1,13 +1,13 @@
-// Relays an upstream body to the client chunk by chunk (peeked bytes first, then the rest, never
-// held back) while watching it on the side: usage for accounting and mentions of the expand tool.
-// Watching costs bounded memory whatever the stream's length.
-import { Readable, Transform } from 'node:stream';
+// Relays an upstream body to the client chunk by chunk (never held back) while watching it on the
+// side: usage for accounting and mentions of the expand tool. Watching costs bounded memory whatever
+// the stream's length.
+import { Transform, type Readable } from 'node:stream';
 import { EXPAND_TOOL_NAME } from './expand-calls';
 import type { Dialect, StreamOutcome, Usage } from './expand.types';
 import { parseJson } from './json-shape';
 import { valueAt } from './raw-json';
 import { SseDecoder } from './sse-lines';
-import { toBuffer } from './sse-peek';
+import { toBuffer } from './to-buffer';
 import { parseJsonUsage, parseUsage, SseUsageAccumulator } from './usage';
 
 const MAX_SSE_LINE = 1 << 20;
@@ -77,11 +77,6 @@ export class StreamObserver {
 }
 
 export interface RelayInput {
-  prefix: readonly Buffer[];
-  /** The rest of the upstream body; null when it has ended already. */
-  rest: AsyncIterator<unknown> | null;
-  /** An upstream read error hit during the peek, re-raised after the prefix. */
-  pendingError?: unknown;
   source: Readable;
   dialect: Dialect;
   sse: boolean;
@@ -93,60 +88,11 @@ export interface Relay {
   done: Promise<StreamOutcome>;
 }
 
-export function relayStream(input: RelayInput): Relay {
-  const observer = new StreamObserver(input.dialect, input.sse, input.watchName);
-  let finished = false;
-  let settle!: (o: StreamOutcome) => void;
-  const done = new Promise<StreamOutcome>((resolve) => (settle = resolve));
-
-  async function* chunks(): AsyncGenerator<Buffer> {
-    let error: unknown;
-    let complete = false;
-    try {
-      for (const c of input.prefix) {
-        observer.add(c);
-        yield c;
-      }
-      if (input.pendingError !== undefined) throw input.pendingError;
-      while (input.rest) {
-        const step = await input.rest.next();
-        if (step.done) break;
-        const c = toBuffer(step.value);
-        observer.add(c);
-        yield c;
-      }
-      complete = true;
-    } catch (err) {
-      error = err;
-      throw err;
-    } finally {
-      finished = true;
-      if (!complete && !input.source.destroyed) input.source.destroy();
-      const outcome: StreamOutcome = { usage: observer.finish(), expandAfterStream: observer.mentioned, bytes: observer.bytes };
-      if (error !== undefined) outcome.error = error;
-      else if (!complete) outcome.aborted = true;
-      settle(outcome);
-    }
-  }
-
-  const body = Readable.from(chunks(), { objectMode: false });
-  // A client that goes away while upstream is silent must still release the upstream socket:
-  // the generator only notices at its next step, so destroy the source from here too.
-  // A body destroyed before its first read never runs the generator, so settle from here as well
-  // (the first settle wins).
-  body.once('close', () => {
-    if (finished) return;
-    if (!input.source.destroyed) input.source.destroy();
-    settle({ usage: observer.finish(), expandAfterStream: observer.mentioned, bytes: observer.bytes, aborted: true });
-  });
-  return { body, done };
-}
-
 /**
- * The relay for a body nothing was peeked from (the common, non-intercepted case): a Transform in
- * the pipe rather than an async generator, so each chunk costs one synchronous callback.
+ * The relay for a body the expand loop does not intercept (the common case): a Transform in the
+ * pipe rather than an async generator, so each chunk costs one synchronous callback.
  */
-export function observeStream(input: Omit<RelayInput, 'prefix' | 'rest' | 'pendingError'>): Relay {
+export function observeStream(input: RelayInput): Relay {
   const observer = new StreamObserver(input.dialect, input.sse, input.watchName);
   let settled = false;
   let settle!: (o: StreamOutcome) => void;

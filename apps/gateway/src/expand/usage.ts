@@ -54,6 +54,29 @@ export function maxUsage(a: Usage | null, b: Usage | null): Usage | null {
   };
 }
 
+/** The bill of several upstream calls (the stitched rounds of one client request). */
+export function sumUsage(a: Usage | null, b: Usage | null): Usage | null {
+  if (!a) return b;
+  if (!b) return a;
+  return { fresh: a.fresh + b.fresh, cacheRead: a.cacheRead + b.cacheRead, cacheWrite: a.cacheWrite + b.cacheWrite, output: a.output + b.output };
+}
+
+/**
+ * Provider usage objects added field by field (numbers summed, nested objects recursed, anything
+ * else from the later one), so a merged response reports what every round was billed.
+ */
+export function sumUsageJson(a: unknown, b: unknown): Record<string, unknown> {
+  const out: Record<string, unknown> = isObject(a) ? { ...a } : {};
+  if (!isObject(b)) return out;
+  for (const [k, v] of Object.entries(b)) {
+    const prior = out[k];
+    if (typeof v === 'number' && typeof prior === 'number') out[k] = prior + v;
+    else if (isObject(v) && isObject(prior)) out[k] = sumUsageJson(prior, v);
+    else if (v !== null && v !== undefined) out[k] = v;
+  }
+  return out;
+}
+
 /** Folds SSE events into one usage (per-field max); incremental so a relay can feed it as bytes pass. */
 export class SseUsageAccumulator {
   usage: Usage | null = null;

@@ -137,6 +137,7 @@ export function chatHandler(gw: GatewayContext, dialect: Dialect) {
     void result.streamDone.then((outcome) => {
       report.usage = outcome.usage;
       report.expandAfterStream = outcome.expandAfterStream;
+      report.expandRounds = outcome.rounds ?? report.expandRounds;
       if (outcome.error) gw.log.warn('upstream stream failed mid-way', { error: errorText(outcome.error) });
       finish(gw, report, outcome.aborted || abort.signal.aborted ? 'client_abort' : outcome.error ? 'upstream_stream_error' : 'ok', started);
     });

@@ -1,0 +1,158 @@
+// OpenAI Chat Completions SSE as one completion across expand rounds: one role delta and one id
+// (the first round's), tool calls renumbered so the client's indices stay contiguous, every
+// context_guru_expand call withheld, and one closing finish chunk (the last round's reason) plus
+// one usage chunk summing every round. A round with nothing withheld and no continuation is
+// relayed chunk for chunk, unchanged. Several choices (n > 1) cannot be one conversation: such a
+// stream is relayed as it is.
+import type { Usage } from './expand.types';
+import { EXPAND_TOOL_NAME } from './expand-calls';
+import { field, isObject, num, parseJson, str, type JsonObject } from './json-shape';
+import { aggregateOpenAi } from './sse-aggregate';
+import { eventJson, type SseEvent } from './sse-lines';
+import type { DialectStitch } from './stitch.types';
+import { parseUsage, sumUsage, sumUsageJson } from './usage';
+
+const data = (json: unknown): string => `data: ${JSON.stringify(json)}\n\n`;
+const DONE = 'data: [DONE]\n\n';
+
+function emptyDelta(delta: JsonObject): boolean {
+  return Object.values(delta).every((v) => v === null || v === undefined || v === '');
+}
+
+export class OpenAiStitch implements DialectStitch {
+  withheld = 0;
+  clientCalls = 0;
+  errored = false;
+  private round = 0;
+  private several = false;
+  private events: SseEvent[] = [];
+  private head: { id: unknown; created: unknown } | null = null;
+  /** Upstream tool-call index → client index, or null for a withheld call. */
+  private map = new Map<number, number | null>();
+  private nextIndex = 0;
+  private roundUsage: unknown = null;
+  private totalUsage: JsonObject | null = null;
+  private gatewayUsage: Usage | null = null;
+  private held: { finish: { json: JsonObject; raw: string | null } | null; usage: { json: JsonObject; raw: string } | null; done: string } = { finish: null, usage: null, done: '' };
+
+  event(ev: SseEvent, raw: string): string {
+    if (ev.data.trim() === '[DONE]') {
+      if (this.several) return raw;
+      this.held.done = raw;
+      return '';
+    }
+    const json = eventJson(ev);
+    if (!isObject(json) || this.several) return raw;
+    this.events.push(ev);
+    if (json['error'] !== undefined) {
+      this.errored = true;
+      return raw;
+    }
+    this.head ??= { id: json['id'], created: json['created'] };
+    if (isObject(json['usage'])) this.roundUsage = json['usage'];
+    const choices = json['choices'];
+    if (!Array.isArray(choices) || choices.length === 0) {
+      if (isObject(json['usage'])) {
+        this.held.usage = { json, raw };
+        return '';
+      }
+      return raw;
+    }
+    if (choices.length > 1 || num(field(choices[0], 'index')) !== 0) return this.giveUp(raw);
+    return this.choiceChunk(json, choices[0], raw);
+  }
+
+  /** n > 1: everything held so far goes out as it came, and the rest streams through. */
+  private giveUp(raw: string): string {
+    this.several = true;
+    const held = (this.held.finish?.raw ?? '') + (this.held.usage?.raw ?? '');
+    this.held = { finish: null, usage: null, done: '' };
+    return held + raw;
+  }
+
+  private choiceChunk(json: JsonObject, choice: unknown, raw: string): string {
+    let changed = false;
+    const c: JsonObject = isObject(choice) ? { ...choice } : {};
+    const delta: JsonObject = isObject(c['delta']) ? { ...c['delta'] } : {};
+    const calls = delta['tool_calls'];
+    if (Array.isArray(calls)) {
+      const kept: unknown[] = [];
+      for (const call of calls) {
+        const index = num(field(call, 'index'));
+        let to = this.map.get(index);
+        if (to === undefined) {
+          to = str(field(field(call, 'function'), 'name')) === EXPAND_TOOL_NAME ? null : this.nextIndex++;
+          if (to === null) this.withheld++;
+          else this.clientCalls++;
+          this.map.set(index, to);
+        }
+        if (to === null) {
+          changed = true;
+          continue;
+        }
+        if (to !== index) changed = true;
+        kept.push(to === index ? call : { ...(call as JsonObject), index: to });
+      }
+      if (kept.length) delta['tool_calls'] = kept;
+      else delete delta['tool_calls'];
+    }
+    if (this.round > 0) {
+      // The client already has this completion's role and id: a continuation is more of it.
+      if ('role' in delta) delete delta['role'];
+      changed = true;
+    }
+    const out: JsonObject = changed ? { ...json, id: this.head!.id, created: this.head!.created, choices: [{ ...c, delta }] } : json;
+    const finish = c['finish_reason'];
+    if (finish !== null && finish !== undefined) {
+      this.held.finish = { json: out, raw: changed ? null : raw };
+      return '';
+    }
+    if (!changed) return raw;
+    if (emptyDelta(delta) && !isObject(json['usage'])) return '';
+    return data(out);
+  }
+
+  turn(): JsonObject | null {
+    return aggregateOpenAi(this.events);
+  }
+
+  usage(): Usage | null {
+    return sumUsage(this.gatewayUsage, parseUsage('openai', { usage: this.roundUsage }));
+  }
+
+  nextRound(): void {
+    if (isObject(this.roundUsage)) this.totalUsage = sumUsageJson(this.totalUsage, this.roundUsage);
+    this.gatewayUsage = sumUsage(this.gatewayUsage, parseUsage('openai', { usage: this.roundUsage }));
+    this.roundUsage = null;
+    this.round++;
+    this.events = [];
+    this.map.clear();
+    this.withheld = 0;
+    this.clientCalls = 0;
+    this.held = { finish: null, usage: null, done: '' };
+  }
+
+  close(dangling: boolean): string {
+    if (this.several) return this.held.done;
+    const { finish, usage, done } = this.held;
+    if (this.round === 0 && this.withheld === 0) return (finish ? (finish.raw ?? data(finish.json)) : '') + (usage?.raw ?? '') + done;
+    const base = { id: this.head?.id, object: 'chat.completion.chunk', created: this.head?.created };
+    let out = '';
+    if (finish) {
+      const choice = { ...(finish.json['choices'] as JsonObject[])[0] };
+      if (dangling && this.clientCalls === 0 && choice['finish_reason'] === 'tool_calls') choice['finish_reason'] = 'stop';
+      out += data({ ...finish.json, choices: [choice] });
+    } else {
+      out += data({ ...base, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] });
+    }
+    const total = isObject(this.roundUsage) ? sumUsageJson(this.totalUsage, this.roundUsage) : this.totalUsage;
+    if (total) out += data({ ...(usage?.json ?? base), id: this.head?.id, created: this.head?.created, choices: [], usage: total });
+    return out + (done || DONE);
+  }
+
+  error(status: number, body: string): string {
+    const parsed = field(parseJson(body), 'error');
+    const error = isObject(parsed) ? parsed : { message: `upstream answered ${status} to the expand continuation`, type: 'api_error', code: null };
+    return data({ error });
+  }
+}
