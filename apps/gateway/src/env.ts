@@ -31,6 +31,8 @@ export interface Env {
   injectExpand: InjectMode;
   bodyLimitBytes: number;
   upstreamHeaderTimeoutMs: number;
+  /** No upstream body byte for this long ends the reply (a stream with the dialect's error event). */
+  upstreamIdleTimeoutMs: number;
   upstreamConnectTimeoutMs: number;
   maxExpandRounds: number;
   /** Memory the turn cache may hold (previous turns' decoded views and outputs), in MiB. */
@@ -104,6 +106,8 @@ export function parseEnv(src: Source = process.env): Env {
     injectExpand: oneOf('INJECT_EXPAND', ['auto', 'always', 'never'] as const, 'auto'),
     bodyLimitBytes: int('BODY_LIMIT_BYTES', 32 * 1024 * 1024, 1024),
     upstreamHeaderTimeoutMs: int('UPSTREAM_HEADER_TIMEOUT_MS', 600_000, 1),
+    // Longer than the providers' keep-alive ping interval, so a quiet but alive stream survives.
+    upstreamIdleTimeoutMs: int('UPSTREAM_IDLE_TIMEOUT_MS', 120_000, 1),
     upstreamConnectTimeoutMs: int('UPSTREAM_CONNECT_TIMEOUT_MS', 10_000, 1),
     maxExpandRounds: int('MAX_EXPAND_ROUNDS', 3, 0, 10),
     turnCacheMb: int('TURN_CACHE_MB', 64, 0, 65536),

@@ -75,7 +75,11 @@ export async function createGatewayContext(env: Env, overrides: ContextOverrides
   const metrics = new GatewayMetrics(VERSION);
   metrics.primeComponents(REGISTRY);
   metrics.configVersion.set({ tenant: runtime.id }, runtime.configVersion);
-  const upstream = new UpstreamClient({ headersTimeoutMs: env.upstreamHeaderTimeoutMs, connectTimeoutMs: env.upstreamConnectTimeoutMs });
+  const upstream = new UpstreamClient({
+    headersTimeoutMs: env.upstreamHeaderTimeoutMs,
+    idleTimeoutMs: env.upstreamIdleTimeoutMs,
+    connectTimeoutMs: env.upstreamConnectTimeoutMs,
+  });
   log.info('gateway configured', { pipeline: runtime.built.names, preset: runtime.built.preset, store: store.kind });
   const models = createModelRuntime(env.model);
   return {

@@ -1,19 +1,20 @@
 // The chat routes: prepare the body, forward it, run the expand loop, and hand the reply to the
 // client — streaming bodies are piped with backpressure and a client abort cancels upstream.
 import { contentKey, countTokens } from '@context-guru/components';
-import { runExpandLoop } from '../expand/expand-loop';
+import { isEventStream, runExpandLoop } from '../expand/expand-loop';
 import type { ClientReply } from '../expand/expand.types';
 import type { GatewayContext } from '../gateway-context';
 import { errorText } from '../observability/logger';
 import type { RequestReport } from '../observability/request-report';
 import { WireError, type Dialect } from '../wire/wire.types';
 import { clientResponseHeaders, headerValue, upstreamRequestHeaders } from './forward-headers';
-import { gatewayError } from './gateway-errors';
+import { gatewayError, streamErrorEvent } from './gateway-errors';
 import { isTransparent, prepareRequest, type Prepared } from './prepare-request';
 import { emptyReport } from '../observability/request-report';
 import { createModelSources } from '../model/model-resolver';
-import { UpstreamError } from './upstream.client';
+import { isUpstreamTimeout } from './upstream.client';
 import { decodeFailure } from './request-errors';
+import { nonJsonSuccess } from './upstream-checks';
 import type { HotReply, HotRequest } from './hot-http';
 
 const UPSTREAM_PATH: Record<Dialect, string> = { openai: '/v1/chat/completions', anthropic: '/v1/messages' };
@@ -112,9 +113,17 @@ export function chatHandler(gw: GatewayContext, dialect: Dialect) {
         finish(gw, report, 'client_abort', started);
         return reply;
       }
-      const timeout = err instanceof UpstreamError && err.kind === 'timeout';
+      const timeout = isUpstreamTimeout(err);
       gw.log.warn('upstream call failed', { error: errorText(err), dialect });
       const e = gatewayError(dialect, timeout ? 504 : 502, timeout ? 'upstream_timeout' : 'upstream_unreachable', timeout ? 'upstream timed out' : 'upstream request failed');
+      reply.code(e.status).header('content-type', 'application/json').send(e.body);
+      finish(gw, report, 'upstream_error', started);
+      return reply;
+    }
+    const notJson = await nonJsonSuccess(result);
+    if (notJson !== null) {
+      gw.log.warn('upstream answered 2xx with a body that is not JSON', { dialect, first: notJson });
+      const e = gatewayError(dialect, 502, 'upstream_bad_response', 'upstream answered with a body that is not JSON');
       reply.code(e.status).header('content-type', 'application/json').send(e.body);
       finish(gw, report, 'upstream_error', started);
       return reply;
@@ -141,6 +150,7 @@ export function chatHandler(gw: GatewayContext, dialect: Dialect) {
       if (outcome.error) gw.log.warn('upstream stream failed mid-way', { error: errorText(outcome.error) });
       finish(gw, report, outcome.aborted || abort.signal.aborted ? 'client_abort' : outcome.error ? 'upstream_stream_error' : 'ok', started);
     });
+    if (isEventStream(result.headers)) reply.onStreamError((err) => streamErrorEvent(dialect, err, gw.env.upstreamIdleTimeoutMs));
     return reply.send(result.body);
   };
 }

@@ -1,6 +1,7 @@
 // Errors the gateway itself produces, in the dialect's own error JSON shape so SDKs surface them
 // as provider errors with a useful message.
 import type { Dialect } from '../wire/wire.types';
+import { isUpstreamTimeout } from './upstream.client';
 
 export interface GatewayErrorBody {
   status: number;
@@ -13,6 +14,7 @@ const ANTHROPIC_TYPES: Record<number, string> = {
   403: 'permission_error',
   404: 'not_found_error',
   413: 'request_too_large',
+  415: 'invalid_request_error',
   429: 'rate_limit_error',
   502: 'api_error',
   503: 'overloaded_error',
@@ -28,4 +30,15 @@ export function gatewayError(dialect: Dialect, status: number, code: string, mes
     status,
     body: JSON.stringify({ error: { message: `context-guru: ${message}`, type: status >= 500 ? 'server_error' : 'invalid_request_error', code } }),
   };
+}
+
+/**
+ * The last event of a stream whose upstream failed after the client got its headers: Anthropic's
+ * `event: error`, OpenAI's `data: {"error": …}`, each as the SDKs parse them. The leading blank
+ * line ends any event the upstream left half-written.
+ */
+export function streamErrorEvent(dialect: Dialect, err: unknown, idleMs: number): Buffer {
+  const timeout = isUpstreamTimeout(err);
+  const e = gatewayError(dialect, timeout ? 504 : 502, timeout ? 'upstream_idle_timeout' : 'upstream_stream_failed', timeout ? `upstream sent nothing for ${idleMs} ms` : 'upstream stream failed');
+  return Buffer.from(dialect === 'anthropic' ? `\n\nevent: error\ndata: ${e.body}\n\n` : `\n\ndata: ${e.body}\n\n`);
 }

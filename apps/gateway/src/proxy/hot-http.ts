@@ -4,6 +4,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { pipeline, type Readable } from 'node:stream';
 import type { Dialect } from '../wire/wire.types';
+import { checkBody } from './body-checks';
 import { gatewayError } from './gateway-errors';
 
 export interface HotRequest {
@@ -20,6 +21,7 @@ export class HotReply {
   private status = 200;
   private readonly outHeaders: Record<string, string | string[]> = {};
   sent = false;
+  private errorTail: ((err: unknown) => Buffer) | null = null;
 
   constructor(readonly raw: ServerResponse) {}
 
@@ -50,7 +52,27 @@ export class HotReply {
     }
     res.writeHead(this.status, this.outHeaders);
     // Backpressure and teardown both ways: a client that goes away destroys the upstream stream.
-    pipeline(body, res, () => undefined);
+    if (!this.errorTail) {
+      pipeline(body, res, () => undefined);
+      return this;
+    }
+    // A source that fails mid-way ends the response with the tail (an SSE error event) instead of
+    // a reset connection the client cannot tell from a network fault.
+    const tail = this.errorTail;
+    body.pipe(res);
+    body.once('error', (err: unknown) => {
+      body.unpipe(res);
+      if (!res.destroyed) res.end(tail(err));
+    });
+    res.once('close', () => {
+      if (!body.destroyed) body.destroy();
+    });
+    return this;
+  }
+
+  /** What to write last when a streamed body fails after the headers went out. */
+  onStreamError(tail: (err: unknown) => Buffer): this {
+    this.errorTail = tail;
     return this;
   }
 }
@@ -107,6 +129,11 @@ export function hotServer(routes: readonly HotRoute[], bodyLimit: number, onErro
           if (body === null) {
             const e = gatewayError(dialect, 413, 'request_too_large', `request body is over the ${bodyLimit} byte limit`);
             reply.code(413).header('content-type', 'application/json').header('connection', 'close').send(e.body);
+            return;
+          }
+          const refused = checkBody(dialect, req.headers, body);
+          if (refused) {
+            reply.code(refused.status).header('content-type', 'application/json').send(refused.body);
             return;
           }
           const query = Object.fromEntries(new URLSearchParams(q < 0 ? '' : url.slice(q + 1)));

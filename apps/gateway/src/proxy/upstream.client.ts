@@ -1,5 +1,6 @@
 // Upstream calls through undici keep-alive pools, one per origin. No overall timeout (streams may
-// run long); a first-byte timeout and a connect timeout bound a dead provider. Errors never carry
+// run long); a first-byte timeout, a connect timeout and an idle bound between body bytes bound a
+// dead or stalled provider. Errors never carry
 // the upstream URL back to the client.
 import { Agent, request } from 'undici';
 import type { Readable } from 'node:stream';
@@ -7,6 +8,8 @@ import type { UpstreamReply } from '../expand/expand.types';
 
 export interface UpstreamOptions {
   headersTimeoutMs: number;
+  /** Longest silence between two body bytes before the body fails and its socket is dropped. */
+  idleTimeoutMs: number;
   connectTimeoutMs: number;
 }
 
@@ -19,6 +22,12 @@ export class UpstreamError extends Error {
   }
 }
 
+/** A dead provider (no headers in time) or a stalled one (no body byte in time). */
+export function isUpstreamTimeout(err: unknown): boolean {
+  if (err instanceof UpstreamError) return err.kind === 'timeout';
+  return (err as { code?: string } | null)?.code === 'UND_ERR_BODY_TIMEOUT';
+}
+
 export class UpstreamClient {
   private readonly dispatcher: Agent;
 
@@ -28,7 +37,7 @@ export class UpstreamClient {
       connections: 128,
       connect: { timeout: opts.connectTimeoutMs },
       headersTimeout: opts.headersTimeoutMs,
-      bodyTimeout: 0,
+      bodyTimeout: opts.idleTimeoutMs,
     });
   }
 

@@ -6,7 +6,7 @@ import { countBreakpoints, MAX_BREAKPOINTS } from './breakpoints';
 import { normalizeAnthropic, planAnthropic } from './anthropic.wire';
 import { expandDeclared, expandToolJson, toolChoiceAllows } from './expand-tool';
 import { describeSyntaxError, locateSyntaxError } from './json-error';
-import { elements, RawIndex } from './json-scan';
+import { depthViolation, elements, MAX_JSON_DEPTH, RawIndex } from './json-scan';
 import { firstFieldMatch, RAW_MARKER_RE, RAW_SENTINEL_RE } from './markers-raw';
 import { normalizeOpenAI, planOpenAI } from './openai.wire';
 import { rebuildRequest } from './rebuild';
@@ -20,6 +20,15 @@ function malformed(raw: string, err: unknown): WireError {
   const reason = err instanceof Error ? err.message : String(err);
   const pos = Number(/position (\d+)/.exec(reason)?.[1] ?? raw.length);
   return new WireError(400, 'malformed_json', describeSyntaxError(raw, { pos, reason }));
+}
+
+/**
+ * Everything after decoding (normalizing, comparing, serializing blocks, components) may walk a
+ * value recursively; refusing depth here bounds all of them. `from` skips an already-checked prefix.
+ */
+function refuseDeepNesting(raw: string, from: number): void {
+  const at = depthViolation(raw, from);
+  if (at >= 0) throw new WireError(400, 'too_deep', `JSON nesting deeper than ${MAX_JSON_DEPTH} levels at position ${at}`);
 }
 
 /** Text of string content, or of the text blocks of block content (other blocks ignored). */
@@ -44,6 +53,7 @@ export function decodeRequest(dialect: Dialect, raw: string): WireView {
   } catch (err) {
     throw malformed(raw, err);
   }
+  refuseDeepNesting(raw, 0);
   if (!isObject(parsed)) throw new WireError(400, 'invalid_request', 'the request body must be a JSON object');
   if (!Array.isArray(parsed.messages)) throw new WireError(400, 'invalid_request', '`messages` must be an array');
   const norm = dialect === 'openai' ? normalizeOpenAI(parsed) : normalizeAnthropic(parsed);

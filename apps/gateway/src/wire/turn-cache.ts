@@ -4,7 +4,7 @@
 // what is new. Reuse is decided by comparing bytes and pipeline outputs, never by trusting a key,
 // so a stale or colliding entry can only cost a full decode, never a wrong byte.
 import { cloneMessage, sameMessage, type Message } from '@context-guru/components';
-import { elementsAfter, RawIndex, skipWs, type Span } from './json-scan';
+import { depthViolation, elementsAfter, RawIndex, skipWs, type Span } from './json-scan';
 import { normalizeAnthropic } from './anthropic.wire';
 import { normalizeOpenAI } from './openai.wire';
 import { assembleView, decodeRequest, encodeEdits, type EncodePlan, type ReusedPrefix } from './request.wire';
@@ -138,6 +138,8 @@ function extendView(prev: Entry, raw: string, m: { bodyMessages: number; normali
   try {
     const k = m.bodyMessages;
     const seedSpans = prev.spans.slice(0, k);
+    // The prefix was checked last turn; a too-deep new part goes to the full decode's precise 400.
+    if (depthViolation(raw, seedSpans[k - 1]!.end) >= 0) return null;
     const fresh = elementsAfter(raw, seedSpans[k - 1]!.end);
     const arrayEnd = skipWs(raw, fresh.length ? fresh[fresh.length - 1]!.end : seedSpans[k - 1]!.end) + 1;
     const tail = raw.slice(arrayEnd);

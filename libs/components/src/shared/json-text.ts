@@ -39,6 +39,26 @@ export function skipString(raw: string, i: number): number {
   }
 }
 
+/** Nesting deeper than this is refused at the door: no walk over a request ever goes deeper. */
+export const MAX_JSON_DEPTH = 128;
+
+/**
+ * Where the text from `from` on first nests deeper than `limit` containers (relative to `from`),
+ * or -1. Iterative, one look at each byte outside strings; strings are jumped over.
+ */
+export function depthViolation(raw: string, from = 0, limit = MAX_JSON_DEPTH): number {
+  let depth = 0;
+  const n = raw.length;
+  for (let j = from; j < n; j++) {
+    const d = raw.charCodeAt(j);
+    if (d === QUOTE) j = skipString(raw, j) - 1;
+    else if (d === OPEN_OBJ || d === OPEN_ARR) {
+      if (++depth > limit) return j;
+    } else if (d === CLOSE_OBJ || d === CLOSE_ARR) depth--;
+  }
+  return -1;
+}
+
 /** `i` is at the first character of a value; returns the index just past it. */
 export function skipValue(raw: string, i: number): number {
   const c = raw.charCodeAt(i);

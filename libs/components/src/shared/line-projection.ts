@@ -18,12 +18,16 @@ function argumentText(raw: string): string {
     return raw;
   }
   const out: string[] = [];
-  const walk = (v: unknown): void => {
+  // An explicit stack, not recursion: arguments are the model's text and may nest arbitrarily.
+  const stack: unknown[] = [value];
+  while (stack.length) {
+    const v = stack.pop();
     if (typeof v === 'string') out.push(v);
-    else if (Array.isArray(v)) v.forEach(walk);
-    else if (typeof v === 'object' && v !== null) Object.values(v).forEach(walk);
-  };
-  walk(value);
+    else if (typeof v === 'object' && v !== null) {
+      const kids = Array.isArray(v) ? v : Object.values(v);
+      for (let i = kids.length - 1; i >= 0; i--) stack.push(kids[i]);
+    }
+  }
   return out.join(' ');
 }
 

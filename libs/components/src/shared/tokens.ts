@@ -11,10 +11,36 @@ const MEMO_MIN_CHARS = 24;
 /** Exact o200k count, memoised by content. */
 export const countTokens: (text: string) => number = textMemo(safeCount, 64 * 1024 * 1024, MEMO_MIN_CHARS);
 
+/**
+ * BPE merges within one pre-token cost quadratic time in its length: a 64 KB run of one character
+ * class ('[[[[…', 'aaaa…') takes seconds. Runs this long are counted in pieces, which can differ
+ * from the exact count by a token per piece; ordinary text never has them and counts exactly.
+ */
+const LONG_RUN = 1024;
+const RUN_PIECE = 256;
+
+function isSpace(c: number): boolean {
+  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+}
+
 function safeCount(text: string): number {
   if (text.length === 0) return 0;
   try {
-    return o200k(text);
+    if (text.length < LONG_RUN) return o200k(text);
+    let n = 0;
+    let last = 0;
+    let runStart = 0;
+    // One linear pass: a whitespace-free run of LONG_RUN or more is counted piece by piece.
+    for (let i = 0; i <= text.length; i++) {
+      if (i < text.length && !isSpace(text.charCodeAt(i))) continue;
+      if (i - runStart >= LONG_RUN) {
+        n += o200k(text.slice(last, runStart));
+        for (let p = runStart; p < i; p += RUN_PIECE) n += o200k(text.slice(p, Math.min(p + RUN_PIECE, i)));
+        last = i;
+      }
+      runStart = i + 1;
+    }
+    return last === 0 ? o200k(text) : n + o200k(text.slice(last));
   } catch {
     return Math.ceil(text.length / 4);
   }

@@ -8,6 +8,8 @@
 // contiguous run of the input (a word may be cut short, never assembled from scattered letters);
 // only whitespace and punctuation are matched character by character.
 
+import { MAX_JSON_DEPTH } from '../../shared/json-text';
+
 /** Is `out` an in-order character subsequence of `input`? Greedy earliest match is optimal. */
 export function isCharSubsequence(out: string, input: string): boolean {
   if (out.length > input.length) return false;
@@ -42,12 +44,14 @@ export function isWordwiseSubsequence(out: string, input: string): boolean {
  * Is the JSON value `out` contained in `input`: objects keep a subset of keys (each value
  * contained), arrays keep an in-order sub-list (each element contained), scalars are equal.
  */
-export function jsonContained(out: unknown, input: unknown): boolean {
+export function jsonContained(out: unknown, input: unknown, depth = 0): boolean {
+  // The recursion is bounded: a value nested deeper than any request may be is never accepted.
+  if (depth > MAX_JSON_DEPTH) return false;
   if (Array.isArray(out)) {
     if (!Array.isArray(input)) return false;
     let j = 0;
     for (const item of out) {
-      while (j < input.length && !jsonContained(item, input[j])) j++;
+      while (j < input.length && !jsonContained(item, input[j], depth + 1)) j++;
       if (j === input.length) return false;
       j++;
     }
@@ -56,7 +60,7 @@ export function jsonContained(out: unknown, input: unknown): boolean {
   if (typeof out === 'object' && out !== null) {
     if (typeof input !== 'object' || input === null || Array.isArray(input)) return false;
     const src = input as Record<string, unknown>;
-    return Object.entries(out).every(([k, v]) => Object.hasOwn(src, k) && jsonContained(v, src[k]));
+    return Object.entries(out).every(([k, v]) => Object.hasOwn(src, k) && jsonContained(v, src[k], depth + 1));
   }
   return out === input;
 }
