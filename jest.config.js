@@ -22,6 +22,8 @@ const shared = {
   },
 };
 module.exports = {
+  // Per-project testTimeout is not applied by jest 30 (tests got 5 s): the generous bound lives here.
+  testTimeout: 60_000,
   projects: [
     { ...shared, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
     // Real services and real servers: generous per-test time, since CI runs suites in parallel on 2 cores.
