@@ -8,6 +8,8 @@ export type Dialect = 'openai' | 'anthropic';
 
 export interface RecordedRequest {
   dialect: Dialect;
+  /** GET (model listings) carries no body; it is recorded with `body` {}. */
+  method: string;
   path: string;
   headers: IncomingMessage['headers'];
   raw: string;
@@ -40,12 +42,12 @@ export async function startFakeUpstream(script: Script): Promise<FakeUpstream> {
       const dialect: Dialect = (req.url ?? '').includes('/messages') ? 'anthropic' : 'openai';
       let body: Record<string, unknown> = {};
       try {
-        body = JSON.parse(raw) as Record<string, unknown>;
+        if (raw !== '' || req.method !== 'GET') body = JSON.parse(raw) as Record<string, unknown>;
       } catch {
         res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":"fake upstream got invalid JSON"}');
         return;
       }
-      const rec: RecordedRequest = { dialect, path: req.url ?? '', headers: req.headers, raw, body };
+      const rec: RecordedRequest = { dialect, method: req.method ?? 'POST', path: req.url ?? '', headers: req.headers, raw, body };
       requests.push(rec);
       const reply = current(rec);
       void send(res, reply);

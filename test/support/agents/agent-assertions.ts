@@ -1,0 +1,123 @@
+// What the agent tier reads back out of a scenario: the steps and verdict as the CLI saw them,
+// the expand exchanges the provider saw, and the two provider-side properties every forwarded
+// request must keep (a valid shape, and no byte of an already forwarded prefix changed).
+import { validateProviderShape } from '../../../apps/gateway/src/wire/shape-validator';
+import type { RecordedRequest } from '../fake-upstream';
+import { canonical, promptSegments } from '../prompt-cache';
+import { contentText, readConversation } from './agent-conversation';
+import { EXPAND_TOOL } from './coding-script';
+import { isMainLoop } from './agent-provider';
+import { TASK_HEAD, type Scenario } from './agent-scenario';
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function transcriptBlocks(s: Scenario, role: 'assistant' | 'user'): Obj[] {
+  const out: Obj[] = [];
+  for (const e of s.run.events) {
+    const message = e.type === role && isObj(e.message) ? e.message : undefined;
+    if (message && Array.isArray(message.content)) out.push(...message.content.filter(isObj));
+  }
+  return out;
+}
+
+/** Tool names the CLI executed, in order, from its stream-json transcript. */
+export function clientSteps(s: Scenario): string[] {
+  return transcriptBlocks(s, 'assistant')
+    .filter((b) => b.type === 'tool_use')
+    .map((b) => String(b.name));
+}
+
+/** The run's final answer as the CLI reports it. */
+export function finalVerdict(s: Scenario): string {
+  const result = s.run.events.find((e) => e.type === 'result');
+  return result && typeof result.result === 'string' ? result.result : '';
+}
+
+/** Tool results the CLI marked as errors, as text (a refused unknown tool shows up here). */
+export function clientToolErrors(s: Scenario): string[] {
+  return transcriptBlocks(s, 'user')
+    .filter((b) => b.type === 'tool_result' && b.is_error === true)
+    .map((b) => contentText(b.content));
+}
+
+export const UNKNOWN_TOOL_MESSAGES = [/No such tool available/, /not found in registry/];
+
+export function mainLoop(s: Scenario, reqs: RecordedRequest[]): RecordedRequest[] {
+  return reqs.filter((r) => isMainLoop(r, s.tools.shell, TASK_HEAD));
+}
+
+/** Violations the forwarded body has that the client's own body does not (both validated). */
+export function addedShapeViolations(forwarded: RecordedRequest, client: RecordedRequest | undefined): string[] {
+  const own = new Set(client ? validateProviderShape(client.dialect, client.body) : []);
+  return validateProviderShape(forwarded.dialect, forwarded.body).filter((v) => !own.has(v));
+}
+
+/** The ids of the client tool results a body carries (expand results excluded): pairs a forwarded request with the client request it came from. */
+export function resultKey(req: RecordedRequest): string {
+  const c = readConversation(req);
+  const ids = c.rounds.flatMap((r) => r.calls.filter((x) => x.name !== EXPAND_TOOL && r.results.has(x.id)).map((x) => x.id));
+  return ids.sort().join(',');
+}
+
+export function clientOf(forwarded: RecordedRequest, client: RecordedRequest[]): RecordedRequest | undefined {
+  const key = resultKey(forwarded);
+  return client.find((c) => c.method === 'POST' && resultKey(c) === key);
+}
+
+const messagesOf = (r: RecordedRequest): string[] => (Array.isArray(r.body.messages) ? r.body.messages.map(canonical) : []);
+const headOf = (r: RecordedRequest): string =>
+  promptSegments(r.dialect, r.body)
+    .filter((x) => x.kind !== 'message')
+    .map((x) => x.text)
+    .join('\u0000');
+
+/** First index where `next` no longer carries `prev`'s message unchanged (shorter counts), or -1. */
+function firstChange(prev: string[], next: string[]): number {
+  for (let i = 0; i < prev.length; i++) if (prev[i] !== next[i]) return i;
+  return -1;
+}
+
+/**
+ * Every way the gateway changed, between two consecutive forwarded main-loop requests, something
+ * it had already forwarded and the client had not changed itself: the head (tools, system) or a
+ * message up to where the client's own history first changed (all of it when the client only
+ * appended). Messages compare as JSON without cache_control, the provider's cache identity.
+ */
+export function prefixChanges(forwarded: RecordedRequest[], client: RecordedRequest[]): { head: string[]; messages: string[] } {
+  const out = { head: [] as string[], messages: [] as string[] };
+  for (let k = 1; k < forwarded.length; k++) {
+    const [fp, fn] = [forwarded[k - 1]!, forwarded[k]!];
+    const [cp, cn] = [clientOf(fp, client), clientOf(fn, client)];
+    if (!cp || !cn) {
+      out.messages.push(`forwarded request ${k}: no client request carries the same tool results`);
+      continue;
+    }
+    if (headOf(cp) === headOf(cn) && headOf(fp) !== headOf(fn)) out.head.push(`forwarded request ${k}: tools or system changed (the client kept them)`);
+    const clientChange = firstChange(messagesOf(cp), messagesOf(cn));
+    const kept = clientChange === -1 ? messagesOf(fp).length : clientChange;
+    const at = firstChange(messagesOf(fp).slice(0, kept), messagesOf(fn));
+    if (at !== -1) out.messages.push(`forwarded request ${k}: messages[${at}] changed (the client kept messages[0..${kept - 1}])`);
+  }
+  return out;
+}
+
+export interface ExpandExchange {
+  id: string;
+  /** The tool result the provider received for the call. */
+  result: string;
+}
+
+/** Every expand call the provider saw answered, deduplicated by call id. */
+export function expandExchanges(forwarded: RecordedRequest[]): ExpandExchange[] {
+  const seen = new Map<string, ExpandExchange>();
+  for (const r of forwarded) {
+    for (const round of readConversation(r).rounds) {
+      for (const c of round.calls) {
+        const result = round.results.get(c.id);
+        if (c.name === EXPAND_TOOL && result !== undefined && !seen.has(c.id)) seen.set(c.id, { id: String(c.args.id ?? ''), result });
+      }
+    }
+  }
+  return [...seen.values()];
+}

@@ -1,0 +1,98 @@
+// The scripted provider the real agent CLIs talk to (directly, or through the gateway): answers
+// POST /v1/messages and /v1/chat/completions as SSE (JSON when a request does not stream) and
+// GET /v1/models, recording every request. The agent's main loop (the request that carries the
+// task prompt and the agent's shell tool) follows the coding script; anything else the CLI sends
+// on the side (titles, summaries, quota probes, sub-agents) gets a short text answer that never
+// touches the script.
+import { createHash } from 'node:crypto';
+import { startFakeUpstream, type FakeUpstream, type RecordedRequest, type ScriptedReply } from '../fake-upstream';
+import { anthropicSse, openAiSse, SIGNATURE, type AnthropicBlock } from '../fake-upstream-sse';
+import { readConversation } from './agent-conversation';
+import { decide, type Decision, type ScriptOptions } from './coding-script';
+
+export const FAKE_MODEL = 'cg-e2e-model';
+const SIDE_ANSWER = 'Fix the failing stats suite';
+
+export interface AgentProvider extends FakeUpstream {
+  /** Requests of the agent's main loop, in arrival order. */
+  mainLoop(): RecordedRequest[];
+  /** The decision the script took for each main-loop request, in arrival order. */
+  decisions: Decision[];
+}
+
+/** The agent's main loop: it offers the agent's shell tool and carries the task prompt. */
+export function isMainLoop(req: RecordedRequest, shellTool: string, task: string): boolean {
+  if (req.method !== 'POST') return false;
+  const c = readConversation(req);
+  return c.toolNames.includes(shellTool) && c.firstUserText.includes(task);
+}
+
+function anthropicBlocks(d: Decision): AnthropicBlock[] {
+  const blocks: AnthropicBlock[] = d.thinking ? [{ type: 'thinking', thinking: d.thinking, signature: SIGNATURE }] : [];
+  blocks.push({ type: 'text', text: d.text });
+  for (const c of d.calls) blocks.push({ type: 'tool_use', id: c.id, name: c.name, input: c.args });
+  return blocks;
+}
+
+function jsonReply(req: RecordedRequest, text: string): ScriptedReply {
+  if (req.dialect === 'anthropic') {
+    return {
+      kind: 'json',
+      body: {
+        id: 'msg_01SideRequestAnswer',
+        type: 'message',
+        role: 'assistant',
+        model: String(req.body.model ?? FAKE_MODEL),
+        content: [{ type: 'text', text }],
+        stop_reason: 'end_turn',
+        stop_sequence: null,
+        usage: { input_tokens: 120, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 8 },
+      },
+    };
+  }
+  return {
+    kind: 'json',
+    body: {
+      id: 'chatcmpl-side',
+      object: 'chat.completion',
+      created: 1_741_569_952,
+      model: FAKE_MODEL,
+      choices: [{ index: 0, message: { role: 'assistant', content: text, refusal: null }, finish_reason: 'stop', logprobs: null }],
+      usage: { prompt_tokens: 120, completion_tokens: 8, total_tokens: 128 },
+    },
+  };
+}
+
+/**
+ * A message id per distinct answer, as a provider gives: Claude Code folds assistant messages
+ * that share an id into one, so a constant id would merge every turn of the loop.
+ */
+function messageId(dialect: RecordedRequest['dialect'], d: Decision): string {
+  const h = createHash('sha256').update(JSON.stringify(d)).digest('base64url').replace(/[-_]/g, 'x').slice(0, 24);
+  return dialect === 'anthropic' ? `msg_01${h}` : `chatcmpl-${h}`;
+}
+
+function reply(req: RecordedRequest, d: Decision): ScriptedReply {
+  if (req.body.stream !== true) return jsonReply(req, d.text);
+  const id = messageId(req.dialect, d);
+  if (req.dialect === 'anthropic') return { kind: 'sse', events: [anthropicSse(anthropicBlocks(d), { id })] };
+  return { kind: 'sse', events: [openAiSse(d.text, d.calls, { id })] };
+}
+
+function models(): ScriptedReply {
+  return { kind: 'json', body: { object: 'list', data: [{ id: FAKE_MODEL, object: 'model', created: 1_741_569_952, owned_by: 'context-guru-e2e' }] } };
+}
+
+export async function startAgentProvider(o: ScriptOptions, task: string): Promise<AgentProvider> {
+  const decisions: Decision[] = [];
+  const main = new Set<RecordedRequest>();
+  const upstream = await startFakeUpstream((req) => {
+    if (req.method === 'GET') return models();
+    if (!isMainLoop(req, o.tools.shell, task)) return reply(req, { thinking: '', text: SIDE_ANSWER, calls: [] });
+    main.add(req);
+    const d = decide(readConversation(req), o);
+    decisions.push(d);
+    return reply(req, d);
+  });
+  return Object.assign(upstream, { decisions, mainLoop: () => upstream.requests.filter((r) => main.has(r)) });
+}

@@ -1,0 +1,87 @@
+// The agent tier's assertions for one CLI: the same coding task run directly against the scripted
+// provider and through the gateway (preset agent), compared step by step.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { readConversation } from './agent-conversation';
+import { addedShapeViolations, clientOf, clientSteps, finalVerdict, mainLoop, prefixChanges } from './agent-assertions';
+import type { AgentKind } from './agent-cli';
+import { runScenario, type Scenario } from './agent-scenario';
+import type { AgentTools } from './coding-script';
+import { FIXED_LINE, SOURCE_FILE } from './scratch-repo';
+
+const SCENARIO_TIMEOUT_MS = 150_000;
+const MARKER = /<<cg:[A-Za-z0-9_-]{1,64}>>/;
+
+export const EXPECTED_VERDICT =
+  'VERDICT: the loop in total() stopped one element early; after the fix in src/stats.js the suite went from 60 ok / 24 not ok to 84 ok / 0 not ok.';
+
+export const expectedSteps = (t: AgentTools): string[] => [t.shell, t.shell, t.read, t.edit, t.shell];
+
+export function defineAgentSuite(kind: AgentKind): void {
+  let direct: Scenario;
+  let viaGateway: Scenario;
+
+  beforeAll(async () => {
+    direct = await runScenario({ kind, via: 'direct' });
+    viaGateway = await runScenario({ kind, via: 'gateway' });
+  }, SCENARIO_TIMEOUT_MS);
+  afterAll(async () => {
+    await direct?.close();
+    await viaGateway?.close();
+  });
+
+  describe('directly against the scripted provider', () => {
+    it('finishes the task: the planned steps in order and the verdict the tool outputs support', () => {
+      expect({ code: direct.run.code, stderr: direct.run.code === 0 ? '' : direct.run.stderr }).toEqual({ code: 0, stderr: '' });
+      expect(clientSteps(direct)).toEqual(expectedSteps(direct.tools));
+      expect(finalVerdict(direct)).toBe(EXPECTED_VERDICT);
+    });
+
+    it('really ran the tools: the file is fixed on disk and the re-run the provider saw passes', () => {
+      expect(readFileSync(join(direct.run.workdir, SOURCE_FILE), 'utf8')).toContain(FIXED_LINE);
+      const last = mainLoop(direct, direct.provider.requests).at(-1)!;
+      const rerun = readConversation(last).rounds.at(-1)!;
+      expect([...rerun.results.values()].join('')).toMatch(/# pass 84\n# fail 0/);
+    });
+
+    it('stays on loopback: nothing reached the egress trap', () => {
+      expect(direct.egress).toEqual([]);
+    });
+  });
+
+  describe('through the gateway (preset agent)', () => {
+    it('the CLI completes the run', () => {
+      expect({ code: viaGateway.run.code, stderr: viaGateway.run.code === 0 ? '' : viaGateway.run.stderr }).toEqual({ code: 0, stderr: '' });
+      expect(finalVerdict(viaGateway)).toMatch(/^VERDICT: /);
+    });
+
+    it('the gateway offloaded a real tool output: the provider saw a marker where the client sent the full text', () => {
+      const marked = mainLoop(viaGateway, viaGateway.provider.requests).flatMap((r) =>
+        readConversation(r).rounds.flatMap((round) => [...round.results.entries()].filter(([, text]) => MARKER.test(text)).map(([id]) => ({ r, id }))),
+      );
+      expect(marked.length).toBeGreaterThan(0);
+      for (const { r, id } of marked) {
+        const own = readConversation(clientOf(r, viaGateway.client)!).rounds.flatMap((x) => [...x.results.entries()]).find(([cid]) => cid === id);
+        expect(own?.[1]).not.toMatch(MARKER);
+      }
+    });
+
+    it('every request the provider received is valid for it (no violation the client did not send itself)', () => {
+      const forwarded = viaGateway.provider.requests.filter((r) => r.method === 'POST');
+      expect(forwarded.length).toBeGreaterThan(0);
+      const problems = forwarded.flatMap((r, i) => addedShapeViolations(r, clientOf(r, viaGateway.client)).map((v) => `request ${i}: ${v}`));
+      expect(problems).toEqual([]);
+    });
+
+    it('no forwarded message the client kept ever changes a byte on a later turn (no cache bust)', () => {
+      const forwarded = mainLoop(viaGateway, viaGateway.provider.requests);
+      expect(forwarded.length).toBeGreaterThanOrEqual(expectedSteps(viaGateway.tools).length);
+      expect(prefixChanges(forwarded, viaGateway.client).messages).toEqual([]);
+    });
+
+    it('stays on loopback: nothing reached the egress trap', () => {
+      expect(viaGateway.egress).toEqual([]);
+    });
+  });
+
+}

@@ -1,0 +1,149 @@
+// The scripted model's plan for the scratch repo task, decided from the conversation alone (no
+// state between requests), so the same requests always get the same answer, with or without
+// the gateway in between:
+//   1. list the project and run the suite (two parallel shell calls)
+//   2. read src/stats.js          3. fix the loop bound          4. re-run the suite
+//   5. answer with a VERDICT line built from what the tool results say.
+// Like a real model it writes before it acts (thinking with a signature, then a text preamble),
+// and whenever the newest tool results carry a `<<cg:HASH>>` marker it has not redeemed yet, it
+// first calls context_guru_expand for it, then reads the original from the expand result. The
+// verdict counts the suite's `ok` / `not ok` lines, so it comes out right only if the model saw
+// the originals: a projection or a lost expand changes the sentence.
+import { BUGGY_LINE, FIXED_LINE, SOURCE_FILE, TEST_COMMAND } from './scratch-repo';
+import type { Conversation, Round } from './agent-conversation';
+
+export const EXPAND_TOOL = 'context_guru_expand';
+const MARKER = /<<cg:([A-Za-z0-9_-]{1,64})>>/g;
+
+/** The agent's own tool names for the three kinds of action the plan takes. */
+export interface AgentTools {
+  shell: string;
+  read: string;
+  edit: string;
+}
+
+export const CLAUDE_TOOLS: AgentTools = { shell: 'Bash', read: 'Read', edit: 'Edit' };
+export const QWEN_TOOLS: AgentTools = { shell: 'run_shell_command', read: 'read_file', edit: 'edit' };
+
+export interface PlannedCall {
+  id: string;
+  name: string;
+  args: Record<string, unknown>;
+}
+
+export interface Decision {
+  thinking: string;
+  text: string;
+  calls: PlannedCall[];
+}
+
+export interface ScriptOptions {
+  tools: AgentTools;
+  /** Absolute path of the scratch repo (the agents' file tools want absolute paths). */
+  workdir: string;
+  /** The id form the model copies into an expand call: the bare hash or the whole marker. */
+  expandId?: 'hash' | 'marker';
+}
+
+/** Call ids carry the plan step (`S<step>C<n>`) so the script can tell how far it got. */
+export function callId(dialect: Conversation['dialect'], tag: string, n: number): string {
+  const tail = `${tag}C${n}Kq7Lm3Vn8RbT2wYz`.slice(0, 18);
+  return dialect === 'anthropic' ? `toolu_01${tail}` : `call_${tail}`;
+}
+
+const STEP_RE = /^(?:toolu_01|call_)S(\d)C/;
+
+function stepOf(round: Round): number {
+  return Math.max(0, ...round.calls.map((c) => Number(STEP_RE.exec(c.id)?.[1] ?? 0)));
+}
+
+/** Every original the model got back through an expand call, by marker hash. */
+function expandedOriginals(c: Conversation): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const r of c.rounds) {
+    for (const call of r.calls) {
+      if (call.name !== EXPAND_TOOL) continue;
+      const hash = String(call.args.id ?? '').replace(/^<<cg:|>>$/g, '');
+      const text = r.results.get(call.id);
+      if (text !== undefined) out.set(hash, text);
+    }
+  }
+  return out;
+}
+
+function markerHashes(text: string): string[] {
+  return [...text.matchAll(MARKER)].map((m) => m[1]!);
+}
+
+/** A tool result as the model understands it: its text, or the original it expanded for its marker. */
+function resolved(text: string, originals: Map<string, string>): string {
+  const [hash] = markerHashes(text);
+  return hash !== undefined && originals.has(hash) ? originals.get(hash)! : text;
+}
+
+function resultOf(c: Conversation, step: number, n: number): string {
+  const id = callId(c.dialect, `S${step}`, n);
+  const round = c.rounds.find((r) => r.calls.some((x) => x.id === id));
+  return resolved(round?.results.get(id) ?? '', expandedOriginals(c));
+}
+
+function suiteCounts(output: string): { ok: number; notOk: number } {
+  return { ok: (output.match(/^ok \d+/gm) ?? []).length, notOk: (output.match(/^not ok \d+/gm) ?? []).length };
+}
+
+export function verdict(c: Conversation): string {
+  const before = suiteCounts(resultOf(c, 1, 1));
+  const after = suiteCounts(resultOf(c, 4, 0));
+  const source = resultOf(c, 2, 0);
+  const found = source.includes(BUGGY_LINE.trim()) ? 'the loop in total() stopped one element early' : 'the bug was not where I looked';
+  return `VERDICT: ${found}; after the fix in ${SOURCE_FILE} the suite went from ${before.ok} ok / ${before.notOk} not ok to ${after.ok} ok / ${after.notOk} not ok.`;
+}
+
+function unredeemedMarker(c: Conversation): string | undefined {
+  const last = c.rounds[c.rounds.length - 1];
+  if (!last) return undefined;
+  const originals = expandedOriginals(c);
+  for (const text of last.results.values()) for (const h of markerHashes(text)) if (!originals.has(h)) return h;
+  return undefined;
+}
+
+function planStep(step: number, c: Conversation, o: ScriptOptions): Decision {
+  const { shell, read, edit } = o.tools;
+  const file = `${o.workdir}/${SOURCE_FILE}`;
+  const call = (n: number, name: string, args: Record<string, unknown>): PlannedCall => ({ id: callId(c.dialect, `S${step}`, n), name, args });
+  switch (step) {
+    case 1:
+      return {
+        thinking: 'The user says the suite fails. First see what is in the project and what the test runner prints.',
+        text: 'I will list the project and run the test suite.',
+        calls: [call(0, shell, { command: 'ls -la', description: 'List project files' }), call(1, shell, { command: TEST_COMMAND, description: 'Run the test suite' })],
+      };
+    case 2:
+      return { thinking: 'Only the total() and mean() cases fail; mean() uses total().', text: 'The failures all go through total(). Let me read it.', calls: [call(0, read, { file_path: file })] };
+    case 3:
+      return {
+        thinking: 'The loop bound is xs.length - 1, so the last element is never added.',
+        text: 'The loop stops one element early; fixing the bound.',
+        calls: [call(0, edit, { file_path: file, old_string: BUGGY_LINE, new_string: FIXED_LINE })],
+      };
+    case 4:
+      return { thinking: 'Check that the fix makes the whole suite pass.', text: 'Re-running the suite.', calls: [call(0, shell, { command: TEST_COMMAND, description: 'Re-run the test suite' })] };
+    default:
+      return { thinking: 'Everything I need is in the tool results.', text: verdict(c), calls: [] };
+  }
+}
+
+/** The model's next answer to the main loop's request. */
+export function decide(c: Conversation, o: ScriptOptions): Decision {
+  const hash = unredeemedMarker(c);
+  if (hash !== undefined) {
+    const n = c.rounds.filter((r) => r.calls.some((x) => x.name === EXPAND_TOOL)).length;
+    return {
+      thinking: 'Part of that output was offloaded; I want the exact lines before deciding.',
+      text: 'Let me look at the full output first.',
+      calls: [{ id: callId(c.dialect, `X${n}`, 0), name: EXPAND_TOOL, args: { id: o.expandId === 'marker' ? `<<cg:${hash}>>` : hash } }],
+    };
+  }
+  const done = Math.max(0, ...c.rounds.map(stepOf));
+  return planStep(done + 1, c, o);
+}

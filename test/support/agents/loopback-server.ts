@@ -1,0 +1,17 @@
+// Listening on an ephemeral loopback port and closing with every connection dropped, shared by
+// the tier's helper servers.
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export async function listenLoopback(server: Server): Promise<{ url: string; close(): Promise<void> }> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
