@@ -1,7 +1,8 @@
 # context-guru: ONE image for the gateway, the admin API and the migration Job; the Helm chart
 # picks the process with the container command (charts/context-guru/templates/_env.tpl):
 #   gateway    node apps/gateway/dist/main.js
-#   admin      node apps/gateway/dist/main.js   (CG_ROLE=admin)
+#   admin      node apps/admin/dist/main.js
+#   embedded   node apps/embedded/dist/main.js  (gateway + admin in one process, the default CMD)
 #   migration  node libs/storage/dist/sql/migrate-cli.js
 # node runs as PID 1 in exec form; every entry handles SIGTERM itself (PID 1 gets no default
 # handler), drains and exits 0. Runs as the image's non-root `node` user (uid 1000) and needs
@@ -15,6 +16,7 @@ WORKDIR /app
 COPY package.json package-lock.json tsconfig.base.json tsconfig.build.json ./
 COPY apps/gateway/package.json apps/gateway/
 COPY apps/admin/package.json apps/admin/
+COPY apps/embedded/package.json apps/embedded/
 COPY libs/components/package.json libs/components/
 COPY libs/dsl/package.json libs/dsl/
 COPY libs/storage/package.json libs/storage/
@@ -29,6 +31,7 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 COPY apps/gateway/package.json apps/gateway/
 COPY apps/admin/package.json apps/admin/
+COPY apps/embedded/package.json apps/embedded/
 COPY libs/components/package.json libs/components/
 COPY libs/dsl/package.json libs/dsl/
 COPY libs/storage/package.json libs/storage/
@@ -51,7 +54,9 @@ COPY --from=build /app/apps/gateway/package.json ./apps/gateway/package.json
 COPY --from=build /app/apps/gateway/dist ./apps/gateway/dist
 COPY --from=build /app/apps/admin/package.json ./apps/admin/package.json
 COPY --from=build /app/apps/admin/dist ./apps/admin/dist
+COPY --from=build /app/apps/embedded/package.json ./apps/embedded/package.json
+COPY --from=build /app/apps/embedded/dist ./apps/embedded/dist
 COPY migrations ./migrations
 USER node
 EXPOSE 4000 4001
-CMD ["node", "apps/gateway/dist/main.js"]
+CMD ["node", "apps/embedded/dist/main.js"]

@@ -18,7 +18,7 @@ const shared = {
   moduleFileExtensions: ['ts', 'js', 'mjs', 'cjs', 'json'],
   moduleNameMapper: {
     '^@context-guru/(components|dsl|storage)$': '<rootDir>/libs/$1/src/index.ts',
-    '^@context-guru/admin$': '<rootDir>/apps/admin/src/index.ts',
+    '^@context-guru/(admin|gateway|embedded)$': '<rootDir>/apps/$1/src/index.ts',
   },
 };
 module.exports = {

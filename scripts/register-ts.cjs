@@ -11,6 +11,8 @@ const aliases = {
   '@context-guru/dsl': path.join(root, 'libs/dsl/src/index.ts'),
   '@context-guru/storage': path.join(root, 'libs/storage/src/index.ts'),
   '@context-guru/admin': path.join(root, 'apps/admin/src/index.ts'),
+  '@context-guru/gateway': path.join(root, 'apps/gateway/src/index.ts'),
+  '@context-guru/embedded': path.join(root, 'apps/embedded/src/index.ts'),
 };
 const resolve = Module._resolveFilename;
 Module._resolveFilename = function (request, ...rest) {

@@ -1,5 +1,30 @@
-export const ADMIN_OPTIONS = Symbol('ADMIN_OPTIONS');
+// What the admin needs from its host process: the composition entry (embedded) or main.ts
+// (standalone) builds these and passes them in, so the admin never opens stores on its own terms.
+import type { HotStore } from '@context-guru/components';
+import type { GenerationNotifier, SchemaStatus, SqlClient } from '@context-guru/storage';
 
-export interface AdminOptions {
+export const ADMIN_DEPS = Symbol('ADMIN_DEPS');
+
+export interface AdminLogger {
+  info(msg: string, fields?: Record<string, unknown>): void;
+  warn(msg: string, fields?: Record<string, unknown>): void;
+  error(msg: string, fields?: Record<string, unknown>): void;
+}
+
+export interface AdminDeps {
+  /** The control-plane database (migrated): Postgres, or the PGlite the gateway shares. */
+  sql: SqlClient;
+  /** Where stashed originals live (hot store fronting the archive), for ops expand. */
+  store?: HotStore;
+  /** Announces a committed generation (Redis publisher, in-process bus, or both). */
+  notifier?: GenerationNotifier;
+  /** The bootstrap credential; acts as `admin`. */
   adminToken?: string;
+  /** Ops expands an actor may do per minute (default 30). */
+  opsExpandPerMinute?: number;
+  /** Largest accepted body (default 8 MiB). */
+  bodyLimitBytes?: number;
+  /** The durable schema against this build; /readyz is false until it is ok (a separate runner migrates). */
+  schema?: () => Promise<SchemaStatus | undefined>;
+  log?: AdminLogger;
 }

@@ -1,7 +1,7 @@
 // Everything the gateway's request path depends on, built once at boot from the parsed
 // environment. Nest wires it into controllers; the hot path uses it as plain data.
 import { REGISTRY, closeSharedSandbox, systemClock, type Clock, type HotStore } from '@context-guru/components';
-import { EphemeralHotStore, createStores, type SchemaStatus, type Stores } from '@context-guru/storage';
+import { EphemeralHotStore, createStores, type DurableStore, type GenerationSource, type SchemaStatus, type Stores } from '@context-guru/storage';
 import type { Env } from './env';
 import type { ModelRuntime } from './model/http-model';
 import { createModelRuntime } from './model/model-resolver';
@@ -37,6 +37,8 @@ export interface GatewayContext {
   turns: TurnCache;
   /** The durable schema against this build, for readiness (undefined without a durable store). */
   schema(): Promise<SchemaStatus | undefined>;
+  /** The durable store when there is one: the embedded process shares its SqlClient with the admin. */
+  durable?: DurableStore;
   close(): Promise<void>;
 }
 
@@ -44,6 +46,8 @@ export interface ContextOverrides {
   clock?: Clock;
   store?: HotStore;
   log?: Logger;
+  /** In-process generation announcements (the embedded admin's bus); the tenancy subscriber reads it. */
+  generations?: GenerationSource;
 }
 
 export async function createGatewayContext(env: Env, overrides: ContextOverrides = {}): Promise<GatewayContext> {
@@ -94,6 +98,7 @@ export async function createGatewayContext(env: Env, overrides: ContextOverrides
     models,
     turns: new TurnCache(turnCacheChars(env.turnCacheMb)),
     schema: async () => stores?.schema(),
+    durable: stores?.durable,
     async close() {
       await upstream.close();
       await models.dispatcher.close();

@@ -6,7 +6,7 @@
 {{- end -}}
 
 {{- define "cg.adminCommand" -}}
-["node", "apps/gateway/dist/main.js"]
+["node", "apps/admin/dist/main.js"]
 {{- end -}}
 
 {{- define "cg.migrationCommand" -}}
@@ -30,7 +30,6 @@ REDIS_PREFIX: {{ . | quote }}
 {{- end -}}
 
 {{- define "cg.adminEnv" -}}
-CG_ROLE: admin
 HOST: "0.0.0.0"
 ADMIN_PORT: {{ .Values.admin.port | quote }}
 HOT_STORE: redis
@@ -49,5 +48,5 @@ REDIS_PREFIX: {{ . | quote }}
 {{- end -}}
 
 {{- define "cg.adminReadyPath" -}}
-/healthz
+/readyz
 {{- end -}}

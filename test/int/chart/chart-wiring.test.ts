@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { PgSqlClient } from '@context-guru/storage';
 import { Redis } from 'ioredis';
 import { parseEnv } from '../../../apps/gateway/src/env';
+import { parseAdminEnv } from '../../../apps/admin/src/admin-env';
 import { applyRemaps, keysRead, resolveEnv, runCommand, waitFor, type Proc, type Remap, type SecretData } from '../../support/chart-processes';
 import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream';
 import { anthropicMessage, openAiCompletion } from '../../support/fake-upstream-json';
@@ -113,7 +114,7 @@ describe('the chart runs the real processes it describes', () => {
 
     const a = onlyContainer(deployment(objs, '-admin'));
     const ae = resolveEnv(a, objs, secrets, stage.env);
-    const ar = keysRead(parseEnv, ae.env);
+    const ar = keysRead(parseAdminEnv, ae.env);
     expect(ae.chartKeys.filter((k) => !ar.read.has(k))).toEqual([]);
     expect(ar.parsed).toMatchObject({ host: '0.0.0.0', adminPort: a.ports![0]!.containerPort, adminToken: ADMIN_TOKEN, migrateOnBoot: false, durableStore: 'postgres' });
 

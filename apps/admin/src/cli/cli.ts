@@ -1,0 +1,47 @@
+#!/usr/bin/env node
+// context-guru-admin: the admin API from a shell. Prints the API's JSON answer; on an error prints
+// "code: message" to stderr and exits 1 (2 for a usage error).
+import { parseArgs } from 'node:util';
+import { AdminClient, CliError } from './admin-client';
+import { USAGE, runCommand } from './cli-commands';
+
+export async function cli(argv: string[], env: Record<string, string | undefined> = process.env): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      name: { type: 'string' },
+      label: { type: 'string' },
+      activate: { type: 'boolean' },
+      config: { type: 'string' },
+      version: { type: 'string' },
+      reason: { type: 'string' },
+      tenant: { type: 'string' },
+      action: { type: 'string' },
+      limit: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help || positionals.length === 0) {
+    process.stdout.write(`${USAGE}\n`);
+    return positionals.length === 0 && !values.help ? 2 : 0;
+  }
+  if (!env.ADMIN_TOKEN) {
+    process.stderr.write('ADMIN_TOKEN is not set (the bootstrap token or a cg_adm_… key)\n');
+    return 2;
+  }
+  const api = new AdminClient(env.ADMIN_URL || 'http://127.0.0.1:4001', env.ADMIN_TOKEN);
+  try {
+    const out = await runCommand(api, positionals, values);
+    process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+    return 0;
+  } catch (err) {
+    const e = err instanceof CliError ? err : new CliError(err instanceof Error ? err.message : String(err));
+    process.stderr.write(`${e.code}: ${e.message}\n`);
+    return e.code === 'usage' ? 2 : 1;
+  }
+}
+
+if (require.main === module) {
+  cli(process.argv.slice(2)).then((code) => process.exit(code));
+}

@@ -1,0 +1,93 @@
+// Dry-run: a sample request through a candidate document, a stored version or the active one,
+// prepared exactly as the gateway prepares it (its prepareRequest, the tenant's filter sets
+// composed in) but against a DryRunStore, so nothing is stashed and no session state is touched.
+import { Injectable } from '@nestjs/common';
+import { buildPipeline, systemClock, type PipelineDocument } from '@context-guru/components';
+import { createTenantRuntime, prepareRequest, type Logger } from '@context-guru/gateway';
+import { composeTenantDocument, configsRepository, filtersRepository } from '@context-guru/storage';
+import { AdminError, notFound } from '../common/admin-errors';
+import { ControlWriter } from '../common/control-writer';
+import { checkDocument } from '../configs/document-check';
+import { requireTenant } from '../tenants/tenants.service';
+import { DryRunStore } from './dry-run.store';
+
+export interface DryRunInput {
+  provider: 'openai' | 'anthropic';
+  body: unknown;
+  document?: unknown;
+  version?: number;
+}
+
+const quiet: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+const MARKER_RE = /<<cg:([0-9a-f]{16})>>/g;
+
+function markersIn(text: string): Set<string> {
+  return new Set([...text.matchAll(MARKER_RE)].map((m) => m[1]!));
+}
+
+@Injectable()
+export class DryRunService {
+  constructor(private readonly writer: ControlWriter) {}
+
+  private async document(tenant: string, input: DryRunInput): Promise<{ document: PipelineDocument; version: number | null; source: string }> {
+    if (input.document !== undefined) return { document: checkDocument(input.document).document, version: null, source: 'candidate' };
+    const stored = input.version !== undefined ? await configsRepository.get(this.writer.sql, tenant, input.version) : await configsRepository.active(this.writer.sql, tenant);
+    if (!stored) throw notFound(input.version !== undefined ? `config version ${input.version} of tenant "${tenant}"` : `an active config of tenant "${tenant}" (pass document or version)`);
+    return { document: stored.document, version: stored.version, source: input.version !== undefined ? 'version' : 'active' };
+  }
+
+  async run(tenant: string, input: DryRunInput) {
+    await requireTenant(this.writer.sql, tenant);
+    const picked = await this.document(tenant, input);
+    const filters = await filtersRepository.activeSets(this.writer.sql, tenant);
+    const document = composeTenantDocument(picked.document, filters);
+    try {
+      buildPipeline(document, 'document');
+    } catch (err) {
+      throw new AdminError('invalid_document', err instanceof Error ? err.message : String(err));
+    }
+    const raw = typeof input.body === 'string' ? input.body : JSON.stringify(input.body);
+    const runtime = createTenantRuntime(tenant, document, picked.version ?? 0);
+    const store = new DryRunStore();
+    let prepared;
+    try {
+      prepared = await prepareRequest(
+        { store, clock: systemClock, log: quiet, injectMode: 'auto' },
+        { route: input.provider, dialect: input.provider, raw, tenant: runtime, pipeline: runtime.built.pipeline, cacheMode: 'auto', bypassHeader: false },
+      );
+    } catch (err) {
+      throw new AdminError('invalid_request', `body: not a valid ${input.provider} request: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    const r = prepared.report;
+    const before = markersIn(raw);
+    const markers = [...markersIn(prepared.outgoing)].filter((id) => !before.has(id));
+    let forwarded: unknown = prepared.outgoing;
+    try {
+      forwarded = JSON.parse(prepared.outgoing);
+    } catch {
+      // not JSON: answered as the text it is
+    }
+    return {
+      tenant,
+      config: { source: picked.source, version: picked.version, pipeline: runtime.built.names, filter_sets: filters.map((f) => `${f.name}@${f.version}`) },
+      forwarded,
+      tokens: { before: r.tokensBefore, after: r.tokensAfter },
+      components: r.reports.map((c) => ({
+        component: c.component,
+        kind: c.kind,
+        tokens_before: c.tokensBefore,
+        tokens_after: c.tokensAfter,
+        skipped: c.skipped,
+        reverted: c.reverted,
+        ...(c.error ? { error: c.error } : {}),
+        changed: c.changed,
+        gates: c.gates,
+      })),
+      markers: markers.map((id) => ({ id, marker: `<<cg:${id}>>`, original_chars: store.stashed.get(id)?.length ?? null })),
+      expand_tool: prepared.advertised,
+      fail_open: r.failOpen ?? null,
+      // What a real request would have written, kept in the dry-run's own object and dropped.
+      would_write: { stashes: store.stashed.size, frozen_decisions: store.frozen },
+    };
+  }
+}

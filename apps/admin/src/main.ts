@@ -1,0 +1,54 @@
+// The admin alone (`npm run start:admin`): its own stores (Postgres via DATABASE_URL, else the
+// PGlite under DATA_DIR — which no gateway may hold open at the same time), a Redis publisher when
+// REDIS_URL is set, and the API on ADMIN_PORT.
+import { createStores, RedisGenerationPublisher } from '@context-guru/storage';
+import { createAdminServer } from './admin.module';
+import { parseAdminEnv } from './admin-env';
+import { jsonLogger } from './admin-logger';
+
+async function main(): Promise<void> {
+  const env = parseAdminEnv();
+  const log = jsonLogger(env.logLevel);
+  const stores = await createStores({
+    redisUrl: env.redisUrl,
+    databaseUrl: env.databaseUrl,
+    dataDir: env.dataDir,
+    redisPrefix: env.redisPrefix,
+    hot: env.hotStore,
+    durable: env.durableStore,
+    migrate: env.migrateOnBoot,
+    ttlSeconds: 10_000,
+    maxEntries: 10_000,
+    purgeEveryMs: 0,
+    log,
+  });
+  const publisher = env.redisUrl ? await RedisGenerationPublisher.connect({ url: env.redisUrl, prefix: env.redisPrefix, log }) : undefined;
+  const app = await createAdminServer({
+    sql: stores.durable!.sql,
+    store: stores.hot,
+    notifier: publisher,
+    adminToken: env.adminToken,
+    bodyLimitBytes: env.bodyLimitBytes,
+    schema: () => stores.schema(),
+    log,
+  });
+  await app.listen(env.adminPort, env.host);
+  log.info('admin listening', { port: env.adminPort, host: env.host, stores: stores.kinds });
+  if (!env.adminToken) log.warn('ADMIN_TOKEN is not set: only admin keys (cg_adm_…) are accepted');
+  let stopping = false;
+  const stop = async () => {
+    if (stopping) return;
+    stopping = true;
+    await app.close().catch(() => undefined);
+    await publisher?.close();
+    await stores.close().catch(() => undefined);
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void stop());
+  process.once('SIGINT', () => void stop());
+}
+
+main().catch((err) => {
+  process.stderr.write(`context-guru admin failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

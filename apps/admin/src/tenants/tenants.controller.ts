@@ -1,0 +1,43 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
+import type { Static } from '@sinclair/typebox';
+import { CurrentActor, Role, type Actor } from '../common/auth.guard';
+import { TypeBoxPipe, checkName } from '../common/typebox.pipe';
+import { CreateTenantBody, PatchTenantBody } from './tenants.schemas';
+import { TenantsService } from './tenants.service';
+
+@Controller('v1/tenants')
+export class TenantsController {
+  constructor(private readonly tenants: TenantsService) {}
+
+  @Post()
+  @Role('admin')
+  create(@CurrentActor() actor: Actor, @Body(new TypeBoxPipe(CreateTenantBody)) body: Static<typeof CreateTenantBody>) {
+    return this.tenants.create(actor, body);
+  }
+
+  @Get()
+  @Role('viewer')
+  list() {
+    return this.tenants.list();
+  }
+
+  @Get(':id')
+  @Role('viewer')
+  get(@Param('id') id: string) {
+    return this.tenants.get(checkName('tenant id', id));
+  }
+
+  @Patch(':id')
+  @Role('admin')
+  patch(@CurrentActor() actor: Actor, @Param('id') id: string, @Body(new TypeBoxPipe(PatchTenantBody)) body: Static<typeof PatchTenantBody>) {
+    return this.tenants.patch(actor, checkName('tenant id', id), body);
+  }
+
+  /** Disables (keys stop working); history stays. */
+  @Delete(':id')
+  @Role('admin')
+  @HttpCode(200)
+  remove(@CurrentActor() actor: Actor, @Param('id') id: string) {
+    return this.tenants.disable(actor, checkName('tenant id', id));
+  }
+}

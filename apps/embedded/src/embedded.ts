@@ -1,0 +1,52 @@
+// The embedded single process (`npm start`): gateway and admin on ONE set of stores — the PGlite
+// under DATA_DIR has a single session, so both must share its client — and one in-process
+// generation bus: the admin announces on it, the gateway's tenancy listens. Neither app imports
+// the other; this file is the only place that knows both.
+import type { AddressInfo } from 'node:net';
+import { createAdminServer } from '@context-guru/admin';
+import { createGatewayContext, createGatewayServer, type Env, type GatewayContext } from '@context-guru/gateway';
+import { InProcessGenerationBus, RedisGenerationPublisher, fanOut, type GenerationNotifier } from '@context-guru/storage';
+
+export interface Embedded {
+  gw: GatewayContext;
+  gatewayUrl: string;
+  adminUrl: string;
+  bus: InProcessGenerationBus;
+  close(): Promise<void>;
+}
+
+const urlOf = (addr: AddressInfo | string | null) => (typeof addr === 'object' && addr ? `http://${addr.address}:${addr.port}` : String(addr));
+
+export async function startEmbedded(env: Env): Promise<Embedded> {
+  const bus = new InProcessGenerationBus();
+  const gw = await createGatewayContext(env, { generations: bus });
+  const closers: Array<() => Promise<void>> = [];
+  try {
+    const gateway = await createGatewayServer(gw);
+    await gateway.listen(env.port, env.host);
+    closers.push(() => gateway.close());
+    if (!gw.durable) throw new Error('the embedded admin needs a durable store (DURABLE_STORE=none leaves it nowhere to keep tenants)');
+    // With Redis configured, other gateway processes may share this control plane: announce there too.
+    const publisher = env.redisUrl ? await RedisGenerationPublisher.connect({ url: env.redisUrl, prefix: env.redisPrefix, log: gw.log }) : undefined;
+    if (publisher) closers.push(() => publisher.close());
+    const notifier: GenerationNotifier = publisher ? fanOut(bus, publisher) : bus;
+    const admin = await createAdminServer({ sql: gw.durable.sql, store: gw.store, notifier, adminToken: env.adminToken, schema: () => gw.schema(), log: gw.log });
+    await admin.listen(env.adminPort, env.host);
+    closers.unshift(() => admin.close());
+    gw.log.info('gateway and admin listening', { port: env.port, adminPort: env.adminPort, host: env.host });
+    return {
+      gw,
+      bus,
+      gatewayUrl: urlOf(gateway.getHttpServer().address()),
+      adminUrl: urlOf(admin.getHttpServer().address()),
+      async close() {
+        for (const close of closers) await close().catch(() => undefined);
+        await gw.close().catch(() => undefined);
+      },
+    };
+  } catch (err) {
+    for (const close of closers) await close().catch(() => undefined);
+    await gw.close().catch(() => undefined);
+    throw err;
+  }
+}

@@ -1,0 +1,9 @@
+// The gateway's public surface, for the composition entry (apps/embedded) and the admin's dry-run.
+// Nothing else of the gateway is imported from outside it; the gateway itself imports no app.
+export { parseEnv, EnvError, type Env } from './env';
+export { createGatewayContext, type GatewayContext, type ContextOverrides } from './gateway-context';
+export { createGatewayServer } from './server';
+export { createLogger, type Logger } from './observability/logger';
+export { prepareRequest, type PrepareDeps, type PrepareInput, type Prepared } from './proxy/prepare-request';
+export { createTenantRuntime, type TenantRuntime } from './tenancy/tenant-runtime';
+export { closeOnSignal } from './shutdown';
