@@ -32,6 +32,16 @@ describe('admin auth, roles and errors', () => {
     expect((await h.call('GET', '/v1/whoami')).json).toEqual({ id: 'bootstrap', role: 'admin' });
   });
 
+  it('readiness: the database answers and the schema is this build\'s', async () => {
+    expect(await h.call('GET', '/readyz', { token: null })).toEqual({ status: 200, json: { ready: true, database: 'ok' } });
+    const behind = await startAdmin({ schema: async () => ({ current: 4, required: 5, ok: false }) });
+    try {
+      expect(await behind.call('GET', '/readyz', { token: null })).toEqual({ status: 503, json: { ready: false, database: 'ok', schema: { current: 4, required: 5, ok: false } } });
+    } finally {
+      await behind.close();
+    }
+  });
+
   it('a viewer reads but cannot write', async () => {
     const v = keys.viewer!.key;
     expect((await h.call('GET', '/v1/tenants', { token: v })).status).toBe(200);
