@@ -7,3 +7,4 @@ export { createLogger, type Logger } from './observability/logger';
 export { prepareRequest, type PrepareDeps, type PrepareInput, type Prepared } from './proxy/prepare-request';
 export { createTenantRuntime, type TenantRuntime } from './tenancy/tenant-runtime';
 export { closeOnSignal } from './shutdown';
+export { exitOnBootFailure } from './boot-failure';

@@ -1,6 +1,7 @@
 // The gateway process alone (`npm run start:gateway`, replicas). The embedded single process that
 // also serves the admin is apps/embedded; the gateway imports no other app.
-import { EnvError, parseEnv } from './env';
+import { exitOnBootFailure } from './boot-failure';
+import { parseEnv } from './env';
 import { createGatewayContext } from './gateway-context';
 import { createGatewayServer } from './server';
 import { closeOnSignal } from './shutdown';
@@ -17,8 +18,4 @@ async function main(): Promise<void> {
   });
 }
 
-main().catch((err) => {
-  if (err instanceof EnvError) process.stderr.write(`${err.message}\n`);
-  else process.stderr.write(`context-guru failed to start: ${err instanceof Error ? err.stack : String(err)}\n`);
-  process.exit(1);
-});
+main().catch(exitOnBootFailure);

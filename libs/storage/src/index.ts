@@ -20,3 +20,4 @@ export * from './control/filters.repository';
 export * from './control/audit.repository';
 export * from './control/replicas.repository';
 export * from './control/tenant-document';
+export * from './sql/data-dir-lock';

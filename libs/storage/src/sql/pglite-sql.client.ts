@@ -2,6 +2,7 @@
 // are serialised in-process; rows are normalised to the pg shapes (bytea → Buffer).
 import path from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
+import { lockDataDir } from './data-dir-lock';
 import { inTransaction, normaliseRow, type Row, type SqlClient, type SqlQueryable } from './sql-client';
 
 /** Where the embedded durable store lives under DATA_DIR (the factory and the migrate CLI agree). */
@@ -33,14 +34,26 @@ class Mutex {
 export class PgliteSqlClient implements SqlClient {
   readonly kind = 'pglite';
   private readonly lock = new Mutex();
-  private constructor(private readonly db: Pick<PGlite, 'query' | 'exec' | 'close'>) {}
+  private constructor(
+    private readonly db: Pick<PGlite, 'query' | 'exec' | 'close'>,
+    private readonly unlock: () => void,
+  ) {}
 
-  /** Opens (and creates when missing) the database; takes ~2.7 s, so share one per process. */
+  /**
+   * Opens (and creates when missing) the database; takes ~2.7 s, so share one per process. A
+   * directory another live process holds is refused at once (DataDirLockedError).
+   */
   static async open(o: PgliteSqlClientOptions = {}): Promise<PgliteSqlClient> {
-    const { PGlite } = await import('@electric-sql/pglite');
-    const db = o.dataDir ? await PGlite.create({ dataDir: o.dataDir }) : await PGlite.create();
-    await db.waitReady;
-    return new PgliteSqlClient(db);
+    const unlock = o.dataDir ? lockDataDir(o.dataDir) : () => undefined;
+    try {
+      const { PGlite } = await import('@electric-sql/pglite');
+      const db = o.dataDir ? await PGlite.create({ dataDir: o.dataDir }) : await PGlite.create();
+      await db.waitReady;
+      return new PgliteSqlClient(db, unlock);
+    } catch (err) {
+      unlock();
+      throw err;
+    }
   }
 
   private readonly raw: SqlQueryable = {
@@ -72,6 +85,10 @@ export class PgliteSqlClient implements SqlClient {
   }
 
   async close(): Promise<void> {
-    await this.lock.run(() => this.db.close());
+    try {
+      await this.lock.run(() => this.db.close());
+    } finally {
+      this.unlock();
+    }
   }
 }
