@@ -4,7 +4,7 @@
 // changed; every write leaves a verified audit row.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { apiKeysRepository, hashKey, loadTenantState, readGeneration } from '@context-guru/storage';
+import { apiKeysRepository, hashKey, loadTenantState, readGeneration, replicasRepository } from '@context-guru/storage';
 import { startAdmin, waitPublished, type AdminHarness } from '../../support/admin-harness';
 
 jest.setTimeout(60_000);
@@ -140,5 +140,22 @@ describe('admin configs, filters, tenants and keys', () => {
       'filter.push', 'filter.push_activate', 'filter.activate', 'filter.delete', 'tenant.disable', 'tenant.update',
     ]);
     expect((await h.call('GET', '/v1/audit/verify')).json).toEqual({ ok: true, checked: actions.length });
+  });
+
+  it('concurrent pushes get distinct consecutive versions (the tenant row lock serialises numbering)', async () => {
+    await h.call('POST', '/v1/tenants', { body: { id: 'busy', name: 'Busy' } });
+    const pushes = await Promise.all(Array.from({ length: 6 }, () => h.call('POST', '/v1/tenants/busy/configs', { body: { document: { preset: 'safe' } } })));
+    expect(pushes.map((p) => p.status)).toEqual(Array(6).fill(201));
+    expect(pushes.map((p) => p.json.version).sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect((await h.call('GET', '/v1/audit/verify')).json.ok).toBe(true);
+  });
+
+  it('GET /v1/replicas lists the replicas heartbeating into gateway_replicas, with the current generation', async () => {
+    await replicasRepository.heartbeat(h.sql, { id: 'gw-a', startedAt: new Date('2026-01-01T00:00:00Z'), generation: 3, tenantVersions: { acme: 1 }, lastPropagationMs: 40 });
+    const r = await h.call('GET', '/v1/replicas');
+    expect(r.json.generation).toBe(await readGeneration(h.sql));
+    expect(r.json.replicas).toEqual([
+      { id: 'gw-a', started_at: '2026-01-01T00:00:00.000Z', heartbeat_at: expect.any(String), generation: 3, tenant_versions: { acme: 1 }, last_propagation_ms: 40 },
+    ]);
   });
 });

@@ -61,6 +61,9 @@ describe('ops expand and the audit chain', () => {
     expect(ok.checked).toBeGreaterThanOrEqual(7);
     const ids = ((await h.call('GET', '/v1/audit?limit=1000')).json as Array<{ id: number }>).map((r) => r.id).reverse();
     const edited = ids[2]!;
+    await expect(h.sql.query(`UPDATE audit_log SET reason = 'x' WHERE id = $1`, [edited])).rejects.toThrow(/history is immutable/);
+    // A tamperer with DDL rights drops the guard first: the chain still catches the edit.
+    await h.sql.exec('ALTER TABLE audit_log DISABLE TRIGGER audit_log_append_only');
     await h.sql.query(`UPDATE audit_log SET reason = 'nothing to see' WHERE id = $1`, [edited]);
     expect((await h.call('GET', '/v1/audit/verify')).json).toEqual({ ok: false, checked: 3, first_bad_id: edited });
     // Restoring the row's content restores the chain: the check is over content, not a flag.

@@ -79,6 +79,7 @@ describe.each<[string, SqlBackend]>([
     await configsRepository.activate(sql, 'acme', 2);
     await configsRepository.activate(sql, 'acme', 1);
     expect((await configsRepository.active(sql, 'acme'))!.version).toBe(1);
+    await expect(sql.query(`UPDATE pipeline_configs SET document = '{}'::jsonb WHERE tenant = 'acme'`)).rejects.toThrow(/history is immutable/);
     await configsRepository.activate(sql, 'acme', 2);
     await filtersRepository.insert(sql, 'acme', 'pytest', 'a: 1', 'admin');
     const f2 = await filtersRepository.insert(sql, 'acme', 'pytest', 'a: 2', 'admin');
@@ -100,6 +101,10 @@ describe.each<[string, SqlBackend]>([
     expect(await auditRepository.verify(sql)).toEqual({ ok: true, checked: 4 });
     const rows = await auditRepository.list(sql, { action: 'test', limit: 10 });
     const [d, c2, b] = rows.map((r) => r.id);
+    // Append-only in the database; a tamperer has to drop the guard first, and the chain still tells.
+    await expect(sql.query(`UPDATE audit_log SET reason = 'x' WHERE id = $1`, [b])).rejects.toThrow(/history is immutable/);
+    await expect(sql.query('DELETE FROM audit_log WHERE id = $1', [b])).rejects.toThrow(/history is immutable/);
+    await sql.exec('ALTER TABLE audit_log DISABLE TRIGGER audit_log_append_only');
     await sql.query(`UPDATE audit_log SET after = '{"b": 99}'::jsonb WHERE id = $1`, [b]);
     expect(await auditRepository.verify(sql)).toEqual({ ok: false, checked: 2, first_bad_id: b });
     await sql.query('DELETE FROM audit_log WHERE id = $1', [b]);
