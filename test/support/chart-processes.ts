@@ -43,6 +43,8 @@ export function resolveEnv(c: IContainer, objs: K8sObject[], secrets: SecretData
     else if (e.valueFrom?.configMapKeyRef) v = cm(e.valueFrom.configMapKeyRef.name!)[e.valueFrom.configMapKeyRef.key];
     else if (e.valueFrom?.secretKeyRef) v = secret(e.valueFrom.secretKeyRef.name!)[e.valueFrom.secretKeyRef.key];
     else throw new Error(`container ${c.name}: env ${e.name} has a source the test cannot resolve`);
+    const optional = e.valueFrom?.secretKeyRef?.optional ?? e.valueFrom?.configMapKeyRef?.optional;
+    if (v === undefined && optional) continue; // as the kubelet does: the variable is simply absent
     if (v === undefined) throw new Error(`container ${c.name}: env ${e.name} points at a key that does not exist`);
     env[e.name] = v;
     chartKeys.push(e.name);

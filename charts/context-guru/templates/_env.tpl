@@ -24,8 +24,34 @@ OPENAI_UPSTREAM: {{ .Values.config.openaiUpstream | quote }}
 ANTHROPIC_UPSTREAM: {{ .Values.config.anthropicUpstream | quote }}
 LOG_LEVEL: {{ .Values.config.logLevel | quote }}
 RETENTION_DAYS: {{ .Values.config.retentionDays | quote }}
+CACHE_MODE: {{ .Values.config.cacheMode | quote }}
+BODY_LIMIT_BYTES: {{ .Values.gateway.bodyLimitBytes | int64 | quote }}
+TURN_CACHE_MB: {{ .Values.gateway.turnCacheMb | quote }}
 {{- with .Values.config.redisPrefix }}
 REDIS_PREFIX: {{ . | quote }}
+{{- end }}
+{{- with .Values.config.cheapModel }}
+{{- if .model }}
+CHEAP_MODEL: {{ .model | quote }}
+{{- with .provider }}
+CHEAP_MODEL_PROVIDER: {{ . | quote }}
+{{- end }}
+{{- with .base }}
+CHEAP_MODEL_BASE: {{ . | quote }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end -}}
+
+{{/* The compaction model's key, when a compaction model is configured; optional in the Secret. */}}
+{{- define "cg.cheapModelKeyEnv" -}}
+{{- if .Values.config.cheapModel.model }}
+- name: CHEAP_MODEL_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ .Values.secrets.existingSecret }}
+      key: {{ .Values.secrets.keys.cheapModelKey }}
+      optional: true
 {{- end }}
 {{- end -}}
 

@@ -48,7 +48,7 @@ describe('the chart runs the real processes it describes', () => {
 
   beforeAll(async () => {
     if (!existsSync(join(ROOT, 'apps', 'gateway', 'dist', 'main.js'))) throw new Error('run `npm run build` first: the image runs the built tree');
-    objs = render({ set: [`config.redisPrefix=${prefix}`, 'config.preset=safe'] });
+    objs = render({ set: [`config.redisPrefix=${prefix}`, 'config.preset=safe', 'config.cheapModel.model=claude-haiku-4-5'] });
     const values = { secret: 'context-guru-secrets', keys: { db: 'DATABASE_URL', redis: 'REDIS_URL', token: 'ADMIN_TOKEN' } };
     admin = new PgSqlClient({ connectionString: DATABASE_URL, max: 1 });
     await admin.exec(`CREATE SCHEMA "${schema}"`);
@@ -56,6 +56,7 @@ describe('the chart runs the real processes it describes', () => {
       [values.keys.db]: `${DATABASE_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`,
       [values.keys.redis]: REDIS_URL,
       [values.keys.token]: ADMIN_TOKEN,
+      CHEAP_MODEL_KEY: 'sk-ant-compaction-test',
     };
     upstream = await startFakeUpstream((req) =>
       req.dialect === 'anthropic'
@@ -110,6 +111,7 @@ describe('the chart runs the real processes it describes', () => {
     expect(parsed).toMatchObject({ host: '0.0.0.0', port: c.ports![0]!.containerPort, hotStore: 'redis', durableStore: 'postgres', migrateOnBoot: false });
     expect(parsed.redisUrl).toBe(REDIS_URL);
     expect(parsed.databaseUrl).toContain(schema);
+    expect(parsed.model.cheap).toMatchObject({ model: 'claude-haiku-4-5', provider: 'anthropic', key: 'sk-ant-compaction-test' });
     if (read.has('CG_ROLE')) expect(parsed.role).toBe('gateway');
 
     const a = onlyContainer(deployment(objs, '-admin'));
