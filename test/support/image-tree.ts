@@ -2,7 +2,7 @@
 // files it copies (from this built checkout: the build stage runs the same `npm ci && npm run
 // build` in /app) in a scratch folder, with a node_modules of the production dependencies only,
 // so the chart's commands can be run from exactly what the image would hold.
-import { execFileSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
@@ -70,7 +70,9 @@ export function parseDockerfile(path = join(ROOT, 'Dockerfile')): RuntimeStage {
 
 /** Production packages at the top of node_modules, as `npm ci --omit=dev` would install them. */
 function productionTopLevel(): string[] {
-  const out = execFileSync('npm', ['ls', '--omit=dev', '--all', '--parseable'], { cwd: ROOT, encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 });
+  // npm ls exits non-zero on an extraneous or missing package but still lists the tree.
+  const out = spawnSync('npm', ['ls', '--omit=dev', '--all', '--parseable'], { cwd: ROOT, encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 }).stdout;
+  if (!out) throw new Error('npm ls --omit=dev listed nothing: run npm ci');
   const nm = join(ROOT, 'node_modules') + '/';
   return out
     .split('\n')

@@ -14,7 +14,6 @@
 {{- end -}}
 
 {{- define "cg.gatewayEnv" -}}
-CG_ROLE: gateway
 HOST: "0.0.0.0"
 PORT: {{ .Values.gateway.port | quote }}
 HOT_STORE: redis
@@ -27,6 +26,8 @@ RETENTION_DAYS: {{ .Values.config.retentionDays | quote }}
 CACHE_MODE: {{ .Values.config.cacheMode | quote }}
 BODY_LIMIT_BYTES: {{ .Values.gateway.bodyLimitBytes | int64 | quote }}
 TURN_CACHE_MB: {{ .Values.gateway.turnCacheMb | quote }}
+UPSTREAM_HEADER_TIMEOUT_MS: {{ mul .Values.gateway.upstreamHeaderTimeoutSeconds 1000 | quote }}
+UPSTREAM_IDLE_TIMEOUT_MS: {{ mul .Values.gateway.upstreamIdleTimeoutSeconds 1000 | quote }}
 {{- with .Values.config.redisPrefix }}
 REDIS_PREFIX: {{ . | quote }}
 {{- end }}
