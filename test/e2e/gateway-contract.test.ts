@@ -167,7 +167,7 @@ describe('ops routes', () => {
     expect(ready.config[0]!.pipeline).toEqual(['format', 'dedup', 'failed_run', 'mask', 'extract', 'cacheinject']);
     const metrics = await (await fetch(`${gateway.url}/metrics`)).text();
     expect(metrics).toContain('cg_component_gate_declines_total{component="mask",gate="cached_prefix"}');
-    expect(metrics).toMatch(/cg_requests_total\{route="openai",outcome="ok"\} \d+/);
+    expect(metrics).toMatch(/cg_requests_total\{route="openai",outcome="ok",tenant="default"\} \d+/);
     expect(metrics).toContain('cg_upstream_duration_seconds_bucket');
     const stats = (await (await fetch(`${gateway.url}/stats`)).json()) as Record<string, unknown>;
     for (const key of ['requests', 'tokens_before', 'tokens_after', 'saved_tokens', 'savings_pct', 'components', 'bounces', 'wasted_tokens']) {

@@ -37,6 +37,12 @@ export interface Env {
   maxExpandRounds: number;
   /** Memory the turn cache may hold (previous turns' decoded views and outputs), in MiB. */
   turnCacheMb: number;
+  /** REQUIRE_TENANT_KEY=true: a request without a tenant key is refused (401), not served as `default`. */
+  requireTenantKey: boolean;
+  /** Distinct `tenant` metric label values before the rest fold into `other` (TENANT_LABEL_CAP). */
+  tenantLabelCap: number;
+  /** REPLICA_ID: this replica's name in gateway_replicas (default host-pid-random). */
+  replicaId: string | undefined;
   /** CHEAP_MODEL*, CHEAP_MODEL_CONCURRENT, CONTEXT_GURU_LLM_TIMEOUT, CONTEXT_GURU_SUMMARIZE_TIMEOUT. */
   model: ModelEnv;
 }
@@ -111,6 +117,9 @@ export function parseEnv(src: Source = process.env): Env {
     upstreamConnectTimeoutMs: int('UPSTREAM_CONNECT_TIMEOUT_MS', 10_000, 1),
     maxExpandRounds: int('MAX_EXPAND_ROUNDS', 3, 0, 10),
     turnCacheMb: int('TURN_CACHE_MB', 64, 0, 65536),
+    requireTenantKey: oneOf('REQUIRE_TENANT_KEY', ['true', 'false'] as const, 'false') === 'true',
+    tenantLabelCap: int('TENANT_LABEL_CAP', 50, 1, 10_000),
+    replicaId: src.REPLICA_ID || undefined,
     model: readModelEnv(src, problems),
   };
   if (problems.length) throw new EnvError(problems);

@@ -7,10 +7,11 @@ import type { ModelRuntime } from './model/http-model';
 import { createModelRuntime } from './model/model-resolver';
 import { createLogger, type Logger } from './observability/logger';
 import { GatewayMetrics } from './observability/metrics';
-import { StatsRollup } from './observability/stats';
 import { UpstreamClient } from './proxy/upstream.client';
 import { TurnCache } from './wire/turn-cache';
-import { SingleTenantResolver, type TenantResolver } from './tenancy/tenant-resolver';
+import type { TenantResolver } from './tenancy/tenant-resolver';
+import { createTenancy, type Tenancy } from './tenancy/tenancy.factory';
+import { TenantStats } from './tenancy/tenant-stats';
 import { DEFAULT_TENANT, createTenantRuntime, loadConfigDocument } from './tenancy/tenant-runtime';
 
 export const VERSION = '0.1.0';
@@ -29,8 +30,10 @@ export interface GatewayContext {
   log: Logger;
   store: HotStore;
   tenants: TenantResolver;
+  /** The control plane's side in this replica: propagation status, heartbeat (absent without a database). */
+  tenancy: Tenancy;
   upstream: UpstreamClient;
-  stats: StatsRollup;
+  stats: TenantStats;
   metrics: GatewayMetrics;
   /** The compaction models' process-wide limiter, spend and connection pool. */
   models: ModelRuntime;
@@ -76,7 +79,7 @@ export async function createGatewayContext(env: Env, overrides: ContextOverrides
     log.info('stores ready', { ...stores.kinds });
     store = stores.hot;
   }
-  const metrics = new GatewayMetrics(VERSION);
+  const metrics = new GatewayMetrics(VERSION, env.tenantLabelCap);
   metrics.primeComponents(REGISTRY);
   metrics.configVersion.set({ tenant: runtime.id }, runtime.configVersion);
   const upstream = new UpstreamClient({
@@ -86,20 +89,34 @@ export async function createGatewayContext(env: Env, overrides: ContextOverrides
   });
   log.info('gateway configured', { pipeline: runtime.built.names, preset: runtime.built.preset, store: store.kind });
   const models = createModelRuntime(env.model);
+  // The control plane lives in the durable database; without one there are no keyed tenants.
+  const sql = stores?.durable?.sql;
+  const tenancy = await createTenancy({
+    fallback: runtime,
+    requireKey: env.requireTenantKey,
+    sql,
+    source: overrides.generations,
+    redis: env.redisUrl && sql ? { url: env.redisUrl, prefix: env.redisPrefix } : undefined,
+    replicaId: env.replicaId,
+    log,
+    metrics,
+  });
   return {
     env,
     clock: overrides.clock ?? systemClock,
     log,
     store,
-    tenants: new SingleTenantResolver(runtime),
+    tenants: tenancy.directory,
+    tenancy,
     upstream,
-    stats: new StatsRollup(),
+    stats: new TenantStats(),
     metrics,
     models,
     turns: new TurnCache(turnCacheChars(env.turnCacheMb)),
     schema: async () => stores?.schema(),
     durable: stores?.durable,
     async close() {
+      await tenancy.close();
       await upstream.close();
       await models.dispatcher.close();
       await closeSharedSandbox();

@@ -4,17 +4,18 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { ComponentDefinition } from '@context-guru/components';
 import type { RequestReport } from './request-report';
+import { TenantLabels } from '../tenancy/tenant-label';
 
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 
 export class GatewayMetrics {
   readonly registry = new Registry();
-  readonly requests = new Counter({ name: 'cg_requests_total', help: 'Requests handled, by route and outcome.', labelNames: ['route', 'outcome'] as const, registers: [this.registry] });
+  readonly requests = new Counter({ name: 'cg_requests_total', help: 'Requests handled, by route, outcome and tenant (bounded: overflow tenants are "other").', labelNames: ['route', 'outcome', 'tenant'] as const, registers: [this.registry] });
   readonly requestDuration = new Histogram({ name: 'cg_request_duration_seconds', help: 'Whole request latency as seen by the client, by route.', labelNames: ['route'] as const, buckets: LATENCY_BUCKETS, registers: [this.registry] });
   readonly addedLatency = new Histogram({ name: 'cg_added_latency_seconds', help: 'Time the gateway itself added before forwarding (decode, pipeline, stash, encode).', labelNames: ['route'] as const, buckets: LATENCY_BUCKETS, registers: [this.registry] });
   readonly upstreamDuration = new Histogram({ name: 'cg_upstream_duration_seconds', help: 'Upstream time to response headers, by dialect.', labelNames: ['dialect'] as const, buckets: LATENCY_BUCKETS, registers: [this.registry] });
   readonly upstreamResponses = new Counter({ name: 'cg_upstream_responses_total', help: 'Upstream responses by dialect and status class (or transport error).', labelNames: ['dialect', 'status'] as const, registers: [this.registry] });
-  readonly tokens = new Counter({ name: 'cg_tokens_total', help: 'Content tokens of enforced requests before and after the pipeline.', labelNames: ['stage'] as const, registers: [this.registry] });
+  readonly tokens = new Counter({ name: 'cg_tokens_total', help: 'Content tokens of enforced requests before and after the pipeline, by tenant.', labelNames: ['stage', 'tenant'] as const, registers: [this.registry] });
   readonly componentRuns = new Counter({ name: 'cg_component_runs_total', help: 'Component runs by outcome (ran ⊇ mutated ⊇ acted; reverted separately).', labelNames: ['component', 'outcome'] as const, registers: [this.registry] });
   readonly componentGateDeclines = new Counter({ name: 'cg_component_gate_declines_total', help: 'Messages a component passed over, by the gate that declined them.', labelNames: ['component', 'gate'] as const, registers: [this.registry] });
   readonly componentSavedTokens = new Counter({ name: 'cg_component_saved_tokens_total', help: 'Content tokens a component removed (cumulative; replays count every turn).', labelNames: ['component'] as const, registers: [this.registry] });
@@ -32,10 +33,16 @@ export class GatewayMetrics {
   readonly llmFailures = new Gauge({ name: 'cg_llm_failures', help: 'Compaction-model calls that timed out, failed or were truncated since start (monotonic).', labelNames: ['component', 'kind'] as const, registers: [this.registry] });
   readonly failOpen = new Counter({ name: 'cg_fail_open_total', help: 'Requests forwarded pristine because an internal step failed.', labelNames: ['reason'] as const, registers: [this.registry] });
   readonly configVersion = new Gauge({ name: 'cg_config_version', help: 'Pipeline config version each tenant runtime serves.', labelNames: ['tenant'] as const, registers: [this.registry] });
+  readonly controlGeneration = new Gauge({ name: 'cg_control_generation', help: 'Control-plane generation this replica has applied.', registers: [this.registry] });
+  readonly controlPropagation = new Histogram({ name: 'cg_control_propagation_seconds', help: 'Time from a control-plane change committing to this replica applying it.', buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1, 2, 5, 10, 30], registers: [this.registry] });
   readonly storeUp = new Gauge({ name: 'cg_store_up', help: '1 when the hot store answered its last health probe.', registers: [this.registry] });
   readonly buildInfo = new Gauge({ name: 'cg_build_info', help: 'Build information.', labelNames: ['version'] as const, registers: [this.registry] });
 
-  constructor(version: string) {
+  /** Bounds the `tenant` label (TENANT_LABEL_CAP distinct values, the rest are `other`). */
+  readonly tenants: TenantLabels;
+
+  constructor(version: string, tenantLabelCap?: number) {
+    this.tenants = new TenantLabels(tenantLabelCap);
     collectDefaultMetrics({ register: this.registry, prefix: 'cg_process_' });
     this.buildInfo.set({ version }, 1);
   }
@@ -51,13 +58,14 @@ export class GatewayMetrics {
   }
 
   record(r: RequestReport, outcome: string, totalSeconds: number): void {
-    this.requests.inc({ route: r.route, outcome });
+    const tenant = this.tenants.label(r.tenant);
+    this.requests.inc({ route: r.route, outcome, tenant });
     this.requestDuration.observe({ route: r.route }, totalSeconds);
     this.addedLatency.observe({ route: r.route }, r.addedMs / 1000);
     if (r.failOpen) this.failOpen.inc({ reason: r.failOpen });
     if (r.enforced) {
-      this.tokens.inc({ stage: 'before' }, r.tokensBefore);
-      this.tokens.inc({ stage: 'after' }, r.tokensAfter);
+      this.tokens.inc({ stage: 'before', tenant }, r.tokensBefore);
+      this.tokens.inc({ stage: 'after', tenant }, r.tokensAfter);
       for (const rep of r.reports) {
         this.componentRuns.inc({ component: rep.component, outcome: 'ran' });
         if (rep.reverted) this.componentRuns.inc({ component: rep.component, outcome: 'reverted' });
@@ -91,6 +99,13 @@ export class GatewayMetrics {
       this.llmFailures.set({ component, kind: 'error' }, t.llm_errors);
       this.llmFailures.set({ component, kind: 'truncated' }, t.llm_truncated);
     }
+  }
+
+  /** A control-plane generation applied (propagation absent for the boot load). */
+  recordControl(generation: number, propagationMs: number | undefined, versions: Record<string, number>): void {
+    this.controlGeneration.set(generation);
+    if (propagationMs !== undefined) this.controlPropagation.observe(propagationMs / 1000);
+    for (const [tenant, version] of Object.entries(versions)) this.configVersion.set({ tenant: this.tenants.label(tenant) }, version);
   }
 
   recordUpstream(dialect: string, status: number | 'error', seconds: number): void {

@@ -1,11 +1,16 @@
 // Liveness, readiness, /stats and /metrics. Readiness means the stores answer, a config is
-// loaded and the durable schema is not older than this build (app pods never migrate; the Helm
-// Job does); liveness only that the process serves.
-import { Controller, Get, Header, Inject, Res } from '@nestjs/common';
-import type { FastifyReply } from 'fastify';
+// loaded, the durable schema is not older than this build (app pods never migrate; the Helm
+// Job does) and the control plane's generation has been loaded once (a replica that cannot read
+// it since keeps serving what it applied and names that generation as stale); liveness only that
+// the process serves. /stats is the caller's own tenant's (its key, or `default` without one).
+import { Controller, Get, Header, Inject, Req, Res } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GATEWAY } from '../gateway.tokens';
 import type { GatewayContext } from '../gateway-context';
 import { cmdfilterLedgers } from './ledgers';
+import { gatewayError } from '../proxy/gateway-errors';
+import { TenantAuthError } from '../tenancy/tenant-resolver';
+import { DEFAULT_TENANT } from '../tenancy/tenant-runtime';
 
 @Controller()
 export class OpsController {
@@ -30,7 +35,8 @@ export class OpsController {
     }
     const schema = await this.gw.schema().catch(() => ({ status: 'unavailable' as const }));
     const schemaReady = schema === undefined || ('ok' in schema && schema.ok);
-    const ready = store === 'ok' && tenants.length > 0 && schemaReady;
+    const control = this.gw.tenancy.sync?.status();
+    const ready = store === 'ok' && tenants.length > 0 && schemaReady && (control?.loaded ?? true);
     reply
       .code(ready ? 200 : 503)
       .header('content-type', 'application/json')
@@ -38,20 +44,38 @@ export class OpsController {
         ready,
         store: { kind: this.gw.store.kind, status: store },
         ...(schema ? { schema } : {}),
+        ...(control ? { control: { replica: this.gw.tenancy.heartbeat?.id, ...control } } : {}),
         config: tenants.map((t) => ({ tenant: t.id, version: t.configVersion, pipeline: t.built.names })),
       });
   }
 
   @Get('stats')
-  stats(): Record<string, unknown> {
-    const health = this.gw.store.health();
-    return this.gw.stats.snapshot({
-      frozen_dropped: health.frozenDropped,
-      frozen_repaired: health.frozenRepaired,
-      frozen_flips: Math.max(0, health.frozenDropped - health.frozenRepaired),
-      ...cmdfilterLedgers(),
-      ...this.gw.models.spend.snapshot(),
-    });
+  stats(@Req() req: FastifyRequest, @Res() reply: FastifyReply): void {
+    let tenant;
+    try {
+      tenant = this.gw.tenants.resolve(req.headers);
+      const asked = (req.query as Record<string, string | undefined>).tenant;
+      if (asked !== undefined && asked !== tenant.id) throw new TenantAuthError(403, 'a tenant key reads only its own tenant\'s stats');
+    } catch (err) {
+      const status = err instanceof TenantAuthError ? err.status : 500;
+      const e = gatewayError('openai', status, 'tenant_auth', err instanceof Error ? err.message : 'internal error');
+      reply.code(e.status).header('content-type', 'application/json').send(e.body);
+      return;
+    }
+    // Process-wide ledgers (command selectors, model spend, freeze health) are the operator's:
+    // only the default tenant's view carries them.
+    let extra: Record<string, unknown> = {};
+    if (tenant.id === DEFAULT_TENANT) {
+      const health = this.gw.store.health();
+      extra = {
+        frozen_dropped: health.frozenDropped,
+        frozen_repaired: health.frozenRepaired,
+        frozen_flips: Math.max(0, health.frozenDropped - health.frozenRepaired),
+        ...cmdfilterLedgers(),
+        ...this.gw.models.spend.snapshot(),
+      };
+    }
+    reply.code(200).header('content-type', 'application/json').send(this.gw.stats.snapshot(extra, tenant.id));
   }
 
   @Get('metrics')

@@ -34,7 +34,7 @@ export function chatHandler(gw: GatewayContext, dialect: Dialect) {
     }
     let prepared: Prepared;
     // An empty pipeline is a transparent proxy: the body is not even decoded to text.
-    let transparent = isTransparent(tenant.built.pipeline, gw.env.injectExpand);
+    let transparent = isTransparent(tenant.built.pipeline, gw.env.injectExpand, tenant.replays);
     const raw = transparent ? '' : rawBuf.toString('utf8');
     try {
       prepared = transparent ? passthrough(dialect, tenant.id) : await prepareRequest(

@@ -6,6 +6,7 @@ import { pipeline, type Readable } from 'node:stream';
 import type { Dialect } from '../wire/wire.types';
 import { checkBody } from './body-checks';
 import { gatewayError } from './gateway-errors';
+import { applyTenantPath } from '../tenancy/tenant-key';
 
 export interface HotRequest {
   method: string;
@@ -117,6 +118,8 @@ export function hotServer(routes: readonly HotRoute[], bodyLimit: number, onErro
   const table = new Map(routes.map((r) => [`${r.method} ${r.path}`, r]));
   return (fallback: (req: IncomingMessage, res: ServerResponse) => void): Server =>
     createServer((req, res) => {
+      // `/t/<key>/…` becomes `/…` plus a pseudo-header, before routing (and any log) sees the URL.
+      applyTenantPath(req);
       const url = req.url ?? '/';
       const q = url.indexOf('?');
       const path = q < 0 ? url : url.slice(0, q);

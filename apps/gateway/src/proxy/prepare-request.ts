@@ -21,7 +21,8 @@ import { cacheViewFor, isCacheAware, requestTtlMs } from '../session/cache-view'
 import { guardCachedPrefix, rewrittenIndices } from '../session/cache-guard';
 import { conversationKey } from '../session/conversation-key';
 import { runWithSession } from '../session/session-run';
-import type { TenantRuntime } from '../tenancy/tenant-runtime';
+import { revisionOf, type TenantRuntime } from '../tenancy/tenant-runtime';
+import { recordForwarded, replayForwarded } from '../tenancy/forwarded-replay';
 import { decodeRequest, encodeRequest } from '../wire/request.wire';
 import type { TurnCache } from '../wire/turn-cache';
 import { resolveSessionKey } from '../wire/session-key';
@@ -61,9 +62,12 @@ export interface Prepared {
 }
 
 
-/** An empty pipeline with nothing to inject: the body goes out exactly as it came, undecoded. */
-export function isTransparent(pipeline: Pipeline, injectMode: InjectMode): boolean {
-  return pipeline.components.length === 0 && injectMode !== 'always';
+/**
+ * An empty pipeline with nothing to inject: the body goes out exactly as it came, undecoded —
+ * unless the tenant's earlier config versions may have rewritten a live session (`replays`).
+ */
+export function isTransparent(pipeline: Pipeline, injectMode: InjectMode, replays = false): boolean {
+  return pipeline.components.length === 0 && injectMode !== 'always' && !replays;
 }
 
 /** Decoding errors propagate (the caller answers 400); everything after decoding fails open. */
@@ -72,7 +76,7 @@ export async function prepareRequest(deps: PrepareDeps, input: PrepareInput): Pr
   const report = emptyReport(input.route, input.tenant.id);
   // An empty pipeline is a transparent proxy (preset off): nothing to decide, no tool to inject
   // unless INJECT_EXPAND=always, so the client's bytes go out as they came.
-  if (isTransparent(input.pipeline, deps.injectMode)) {
+  if (isTransparent(input.pipeline, deps.injectMode, input.tenant.replays)) {
     report.bypassed = input.bypassHeader;
     report.addedMs = performance.now() - started;
     return { session: '', outgoing: input.raw, advertised: false, report };
@@ -137,6 +141,8 @@ export async function prepareRequest(deps: PrepareDeps, input: PrepareInput): Pr
         return input.pipeline.run(view.messages, ctx);
       },
     });
+    // What an earlier config version forwarded on the cached prefix comes back byte-identical.
+    replayForwarded(view.messages, result.messages, turn.view, prev, state, stash, revisionOf(input.pipeline));
     const guarded = guardCachedPrefix(view.messages, result.messages, turn.view, prev);
     report.guardReverted = guarded.length;
     report.tokensBefore = result.tokensBefore;
@@ -153,6 +159,7 @@ export async function prepareRequest(deps: PrepareDeps, input: PrepareInput): Pr
       : encodeRequest(view, result.messages, { injectExpand: inject });
     chargeDiscards(report, [...encoded.discarded, ...guarded]);
     const rewritten = rewrittenIndices(view.messages, result.messages, encoded.discarded);
+    recordForwarded(view.messages, result.messages, rewritten, state, revisionOf(input.pipeline));
     // A marker may only leave once its original is acknowledged by the store every replica reads.
     await Promise.all([
       stash.entries.size ? deps.store.putStash(input.tenant.id, session, stash.list()) : undefined,

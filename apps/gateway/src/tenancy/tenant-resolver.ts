@@ -1,5 +1,6 @@
-// Resolves the tenant of a request. Until the control plane lands there is one tenant built from
-// PRESET / CONFIG; the resolver is the seam where keyed tenants plug in without touching the proxy.
+// Resolves the tenant of a request. Without a control plane there is one tenant built from
+// PRESET / CONFIG; with one, the TenantDirectory (tenant-directory.ts) answers from its
+// in-memory cache. Resolution is synchronous on purpose: the hot path never waits on a store.
 import type { TenantRuntime } from './tenant-runtime';
 
 export interface TenantHeaders {

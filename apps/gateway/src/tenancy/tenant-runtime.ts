@@ -1,8 +1,10 @@
 // A tenant runtime is everything the hot path needs about a tenant, built once per config
 // version (never per request): its pipeline, store settings and the version it serves.
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import {
   buildPipeline,
+  type Pipeline,
   parsePipelineYaml,
   resolveDocument,
   type BuiltConfig,
@@ -19,17 +21,38 @@ export interface TenantRuntime {
   readonly built: BuiltConfig;
   /** Pipelines for `/compact?preset=` overrides, built lazily once per preset name. */
   readonly presetPipelines: Map<string, BuiltConfig>;
+  /**
+   * Another version of this tenant's config may have rewritten a live session, so even an empty
+   * pipeline must decode and replay what was forwarded (a transparent pass-through would bust).
+   */
+  readonly replays: boolean;
 }
 
-export function createTenantRuntime(id: string, document: PipelineDocument, configVersion: number): TenantRuntime {
-  return { id, configVersion, document, built: buildPipeline(document), presetPipelines: new Map() };
+const revisions = new WeakMap<Pipeline, string>();
+
+/**
+ * What a pipeline was built from, the same on every replica (a hash of its document): a session's
+ * forwarded bytes made under another revision are replayed, not re-derived (forwarded-replay.ts).
+ */
+export function revisionOf(pipeline: Pipeline): string {
+  return revisions.get(pipeline) ?? 'unversioned';
+}
+
+function build(document: PipelineDocument): BuiltConfig {
+  const built = buildPipeline(document);
+  revisions.set(built.pipeline, createHash('sha256').update(JSON.stringify(document)).digest('hex').slice(0, 16));
+  return built;
+}
+
+export function createTenantRuntime(id: string, document: PipelineDocument, configVersion: number, replays = false): TenantRuntime {
+  return { id, configVersion, document, built: build(document), presetPipelines: new Map(), replays };
 }
 
 /** A preset's pipeline for this tenant: the tenant's component blocks carry over. */
 export function presetPipeline(t: TenantRuntime, preset: string): BuiltConfig {
   let built = t.presetPipelines.get(preset);
   if (!built) {
-    built = buildPipeline({ preset, components: t.document.components, store: t.document.store });
+    built = build({ preset, components: t.document.components, store: t.document.store });
     t.presetPipelines.set(preset, built);
   }
   return built;

@@ -1,0 +1,27 @@
+// /stats per tenant: one rollup per tenant id, so a tenant's key reads its own numbers and
+// nothing of another tenant's. Tenants are the directory's (a refused key records nothing), so
+// the map is bounded by the tenants that exist.
+import { StatsRollup } from '../observability/stats';
+import type { RequestReport } from '../observability/request-report';
+import { DEFAULT_TENANT } from './tenant-runtime';
+
+export class TenantStats {
+  private readonly byTenant = new Map<string, StatsRollup>();
+
+  record(r: RequestReport): void {
+    this.rollup(r.tenant).record(r);
+  }
+
+  snapshot(extra: Record<string, unknown> = {}, tenant = DEFAULT_TENANT): Record<string, unknown> {
+    return { tenant, ...this.rollup(tenant).snapshot(extra) };
+  }
+
+  private rollup(tenant: string): StatsRollup {
+    let r = this.byTenant.get(tenant);
+    if (!r) {
+      r = new StatsRollup();
+      this.byTenant.set(tenant, r);
+    }
+    return r;
+  }
+}

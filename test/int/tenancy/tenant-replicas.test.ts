@@ -1,0 +1,205 @@
+// Three gateway processes serve tenants from one control plane (real Postgres + Redis): each key
+// gets its own tenant's pipeline on every replica, a refused key gets the dialect's 401, a tenant
+// never reads another's /expand or /stats, and a change — config, filter set, revocation — is
+// applied by every replica while traffic flows, without a restart.
+import { createHash } from 'node:crypto';
+import { createControlSeed, type ControlSeed } from '../../support/control-seed';
+import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream';
+import { startPrivateRedis, startReplica, type Replica } from '../../support/replicas';
+import { jsonScript } from '../../support/scripted-model';
+import { postTurn, readyz, waitGeneration } from '../../support/tenant-replicas';
+import { agentSteps, anthropicTurn, openaiTurn } from '../../support/transcripts';
+
+jest.setTimeout(240_000);
+
+const MARKER = /<<cg:([A-Za-z0-9_-]{1,64})>>/g;
+const HEAVY = { pipeline: ['format', 'dedup', 'collapse', 'mask'], components: { mask: { keep_recent: 3 } } };
+const LITE = { preset: 'safe' };
+const steps = agentSteps(12, 5);
+
+let seed: ControlSeed;
+let redis: { url: string; stop(): Promise<void> };
+let upstream: FakeUpstream;
+let replicas: Replica[] = [];
+const keys: Record<string, { id: string; key: string }> = {};
+let generation = 0;
+
+beforeAll(async () => {
+  redis = await startPrivateRedis();
+  seed = await createControlSeed('tenancy', redis.url);
+  upstream = await startFakeUpstream(jsonScript({ expand: false }));
+  await seed.createTenant('heavy', HEAVY);
+  await seed.createTenant('lite', LITE);
+  keys.heavy = await seed.issueKey('heavy');
+  keys.lite = await seed.issueKey('lite');
+  keys.revoked = await seed.issueKey('lite');
+  await seed.createTenant('off', { preset: 'off' });
+  keys.off = await seed.issueKey('off');
+  generation = await seed.disableTenant('off');
+  const env = { REDIS_URL: redis.url, DATABASE_URL: seed.dbUrl, OPENAI_UPSTREAM: upstream.url, ANTHROPIC_UPSTREAM: upstream.url, PRESET: 'off' };
+  replicas = await Promise.all([startReplica(env), startReplica(env), startReplica(env)]);
+  await Promise.all(replicas.map((r) => waitGeneration(r, generation)));
+});
+
+afterAll(async () => {
+  await Promise.all(replicas.map((r) => r.stop()));
+  await upstream?.close();
+  await seed?.close();
+  await redis?.stop();
+});
+
+let sessions = 0;
+/** A tenant's key and a session of its own (each check starts a conversation of its own). */
+const key = (name: string) => ({ 'x-context-guru-key': keys[name]!.key, 'x-context-guru-session': `s${++sessions}` });
+const last = () => upstream.requests[upstream.requests.length - 1]!;
+
+describe('tenants on three replicas', () => {
+  it('each key is compressed per its own tenant config on every replica, and no key leaves the gateway', async () => {
+    for (const r of replicas) {
+      for (const dialect of ['openai', 'anthropic'] as const) {
+        const body = dialect === 'openai' ? openaiTurn(steps, 12) : anthropicTurn(steps, 12);
+        expect((await postTurn(r, dialect, body, key('heavy'))).status).toBe(200);
+        expect(last().raw.match(MARKER)?.length ?? 0).toBeGreaterThan(3);
+        expect(last().headers['x-context-guru-key']).toBeUndefined();
+        expect((await postTurn(r, dialect, body, key('lite'))).status).toBe(200);
+        expect(last().raw).not.toMatch(MARKER);
+        // No key: the replica's own PRESET (off) forwards the bytes as they came.
+        expect((await postTurn(r, dialect, body, { 'x-context-guru-session': `none-${++sessions}` })).status).toBe(200);
+        expect(last().raw).toBe(JSON.stringify(body));
+      }
+    }
+  });
+
+  it('the path form /t/<key>/… names the tenant like the header', async () => {
+    const res = await postTurn(replicas[1]!, 'openai', openaiTurn(steps, 12), { 'x-context-guru-session': 'path-form' }, `/t/${keys.heavy!.key}`);
+    expect(res.status).toBe(200);
+    expect(last().path).toBe('/v1/chat/completions');
+    expect(last().raw.match(MARKER)?.length ?? 0).toBeGreaterThan(3);
+  });
+
+  it('unknown, disabled and conflicting keys get 401 in each dialect\'s error shape', async () => {
+    const r = replicas[2]!;
+    for (const headers of [{ 'x-context-guru-key': 'cg_live_nope' }, key('off'), { ...key('heavy'), 'x-api-key': keys.lite!.key }]) {
+      const o = await postTurn(r, 'openai', openaiTurn(steps, 1), headers);
+      expect(o.status).toBe(401);
+      expect(((await o.json()) as { error: { code: string } }).error.code).toBe('tenant_auth');
+      const a = await postTurn(r, 'anthropic', anthropicTurn(steps, 1), headers);
+      expect(a.status).toBe(401);
+      expect(await a.json()).toMatchObject({ type: 'error', error: { type: 'authentication_error' } });
+    }
+    const path = await postTurn(r, 'anthropic', anthropicTurn(steps, 1), {}, '/t/cg_live_nope');
+    expect(path.status).toBe(401);
+  });
+
+  it('a tenant reads only its own /expand originals and /stats', async () => {
+    const r = replicas[0]!;
+    const session = { 'x-context-guru-session': 'shared-name' };
+    expect((await postTurn(r, 'anthropic', anthropicTurn(steps, 12), { ...key('heavy'), ...session })).status).toBe(200);
+    const id = [...last().raw.matchAll(MARKER)][0]![1]!;
+    const own = await fetch(`${replicas[1]!.url}/expand?id=${id}`, { headers: { ...key('heavy'), ...session } });
+    expect(own.status).toBe(200);
+    expect(createHash('sha256').update(await own.text()).digest('hex').slice(0, 16)).toBe(id);
+    // Same session name, same id, another tenant's key (or none): not found.
+    for (const headers of [key('lite'), {}]) {
+      const other = await fetch(`${replicas[2]!.url}/expand?id=${id}`, { headers: { ...headers, ...session } });
+      expect(other.status).toBe(404);
+    }
+    const mine = await fetch(`${r.url}/stats?tenant=heavy`, { headers: key('heavy') });
+    expect(mine.status).toBe(200);
+    const stats = (await mine.json()) as { tenant: string; requests: number; saved_tokens: number };
+    expect(stats.tenant).toBe('heavy');
+    expect(stats.requests).toBeGreaterThan(0);
+    expect(stats.saved_tokens).toBeGreaterThan(0);
+    expect((await fetch(`${r.url}/stats?tenant=heavy`, { headers: key('lite') })).status).toBe(403);
+    expect((await fetch(`${r.url}/stats?tenant=heavy`)).status).toBe(403);
+    const lite = (await (await fetch(`${r.url}/stats`, { headers: key('lite') })).json()) as { tenant: string; requests: number };
+    expect(lite.tenant).toBe('lite');
+    // Replica 0 served heavy three times (two dialects, then the /expand setup) and lite twice.
+    expect(stats.requests).toBe(3);
+    expect(lite.requests).toBe(2);
+    expect((await fetch(`${r.url}/stats`, { headers: key('off') })).status).toBe(401);
+  });
+
+  it('metrics carry the tenant label', async () => {
+    const text = await (await fetch(`${replicas[0]!.url}/metrics`)).text();
+    expect(text).toMatch(/cg_requests_total\{route="anthropic",outcome="ok",tenant="heavy"\} \d+/);
+    expect(text).toMatch(/cg_control_generation \d+/);
+  });
+
+  it('config, filter set and revocation reach every replica under load, without a restart', async () => {
+    let stop = false;
+    let served = 0;
+    const load = (async () => {
+      for (let i = 0; !stop; i++) {
+        const res = await postTurn(replicas[i % 3]!, 'openai', openaiTurn(steps, 1 + (i % 12)), key(i % 2 ? 'heavy' : 'lite'));
+        await res.text();
+        served++;
+      }
+    })();
+    try {
+      // lite switches to the heavy pipeline.
+      const { generation: g1 } = await seed.pushConfig('lite', HEAVY);
+      await Promise.all(replicas.map((r) => waitGeneration(r, g1)));
+      for (const r of replicas) {
+        expect((await postTurn(r, 'openai', openaiTurn(steps, 12), key('lite'))).status).toBe(200);
+        expect(last().raw.match(MARKER)?.length ?? 0).toBeGreaterThan(3);
+        const { body } = await readyz(r);
+        expect(body.config.find((t) => t.tenant === 'lite')?.version).toBe(2);
+      }
+      // Rollback restores the previous behaviour.
+      const g2 = await seed.activateConfig('lite', 1);
+      await Promise.all(replicas.map((r) => waitGeneration(r, g2)));
+      for (const r of replicas) {
+        expect((await postTurn(r, 'openai', openaiTurn(steps, 12), key('lite'))).status).toBe(200);
+        expect(last().raw).not.toMatch(MARKER);
+      }
+      // A revoked key is refused by every replica; the tenant's other key still works.
+      const g3 = await seed.revokeKey('lite', keys.revoked!.id);
+      await Promise.all(replicas.map((r) => waitGeneration(r, g3)));
+      for (const r of replicas) {
+        expect((await postTurn(r, 'openai', openaiTurn(steps, 1), key('revoked'))).status).toBe(401);
+        expect((await postTurn(r, 'openai', openaiTurn(steps, 1), key('lite'))).status).toBe(200);
+      }
+    } finally {
+      stop = true;
+      await load;
+    }
+    expect(served).toBeGreaterThan(0);
+  });
+
+  it('a pushed filter set applies to the tenant\'s cmdfilter on every replica', async () => {
+    const filter = [
+      'schema_version: 1',
+      'filters:',
+      '  deploy-log:',
+      "    match: '^\\$ deploy-tool'",
+      "    strip_lines_matching: ['^DEBUG ']",
+      'tests:',
+      '  deploy-log:',
+      '    - name: strips-debug',
+      '      input: "$ deploy-tool --all\\nDEBUG x\\nok\\n"',
+      '      expected: "ok"',
+      '',
+    ].join('\n');
+    const { generation: g0 } = await seed.pushConfig('lite', { pipeline: ['cmdfilter'], components: { cmdfilter: { min_size: 0 } } });
+    await Promise.all(replicas.map((r) => waitGeneration(r, g0)));
+    const output = `${Array.from({ length: 60 }, (_, i) => `DEBUG connecting shard ${i} of the deployment cluster`).join('\n')}\ndeployed 60 shards\n`;
+    const body = {
+      model: 'gpt-fake',
+      messages: [
+        { role: 'user', content: 'deploy it' },
+        { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'bash', arguments: JSON.stringify({ command: 'deploy-tool --all' }) } }] },
+        { role: 'tool', tool_call_id: 'call_1', content: output },
+      ],
+    };
+    expect((await postTurn(replicas[0]!, 'openai', body, key('lite'))).status).toBe(200);
+    expect(last().raw).toContain('DEBUG connecting shard 7');
+    const g1 = await seed.pushFilter('lite', 'deploy', filter);
+    await Promise.all(replicas.map((r) => waitGeneration(r, g1)));
+    for (const r of replicas) {
+      expect((await postTurn(r, 'openai', body, { ...key('lite'), 'x-context-guru-session': `f-${r.url}` })).status).toBe(200);
+      expect(last().raw).not.toContain('DEBUG connecting shard 7');
+      expect(last().raw).toContain('deployed 60 shards');
+    }
+  });
+});
