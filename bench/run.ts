@@ -6,6 +6,7 @@ import { runMemory } from './memory.bench';
 import { runOverhead } from './overhead.bench';
 import { runThroughput } from './throughput.bench';
 import { runSharedState } from './shared-state.bench';
+import { runPropagation } from './propagation.bench';
 
 const BENCHES: Record<string, () => Promise<string>> = {
   overhead: runOverhead,
@@ -14,6 +15,7 @@ const BENCHES: Record<string, () => Promise<string>> = {
   billing: runBilling,
   components: runComponents,
   memory: runMemory,
+  propagation: runPropagation,
 };
 
 async function main(): Promise<void> {

@@ -67,6 +67,10 @@ export class PgSqlClient implements SqlClient {
   async withConnection<T>(fn: (c: SqlQueryable) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
     let broken: Error | undefined;
+    // pg emits 'error' on a checked-out client whose socket dies (as well as failing its query);
+    // with no listener that event would crash the process. The query's rejection reports it.
+    const onError = (err: Error) => (broken ??= err);
+    client.on('error', onError);
     try {
       return await fn(session(client));
     } catch (err) {
@@ -74,6 +78,7 @@ export class PgSqlClient implements SqlClient {
       throw err;
     } finally {
       // A failed session may hold locks or an aborted transaction: destroy it, never reuse it.
+      client.off('error', onError);
       client.release(broken);
     }
   }

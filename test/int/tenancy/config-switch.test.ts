@@ -1,0 +1,95 @@
+// A tenant's config changes twice in the middle of live sessions served by two replicas (agent-like
+// masking → off → rollback to the masking version). The provider has cached what was forwarded
+// under each version, so every message it already holds must come back byte-identical on every
+// later turn — frozen decisions replay, whichever version made them — while the version active
+// at each turn decides only what is new. Billed by the simulated provider prompt cache.
+import { createControlSeed, type ControlSeed } from '../../support/control-seed';
+import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream';
+import { PromptCacheSim, cachingScript, canonicalMessages, headChanged, prefixBust, type BilledRequest } from '../../support/prompt-cache';
+import { startPrivateRedis, startReplica, type Replica } from '../../support/replicas';
+import { jsonScript } from '../../support/scripted-model';
+import { postTurn, waitGeneration } from '../../support/tenant-replicas';
+import { agentSteps, anthropicTurn, openaiTurn } from '../../support/transcripts';
+
+jest.setTimeout(240_000);
+
+const MASKING = { pipeline: ['format', 'dedup', 'mask', 'cacheinject'], components: { mask: { keep_recent: 2 } } };
+const TURNS = 12;
+const SWITCH_OFF = 5;
+const ROLLBACK = 9;
+/** Tool steps each turn adds: more than keep_recent, so the masking version acts in the tail. */
+const PER_TURN = 3;
+const MASKED = 'older tool output masked';
+
+let seed: ControlSeed;
+let redis: { url: string; stop(): Promise<void> };
+let upstream: FakeUpstream;
+let replicas: Replica[] = [];
+const billed: BilledRequest[] = [];
+let key = '';
+
+beforeAll(async () => {
+  redis = await startPrivateRedis();
+  seed = await createControlSeed('switch', redis.url);
+  upstream = await startFakeUpstream(cachingScript(new PromptCacheSim(), jsonScript({ expand: false }), billed));
+  await seed.createTenant('team', MASKING);
+  key = (await seed.issueKey('team')).key;
+  const env = { REDIS_URL: redis.url, DATABASE_URL: seed.dbUrl, OPENAI_UPSTREAM: upstream.url, ANTHROPIC_UPSTREAM: upstream.url };
+  replicas = await Promise.all([startReplica(env), startReplica(env)]);
+});
+
+afterAll(async () => {
+  await Promise.all(replicas.map((r) => r.stop()));
+  await upstream?.close();
+  await seed?.close();
+  await redis?.stop();
+});
+
+describe.each(['anthropic', 'openai'] as const)('%s: a preset switch mid-session on two replicas', (dialect) => {
+  const steps = agentSteps(TURNS * PER_TURN, dialect === 'openai' ? 21 : 22);
+  const sent: BilledRequest[] = [];
+
+  beforeAll(async () => {
+    const session = `switch-${dialect}`;
+    for (let t = 1; t <= TURNS; t++) {
+      if (t === SWITCH_OFF) {
+        const { generation } = await seed.pushConfig('team', { preset: 'off' });
+        await Promise.all(replicas.map((r) => waitGeneration(r, generation)));
+      }
+      if (t === ROLLBACK) {
+        const generation = await seed.activateConfig('team', 1);
+        await Promise.all(replicas.map((r) => waitGeneration(r, generation)));
+      }
+      const body = dialect === 'openai' ? openaiTurn(steps, t * PER_TURN) : anthropicTurn(steps, t * PER_TURN);
+      const res = await postTurn(replicas[t % 2]!, dialect, body, { 'x-context-guru-key': key, 'x-context-guru-session': session });
+      expect(res.status).toBe(200);
+      await res.text();
+      sent.push(billed[billed.length - 1]!);
+    }
+  });
+
+  it('never changes a message the provider already cached (zero busts), and the tools never change after the first offload', () => {
+    const busts = sent.slice(1).map((cur, i) => prefixBust(sent[i]!.body, cur.body));
+    expect(busts.filter((b) => b >= 0)).toEqual([]);
+    const firstOffload = sent.findIndex((s) => JSON.stringify(s.body).includes('context_guru_expand'));
+    expect(firstOffload).toBeGreaterThanOrEqual(0);
+    for (let t = firstOffload + 1; t < sent.length; t++) expect([t, headChanged(dialect, sent[t - 1]!.body, sent[t]!.body)]).toEqual([t, false]);
+  });
+
+  it('each version decides only the messages that are new under it', () => {
+    const maskedAt = (t: number) => canonicalMessages(sent[t - 1]!.body).flatMap((m, i) => (m.includes(MASKED) ? [i] : []));
+    // The masking version masked old outputs before the switch.
+    const beforeSwitch = maskedAt(SWITCH_OFF - 1);
+    expect(beforeSwitch.length).toBeGreaterThan(2);
+    // Under `off`, nothing new is masked: the masked set is exactly what was cached at the switch.
+    for (let t = SWITCH_OFF; t < ROLLBACK; t++) expect(maskedAt(t)).toEqual(beforeSwitch);
+    // After the rollback the masking version governs the new tail again.
+    expect(maskedAt(TURNS).length).toBeGreaterThan(beforeSwitch.length);
+  });
+
+  it('the provider read the cached prefix on the warm turns right after each switch', () => {
+    // OpenAI caches every prefix automatically (Anthropic only at breakpoints, none in this transcript).
+    if (dialect !== 'openai') return;
+    for (const t of [SWITCH_OFF, SWITCH_OFF + 1, ROLLBACK, ROLLBACK + 1]) expect([t, sent[t - 1]!.bill.cacheRead > sent[t - 2]!.bill.cacheRead]).toEqual([t, true]);
+  });
+});
