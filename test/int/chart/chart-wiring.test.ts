@@ -211,7 +211,36 @@ describe('the chart runs the real processes it describes', () => {
       expect(upstream.requests.slice(before).map((r) => r.path)).toEqual(['/v1/chat/completions', '/v1/messages']);
     }
 
+    // SIGTERM mid-stream (what the kubelet sends after preStop): the stream in flight finishes
+    // whole, then the process exits 0 — the grace period only has to outlast the stream.
+    const parts = Array.from({ length: 12 }, (_, i) => `part-${i} `);
+    const events = [
+      ...parts.map((p) => `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', model: 'gpt-4o', choices: [{ index: 0, delta: { content: p }, finish_reason: null }] })}\n\n`),
+      `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', model: 'gpt-4o', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\n\n`,
+      'data: [DONE]\n\n',
+    ];
+    upstream.setScript(() => ({ kind: 'sse', events, chunkSize: 64, delayMs: 60 }));
+    const streaming = await fetch(`http://127.0.0.1:${gw2.port}/openai/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'Bearer sk-test' },
+      body: JSON.stringify({ model: 'gpt-4o', stream: true, messages: [{ role: 'user', content: 'stream please' }] }),
+    });
+    expect(streaming.status).toBe(200);
+    const reader = streaming.body!.getReader();
+    const first = await reader.read();
+    let text = new TextDecoder().decode(first.value);
+    expect(text).not.toContain('[DONE]'); // the stream is still in flight when SIGTERM arrives
+    const stopping = second.stop();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      text += new TextDecoder().decode(value);
+    }
+    expect(text).toContain('data: [DONE]');
+    for (const p of parts) expect(text).toContain(p);
+    expect(await stopping).toEqual({ code: 0, signal: null });
+
     // SIGTERM is handled (node is PID 1 in the image, which has no default handler): a clean exit 0.
-    for (const p of [second, adminProc, early]) expect(await p.stop()).toEqual({ code: 0, signal: null });
+    for (const p of [adminProc, early]) expect(await p.stop()).toEqual({ code: 0, signal: null });
   });
 });
