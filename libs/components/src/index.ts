@@ -20,3 +20,4 @@ export { SUMMARY_CHECKPOINT_KEY } from './offload/summarize/checkpoint';
 export { closeSharedSandbox } from './offload/extract/sandbox/sandbox-pool';
 export { cmdfilterMissLedger, cmdfilterActs } from './offload/cmdfilter.component';
 export * from './shared/json-text';
+export * from './shared/ids';

@@ -66,6 +66,15 @@ function rawMessages(raw: string): string[] {
   return out;
 }
 
+/** Raw bytes of the prompt's head: `tools` and `system`. */
+function head(raw: string): string {
+  const index = new RawIndex(raw);
+  return ['tools', 'system'].map((k) => {
+    const span = index.topLevel(k);
+    return span ? raw.slice(span.start, span.end) : '';
+  }).join('\u0000');
+}
+
 function post(r: Replica, body: unknown, session: string): Promise<Response> {
   return fetch(`${r.url}/anthropic/v1/messages`, {
     method: 'POST',
@@ -97,11 +106,15 @@ describe('three replicas sharing Redis and Postgres', () => {
     for (let t = 1; t < sent.length; t++) {
       const prev = rawMessages(sent[t - 1]!.raw);
       const next = rawMessages(sent[t]!.raw);
+      // The tool list opens the prompt: it never changes mid-session (the expand tool is there
+      // from the first turn, whichever replica serves it, across the flush too).
+      expect(head(sent[t]!.raw)).toBe(head(sent[0]!.raw));
       // Every message the provider already cached is re-sent byte for byte.
       expect(next.slice(0, prev.length)).toEqual(prev);
       markers += (sent[t]!.raw.match(MARKER) ?? []).length;
     }
     expect(markers).toBeGreaterThan(10);
+    expect(head(sent[0]!.raw)).toContain('context_guru_expand');
   });
 
   it('every marker resolves through any replica, before and after the flush', async () => {

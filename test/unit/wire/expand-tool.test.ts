@@ -12,7 +12,7 @@ describe('expand tool bytes', () => {
   it('has a fixed key order in both dialects', () => {
     const desc = JSON.stringify(JSON.parse(expandToolJson('anthropic')).description);
     const schema =
-      '{"type":"object","properties":{"id":{"type":"string","description":"The HASH from a <<cg:HASH>> marker."}},"required":["id"]}';
+      '{"type":"object","properties":{"id":{"type":"string","description":"The HASH from a <<cg:HASH>> marker, or the whole marker."}},"required":["id"]}';
     expect(expandToolJson('openai')).toBe(
       `{"type":"function","function":{"name":"${EXPAND_TOOL_NAME}","description":${desc},"parameters":${schema}}}`,
     );

@@ -1,8 +1,8 @@
-// A session key is tenant-scoped and an explicit id is only trusted when path-safe; a bad id
-// silently falls back, so the request never fails because of it.
+// A session key is tenant-scoped; an explicit id always names its session — kept when path-safe,
+// hashed when not (the same function GET /expand uses), never replaced by the content hash.
 import { createHash } from 'node:crypto';
 import { decodeRequest } from '../../../apps/gateway/src/wire/request.wire';
-import { resolveSessionKey, sanitizeSessionId, sessionAlias } from '../../../apps/gateway/src/wire/session-key';
+import { resolveSessionKey, sessionIdBase, sessionAlias } from '../../../apps/gateway/src/wire/session-key';
 import { ANTHROPIC_HOSTILE } from './bodies.fixture';
 
 const hash16 = (s: string) => createHash('sha256').update(s).digest('hex').slice(0, 16);
@@ -29,17 +29,22 @@ describe('resolveSessionKey', () => {
     expect(resolveSessionKey(anth({ taskId: 'task-7' }), undefined, 't')).toBe('t:task-7');
   });
 
-  it('falls back past unsafe ids to the next candidate, then to the content hash', () => {
+  it('hashes an explicit id that is not path-safe instead of dropping it', () => {
     const derived = `t:${hash16('You are Claude Code.\x00fix the bug')}`;
-    expect(resolveSessionKey(anth({ user_id: 'safe-id' }), '../../etc', 't')).toBe('t:safe-id');
-    for (const bad of ['../../etc', '...', '.', '', '   ', 'a b', 'x'.repeat(129), 'é', 'a/b', '{"session_id":"../x"}', '{not json', '{"session_id":5}']) {
-      expect([bad, resolveSessionKey(anth({ user_id: bad }), bad, 't')]).toEqual([bad, derived]);
+    const hashed = (id: string) => `t:h-${createHash('sha256').update(id.trim()).digest('hex').slice(0, 32)}`;
+    expect(resolveSessionKey(anth({ user_id: 'safe-id' }), '../../etc', 't')).toBe(hashed('../../etc'));
+    for (const bad of ['../../etc', '...', '.', 'a b', 'x'.repeat(129), 'é', 'proj/feature-1', 'セッション', '{not json']) {
+      expect([bad, resolveSessionKey(anth({ user_id: 'other' }), bad, 't')]).toEqual([bad, hashed(bad)]);
+      expect([bad, resolveSessionKey(anth({ user_id: bad }), undefined, 't')]).toEqual([bad, hashed(bad)]);
     }
+    expect(resolveSessionKey(anth({ user_id: '{"session_id":"../x"}' }), undefined, 't')).toBe(hashed('../x'));
+    // Nothing usable: an empty id, or a JSON object that carries no session id.
+    for (const none of ['', '   ', '{"session_id":5}']) expect(resolveSessionKey(anth({ user_id: none }), none, 't')).toBe(derived);
   });
 
-  it('ignores a JSON user_id over 1024 bytes', () => {
+  it('reads an over-long JSON-looking user_id as an id, hashed', () => {
     const big = JSON.stringify({ session_id: 'ok', pad: 'x'.repeat(1100) });
-    expect(resolveSessionKey(anth({ user_id: big }), undefined, 't')).toBe(`t:${hash16('You are Claude Code.\x00fix the bug')}`);
+    expect(resolveSessionKey(anth({ user_id: big }), undefined, 't')).toBe(`t:h-${createHash('sha256').update(big).digest('hex').slice(0, 32)}`);
   });
 
   it('hashes system head and first user text when no id is given, as the alias does', () => {
@@ -52,9 +57,11 @@ describe('resolveSessionKey', () => {
     expect(resolveSessionKey(anth(null), undefined, 'ten')).toBe(`ten:${hash16('You are Claude Code.\x00fix the bug')}`);
   });
 
-  it('sanitizes exactly to 1–128 chars of [A-Za-z0-9._:-], not all dots', () => {
-    expect(sanitizeSessionId('x'.repeat(128))).toBe('x'.repeat(128));
-    expect(sanitizeSessionId('.a.')).toBe('.a.');
-    expect(sanitizeSessionId('....')).toBeNull();
+  it('keeps exactly 1–128 chars of [A-Za-z0-9._:-], not all dots; hashes the rest', () => {
+    expect(sessionIdBase('x'.repeat(128))).toBe('x'.repeat(128));
+    expect(sessionIdBase('.a.')).toBe('.a.');
+    expect(sessionIdBase('....')).toMatch(/^h-[0-9a-f]{32}$/);
+    expect(sessionIdBase('x'.repeat(129))).toMatch(/^h-[0-9a-f]{32}$/);
+    expect(sessionIdBase(' ')).toBeNull();
   });
 });

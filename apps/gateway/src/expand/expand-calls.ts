@@ -1,29 +1,17 @@
 // Reads the model's tool calls out of a (whole or rebuilt) response and tells the gateway's own
 // context_guru_expand calls apart from the client's tools: the client must never see the former,
 // and the latter are always the client's to answer.
-import { EXPAND_TOOL_NAME } from '@context-guru/components';
+import { EXPAND_TOOL_NAME, expandIdOf } from '@context-guru/components';
 import type { Dialect } from './expand.types';
 import { field, isObject, parseJson, str } from './json-shape';
 
-export { EXPAND_TOOL_NAME };
+export { EXPAND_TOOL_NAME, expandIdOf };
 
 export interface ExpandCall {
   /** The provider's tool-call id (tool_use.id / tool_calls[].id) the result must answer. */
   callId: string;
   /** The stash HASH the model asked for, normalised by expandIdOf ('' when the arguments carried none). */
   id: string;
-}
-
-const WHOLE_MARKER = /^<<cg:\s*([^<>\s]*)\s*>>$/;
-
-/**
- * The stash id of an expand request: the bare HASH or the whole marker `<<cg:HASH>>` (models copy
- * what they see), trimmed. One rule for the loop and for GET /expand.
- */
-export function expandIdOf(input: string): string {
-  const t = input.trim();
-  const m = WHOLE_MARKER.exec(t);
-  return m ? m[1]! : t;
 }
 
 export interface CallSplit {

@@ -1,10 +1,11 @@
-// GET /expand?id=HASH: out-of-band recovery of a stashed original, scoped to the caller's tenant
+// GET /expand?id=HASH (or the whole marker): out-of-band recovery of a stashed original, scoped to the caller's tenant
 // and session through the ownership record written when that session stashed it.
 import type { GatewayContext } from '../gateway-context';
 import { headerValue } from '../proxy/forward-headers';
 import { decodeFailure } from '../proxy/request-errors';
 import type { HotReply, HotRequest } from '../proxy/hot-http';
-import { sanitizeSessionId } from '../wire/session-key';
+import { expandIdOf } from './expand-calls';
+import { sessionIdBase } from '../wire/session-key';
 
 const ID_RE = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -18,11 +19,11 @@ export function expandHandler(gw: GatewayContext) {
       decodeFailure(reply, 'openai', err);
       return reply;
     }
-    const id = req.query?.id ?? '';
+    const id = expandIdOf(req.query?.id ?? '');
     if (!ID_RE.test(id)) {
-      return reply.code(400).header('content-type', 'application/json').send(JSON.stringify({ error: 'id must match [A-Za-z0-9_-]{1,64}' }));
+      return reply.code(400).header('content-type', 'application/json').send(JSON.stringify({ error: 'id must be a HASH ([A-Za-z0-9_-]{1,64}) or a whole <<cg:HASH>> marker' }));
     }
-    const base = sanitizeSessionId(headerValue(req.headers, 'x-context-guru-session') ?? req.query?.session ?? '');
+    const base = sessionIdBase(headerValue(req.headers, 'x-context-guru-session') ?? req.query?.session ?? '');
     if (!base) return notFound('expired, unknown, or not owned by this session');
     const session = `${tenant.id}:${base}`;
     try {

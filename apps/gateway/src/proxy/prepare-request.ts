@@ -25,6 +25,7 @@ import { revisionOf, type TenantRuntime } from '../tenancy/tenant-runtime';
 import { recordForwarded, replayForwarded } from '../tenancy/forwarded-replay';
 import { decodeRequest, encodeRequest } from '../wire/request.wire';
 import type { TurnCache } from '../wire/turn-cache';
+import { pipelineCanEmitMarkers } from '../wire/expand-tool';
 import { resolveSessionKey } from '../wire/session-key';
 import type { Dialect, WireView } from '../wire/wire.types';
 
@@ -152,8 +153,12 @@ export async function prepareRequest(deps: PrepareDeps, input: PrepareInput): Pr
     report.frozenMisses = state.misses;
     report.attemptedTokens = attemptedTokens(view, turn.view.aware && !turn.view.cold ? turn.view.maxCachedIdx : -1);
 
-    const offloaded = stash.entries.size > 0 || snapshot.offloaded === true;
-    const inject = shouldInject(deps.injectMode, view, offloaded || view.hasMarkers);
+    const offered = expandOffered(deps.injectMode, view, {
+      decided: snapshot.offloaded === true,
+      firstTurn: prev === null,
+      canEmit: pipelineCanEmitMarkers(input.pipeline, deps.store.persistent, input.tenant.document.components),
+    });
+    const inject = offered && !view.expandToolDeclared;
     const encoded = deps.turns
       ? deps.turns.encode(decoded, result.messages, { injectExpand: inject }, input.tenant.id)
       : encodeRequest(view, result.messages, { injectExpand: inject });
@@ -163,8 +168,8 @@ export async function prepareRequest(deps: PrepareDeps, input: PrepareInput): Pr
     // A marker may only leave once its original is acknowledged by the store every replica reads.
     await Promise.all([
       stash.entries.size ? deps.store.putStash(input.tenant.id, session, stash.list()) : undefined,
-      state.newFrozen.size || (offloaded && !snapshot.offloaded)
-        ? deps.store.commitSession(input.tenant.id, session, { frozen: state.newFrozen, offloaded })
+      state.newFrozen.size || (offered && !snapshot.offloaded)
+        ? deps.store.commitSession(input.tenant.id, session, { frozen: state.newFrozen, offloaded: offered })
         : undefined,
       rewritten.length ? deps.store.recordRewrites(input.tenant.id, conversation, rewritten) : undefined,
     ]);
@@ -183,10 +188,18 @@ export async function prepareRequest(deps: PrepareDeps, input: PrepareInput): Pr
   }
 }
 
-function shouldInject(mode: InjectMode, view: WireView, hasMarkers: boolean): boolean {
-  if (mode === 'never' || !view.toolChoiceAllowsInjection || view.expandToolDeclared) return false;
+/**
+ * Whether this turn offers the expand tool. The tool list opens the prompt in both providers'
+ * caching order, so the answer is decided once per session — on its first turn, when the pipeline
+ * can emit markers — and then replayed from the session state (every replica reads it) on every
+ * later turn; a session that started without it never gets it mid-way. Requests without tools of
+ * their own (title and summary side requests) are left alone unless INJECT_EXPAND=always.
+ */
+function expandOffered(mode: InjectMode, view: WireView, s: { decided: boolean; firstTurn: boolean; canEmit: boolean }): boolean {
+  if (mode === 'never' || !view.toolChoiceAllowsInjection) return false;
   if (mode === 'always') return true;
-  return view.toolsDeclared && hasMarkers;
+  if (!view.toolsDeclared) return false;
+  return s.decided || (s.firstTurn && s.canEmit);
 }
 
 function attemptedTokens(view: WireView, maxCachedIdx: number): number {

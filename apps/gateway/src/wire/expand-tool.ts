@@ -1,12 +1,14 @@
 // The expand tool's bytes never vary (fixed key order, fixed text) so the tools prefix stays
-// cache-stable across turns; it is only ever appended last, and never twice.
-import { EXPAND_TOOL_NAME } from '@context-guru/components';
+// cache-stable across turns; it is only ever appended last, and never twice. Whether a session
+// gets it at all is decided once, on its first turn (prepare-request.ts).
+import { EXPAND_TOOL_NAME, type Pipeline } from '@context-guru/components';
 import type { Dialect } from './wire.types';
 
 export const EXPAND_DESCRIPTION =
   'Retrieve the full original content that was compressed and replaced by a <<cg:HASH>> marker in ' +
-  'this conversation. Call it with the HASH from the marker when you need the exact original text.';
-export const EXPAND_ID_DESCRIPTION = 'The HASH from a <<cg:HASH>> marker.';
+  'this conversation. Call it with the HASH from the marker (the whole <<cg:HASH>> marker works too) ' +
+  'when you need the exact original text.';
+export const EXPAND_ID_DESCRIPTION = 'The HASH from a <<cg:HASH>> marker, or the whole marker.';
 
 function schema(): Record<string, unknown> {
   return {
@@ -48,4 +50,17 @@ export function toolChoiceAllows(dialect: Dialect, choice: unknown): boolean {
   if (choice === undefined || choice === null) return true;
   if (dialect === 'openai') return choice === 'auto';
   return isObject(choice) && choice.type === 'auto';
+}
+
+/**
+ * Whether a pipeline can ever leave a resolvable marker: it has an offloader whose marker_mode is
+ * full (the default), and the store keeps originals. Only then is the tool worth offering.
+ */
+export function pipelineCanEmitMarkers(pipeline: Pipeline, persistent: boolean, options?: Readonly<Record<string, unknown>>): boolean {
+  if (!persistent) return false;
+  return pipeline.components.some((c) => {
+    if (c.kind !== 'offload') return false;
+    const mode = isObject(options?.[c.name]) ? (options[c.name] as Record<string, unknown>).marker_mode : undefined;
+    return mode !== 'off' && mode !== 'summary';
+  });
 }

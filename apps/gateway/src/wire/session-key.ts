@@ -1,32 +1,30 @@
-// A session key names where frozen decisions and stashed originals live, so an explicit id is
-// only trusted when it is short and path-safe; anything else silently falls back to the content
-// hash (fail open: a bad id never fails the request). Keys are always tenant-scoped.
-import { sha256Hex } from '@context-guru/components';
+// A session key names where frozen decisions and stashed originals live. An explicit id the
+// client sends always names its session: kept when short and path-safe, hashed (sessionIdBase,
+// the one function every route uses) when not — never replaced by the content hash, which only
+// names sessions that sent no id. Keys are always tenant-scoped.
+import { sessionIdBase, sha256Hex } from '@context-guru/components';
 import { isObject } from './splice';
 import type { WireView } from './wire.types';
 
 export const SESSION_HEADER = 'x-context-guru-session';
-const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const MAX_JSON_ID_BYTES = 1024;
 
-/** A usable id, or null: trimmed, 1–128 chars of [A-Za-z0-9._:-], not all dots. */
-export function sanitizeSessionId(candidate: string): string | null {
-  const id = candidate.trim();
-  if (!SAFE_ID.test(id) || /^\.+$/.test(id)) return null;
-  return id;
-}
+export { sessionIdBase };
 
-/** Claude Code sends metadata.user_id as a JSON-object string carrying `session_id`. */
+/**
+ * Claude Code sends metadata.user_id as a JSON-object string carrying `session_id`; an object
+ * without one names no session. Text that only looks like JSON is an id like any other.
+ */
 function unwrap(candidate: string): string | null {
   const t = candidate.trim();
-  if (!t.startsWith('{')) return t;
-  if (Buffer.byteLength(t, 'utf8') > MAX_JSON_ID_BYTES) return null;
+  if (!t.startsWith('{') || Buffer.byteLength(t, 'utf8') > MAX_JSON_ID_BYTES) return t;
+  let parsed: unknown;
   try {
-    const parsed: unknown = JSON.parse(t);
-    return isObject(parsed) && typeof parsed.session_id === 'string' ? parsed.session_id : null;
+    parsed = JSON.parse(t);
   } catch {
-    return null;
+    return t;
   }
+  return isObject(parsed) ? (typeof parsed.session_id === 'string' ? parsed.session_id : null) : t;
 }
 
 /** The key a request has with no explicit id (its alias): hash of system head and first user text. */
@@ -40,7 +38,7 @@ export function explicitSessionBase(view: Pick<WireView, 'body'>, header: string
   for (const candidate of [header, meta.user_id, meta.taskId]) {
     if (typeof candidate !== 'string') continue;
     const inner = unwrap(candidate);
-    const id = inner === null ? null : sanitizeSessionId(inner);
+    const id = inner === null ? null : sessionIdBase(inner);
     if (id) return id;
   }
   return null;

@@ -22,7 +22,7 @@ export interface TurnRecord {
 export interface SessionWrites {
   /** New frozen decisions, slot (`component:contentKey`) → replacement text. */
   frozen: Map<string, string>;
-  /** The session emitted a marker: keep advertising the expand tool from now on. */
+  /** The session offers the expand tool (decided on its first turn): every later turn replays it. */
   offloaded: boolean;
 }
 

@@ -27,7 +27,7 @@ export interface SessionSnapshot {
   lost: Set<string>;
   /** Content keys kept verbatim after an expand. */
   kept: Set<string>;
-  /** The session has offloaded before: the expand tool stays advertised (sticky). */
+  /** The session offers the expand tool (decided on its first turn, replayed on every later one). */
   offloaded?: boolean;
 }
 
