@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ADMIN_ERRORS } from '@context-guru/admin';
 import { startAdmin, type AdminHarness } from '../../support/admin-harness';
+import { declaredRoutes } from '../../support/admin-routes';
 
 jest.setTimeout(60_000);
 
@@ -72,6 +73,19 @@ describe('admin auth, roles and errors', () => {
     const act = await h.call('POST', `/v1/tenants/acme/configs/${pushed.json.version}/activate`, { token: op });
     expect(act.status).toBe(200);
     expect((await h.call('GET', '/v1/whoami', { token: op })).json).toEqual({ id: `key:${keys.operator!.id}`, role: 'operator' });
+  });
+
+  it('every declared route refuses a role below the one it names, and lets that role through', async () => {
+    const RANK = { viewer: 0, operator: 1, admin: 2 } as const;
+    const fill = (p: string) => p.replace('{id}', 'acme').replace('{keyId}', '00000000-0000-0000-0000-000000000000').replace('{v}', '1').replace('{name}', 'x');
+    for (const r of declaredRoutes()) {
+      if (r.role === 'public') continue;
+      for (const who of ['viewer', 'operator', 'admin'] as const) {
+        const res = await h.call(r.method, fill(r.path), { token: keys[who]!.key, body: ['POST', 'PUT', 'PATCH'].includes(r.method) ? {} : undefined });
+        const allowed = RANK[who] >= RANK[r.role];
+        expect([r.method, r.path, who, allowed ? res.status !== 403 && res.status !== 401 : res.status]).toEqual([r.method, r.path, who, allowed ? true : 403]);
+      }
+    }
   });
 
   it('a revoked admin key is refused at once; keys are stored only as their hash', async () => {

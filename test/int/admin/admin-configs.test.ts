@@ -65,6 +65,7 @@ describe('admin configs, filters, tenants and keys', () => {
     const v1 = await h.call('POST', '/v1/tenants/acme/configs', { body: { document: 'preset: balanced\n' } });
     expect(v1).toMatchObject({ status: 201, json: { version: 1, active: false } });
     expect(await readGeneration(h.sql)).toBe(g0); // stored, not served: nothing to reload
+    expect((await h.call('GET', '/v1/tenants/acme/configs/1')).json).toMatchObject({ version: 1, active: false, created_by: 'bootstrap', document: { preset: 'balanced' } });
     expect((await h.call('GET', '/v1/tenants/acme/configs/active')).status).toBe(404);
     const v2doc = { pipeline: ['format', 'dedup', 'mask', 'cmdfilter'], components: { dedup: { min_tokens: 300 }, cmdfilter: { filters: [filterYaml] } } };
     const v2 = await h.call('POST', '/v1/tenants/acme/configs', { body: { document: v2doc, activate: true } });

@@ -2,31 +2,8 @@
 // the role its decorator names), and the ops-expand window slides.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { RequestMethod } from '@nestjs/common';
-import { AdminModule } from '@context-guru/admin';
 import { MinuteRateLimiter } from '../../../apps/admin/src/ops-expand/rate-limiter';
-import { ROLE_KEY } from '../../../apps/admin/src/common/auth.guard';
-
-type Fn = (...a: unknown[]) => unknown;
-
-function declaredRoutes(): Array<{ route: string; role: string }> {
-  const mod = AdminModule.forRoot({ sql: undefined as never });
-  const out: Array<{ route: string; role: string }> = [];
-  for (const ctrl of mod.controllers ?? []) {
-    const base = String(Reflect.getMetadata('path', ctrl) ?? '');
-    const proto = (ctrl as { prototype: Record<string, Fn> }).prototype;
-    for (const name of Object.getOwnPropertyNames(proto)) {
-      const fn = proto[name]!;
-      const method = Reflect.getMetadata('method', fn) as RequestMethod | undefined;
-      if (name === 'constructor' || method === undefined) continue;
-      const sub = String(Reflect.getMetadata('path', fn) ?? '');
-      const full = `/${[base, sub].filter((p) => p && p !== '/').join('/')}`.replace(/:(\w+)/g, '{$1}');
-      const role = (Reflect.getMetadata(ROLE_KEY, fn) ?? Reflect.getMetadata(ROLE_KEY, ctrl) ?? 'admin') as string;
-      out.push({ route: `${RequestMethod[method]} ${full}`, role });
-    }
-  }
-  return out;
-}
+import { declaredRoutes } from '../../support/admin-routes';
 
 describe('admin API docs', () => {
   const doc = readFileSync(path.join(__dirname, '../../../docs/admin-api.md'), 'utf8');
@@ -35,7 +12,8 @@ describe('admin API docs', () => {
   it('document every declared route with its role', () => {
     const routes = declaredRoutes();
     expect(routes.length).toBeGreaterThanOrEqual(28);
-    for (const { route, role } of routes) {
+    for (const { method, path: p, role } of routes) {
+      const route = `${method} ${p}`;
       const row = rows.find((l) => l.includes(`\`${route}\``) || l.includes(`\`${route} `) || l.includes(`\`${route}?`));
       expect([route, row !== undefined]).toEqual([route, true]);
       const documented = row!.split('|')[2]!.trim();
