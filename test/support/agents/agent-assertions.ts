@@ -28,20 +28,26 @@ export function clientSteps(s: Scenario): string[] {
     .map((b) => String(b.name));
 }
 
-/** The run's final answer as the CLI reports it. */
+/**
+ * The VERDICT line of the run's final answer as the CLI reports it. Through the gateway the
+ * answer may open with the preamble the model wrote before an expand call (one stitched message).
+ */
 export function finalVerdict(s: Scenario): string {
   const result = s.run.events.find((e) => e.type === 'result');
-  return result && typeof result.result === 'string' ? result.result : '';
-}
-
-/** Tool results the CLI marked as errors, as text (a refused unknown tool shows up here). */
-export function clientToolErrors(s: Scenario): string[] {
-  return transcriptBlocks(s, 'user')
-    .filter((b) => b.type === 'tool_result' && b.is_error === true)
-    .map((b) => contentText(b.content));
+  const text = result && typeof result.result === 'string' ? result.result : '';
+  const at = text.indexOf('VERDICT:');
+  return at < 0 ? text : text.slice(at);
 }
 
 export const UNKNOWN_TOOL_MESSAGES = [/No such tool available/, /not found in registry/];
+
+/** Tool results in which the CLI refused a call to a tool it does not have. */
+export function unknownToolRefusals(s: Scenario): string[] {
+  return transcriptBlocks(s, 'user')
+    .filter((b) => b.type === 'tool_result')
+    .map((b) => contentText(b.content))
+    .filter((text) => UNKNOWN_TOOL_MESSAGES.some((re) => re.test(text)));
+}
 
 export function mainLoop(s: Scenario, reqs: RecordedRequest[]): RecordedRequest[] {
   return reqs.filter((r) => isMainLoop(r, s.tools.shell, TASK_HEAD));
@@ -103,7 +109,8 @@ export function prefixChanges(forwarded: RecordedRequest[], client: RecordedRequ
 }
 
 export interface ExpandExchange {
-  id: string;
+  /** The marker hash the call named (bare, or stripped of `<<cg:` / `>>`). */
+  hash: string;
   /** The tool result the provider received for the call. */
   result: string;
 }
@@ -115,9 +122,24 @@ export function expandExchanges(forwarded: RecordedRequest[]): ExpandExchange[] 
     for (const round of readConversation(r).rounds) {
       for (const c of round.calls) {
         const result = round.results.get(c.id);
-        if (c.name === EXPAND_TOOL && result !== undefined && !seen.has(c.id)) seen.set(c.id, { id: String(c.args.id ?? ''), result });
+        if (c.name !== EXPAND_TOOL || result === undefined || seen.has(c.id)) continue;
+        seen.set(c.id, { hash: String(c.args.id ?? '').trim().replace(/^<<cg:|>>$/g, ''), result });
       }
     }
   }
   return [...seen.values()];
+}
+
+/** Tool results that reached the provider carrying a marker, by marker hash: where each was first seen. */
+export function markedResults(forwarded: RecordedRequest[]): Map<string, { r: RecordedRequest; callId: string }> {
+  const out = new Map<string, { r: RecordedRequest; callId: string }>();
+  for (const r of forwarded) {
+    for (const round of readConversation(r).rounds) {
+      for (const c of round.calls) {
+        const text = c.name === EXPAND_TOOL ? undefined : round.results.get(c.id);
+        for (const m of text?.matchAll(/<<cg:([A-Za-z0-9_-]{1,64})>>/g) ?? []) if (!out.has(m[1]!)) out.set(m[1]!, { r, callId: c.id });
+      }
+    }
+  }
+  return out;
 }

@@ -123,6 +123,9 @@ function qwenCommand(root: string, o: AgentRunOptions): { env: Record<string, st
     QWEN_CODE_SUPPRESS_YOLO_WARNING: '1',
     QWEN_TELEMETRY_ENABLED: '0',
     QWEN_USAGE_STATISTICS_ENABLED: '0',
+    // Qwen Code re-executes itself once to raise the heap limit; a task this small does not need
+    // it, and one Node start less is seconds on a loaded 2-core machine.
+    QWEN_CODE_NO_RELAUNCH: 'true',
   };
   return { env, argv: [process.execPath, QWEN_ENTRY, '--yolo', '--auth-type', 'openai', '-o', 'stream-json', '--max-session-turns', '20', '-p', o.prompt] };
 }

@@ -45,9 +45,9 @@ export interface ScriptOptions {
   expandId?: 'hash' | 'marker';
 }
 
-/** Call ids carry the plan step (`S<step>C<n>`) so the script can tell how far it got. */
+/** Call ids carry the plan step (`S<step>C<n>`; expand calls `X<hash>`) so the script can tell how far it got. */
 export function callId(dialect: Conversation['dialect'], tag: string, n: number): string {
-  const tail = `${tag}C${n}Kq7Lm3Vn8RbT2wYz`.slice(0, 18);
+  const tail = `${tag}C${n}Kq7Lm3Vn8RbT2wYz`.slice(0, Math.max(18, tag.length + 8));
   return dialect === 'anthropic' ? `toolu_01${tail}` : `call_${tail}`;
 }
 
@@ -137,11 +137,10 @@ function planStep(step: number, c: Conversation, o: ScriptOptions): Decision {
 export function decide(c: Conversation, o: ScriptOptions): Decision {
   const hash = unredeemedMarker(c);
   if (hash !== undefined) {
-    const n = c.rounds.filter((r) => r.calls.some((x) => x.name === EXPAND_TOOL)).length;
     return {
       thinking: 'Part of that output was offloaded; I want the exact lines before deciding.',
       text: 'Let me look at the full output first.',
-      calls: [{ id: callId(c.dialect, `X${n}`, 0), name: EXPAND_TOOL, args: { id: o.expandId === 'marker' ? `<<cg:${hash}>>` : hash } }],
+      calls: [{ id: callId(c.dialect, `X${hash.slice(0, 6)}`, 0), name: EXPAND_TOOL, args: { id: o.expandId === 'marker' ? `<<cg:${hash}>>` : hash } }],
     };
   }
   const done = Math.max(0, ...c.rounds.map(stepOf));
