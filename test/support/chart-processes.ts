@@ -14,7 +14,10 @@ export interface ResolvedEnv {
   chartKeys: string[];
 }
 
-export function resolveEnv(c: IContainer, objs: K8sObject[], secrets: SecretData, imageEnv: Record<string, string>): ResolvedEnv {
+/** The downward API fields a pod would see (metadata.name, …), for env from fieldRef. */
+export type PodFields = Record<string, string>;
+
+export function resolveEnv(c: IContainer, objs: K8sObject[], secrets: SecretData, imageEnv: Record<string, string>, fields: PodFields = {}): ResolvedEnv {
   const cms = new Map(
     objs.filter((o) => o.kind === 'ConfigMap').map((o) => [o.metadata.name, ((o as unknown as IConfigMap).data ?? {}) as Record<string, string>]),
   );
@@ -42,6 +45,7 @@ export function resolveEnv(c: IContainer, objs: K8sObject[], secrets: SecretData
     if (e.value !== undefined) v = e.value;
     else if (e.valueFrom?.configMapKeyRef) v = cm(e.valueFrom.configMapKeyRef.name!)[e.valueFrom.configMapKeyRef.key];
     else if (e.valueFrom?.secretKeyRef) v = secret(e.valueFrom.secretKeyRef.name!)[e.valueFrom.secretKeyRef.key];
+    else if (e.valueFrom?.fieldRef) v = fields[e.valueFrom.fieldRef.fieldPath];
     else throw new Error(`container ${c.name}: env ${e.name} has a source the test cannot resolve`);
     const optional = e.valueFrom?.secretKeyRef?.optional ?? e.valueFrom?.configMapKeyRef?.optional;
     if (v === undefined && optional) continue; // as the kubelet does: the variable is simply absent

@@ -24,6 +24,8 @@ ANTHROPIC_UPSTREAM: {{ .Values.config.anthropicUpstream | quote }}
 LOG_LEVEL: {{ .Values.config.logLevel | quote }}
 RETENTION_DAYS: {{ .Values.config.retentionDays | quote }}
 CACHE_MODE: {{ .Values.config.cacheMode | quote }}
+REQUIRE_TENANT_KEY: {{ .Values.config.requireTenantKey | quote }}
+TENANT_LABEL_CAP: {{ .Values.config.tenantLabelCap | quote }}
 BODY_LIMIT_BYTES: {{ .Values.gateway.bodyLimitBytes | int64 | quote }}
 TURN_CACHE_MB: {{ .Values.gateway.turnCacheMb | quote }}
 UPSTREAM_HEADER_TIMEOUT_MS: {{ mul .Values.gateway.upstreamHeaderTimeoutSeconds 1000 | quote }}

@@ -79,9 +79,12 @@ describe('the chart runs the real processes it describes', () => {
     process.stdout.write(`chart → local mapping:\n  ${mapping.join('\n  ')}\n`);
   });
 
+  /** What the downward API would give the pod `label` (its name is the release's prefix + label). */
+  const podFields = (label: string) => ({ 'metadata.name': `cg-context-guru-${label}`, 'metadata.namespace': 'llm' });
+
   /** The container's env, with the local stand-ins listed; its port is remapped to a free one. */
   async function podEnv(c: IContainer, portKey: string | undefined, label: string): Promise<{ env: Record<string, string>; port?: number; chartKeys: string[] }> {
-    const { env, chartKeys } = resolveEnv(c, objs, secrets, stage.env);
+    const { env, chartKeys } = resolveEnv(c, objs, secrets, stage.env, podFields(label));
     const remaps: Remap[] = [];
     let port: number | undefined;
     if (portKey) {
@@ -105,13 +108,14 @@ describe('the chart runs the real processes it describes', () => {
 
   it('sets only env the apps read, and everything a gateway replica needs to run on Redis and Postgres', () => {
     const c = onlyContainer(deployment(objs, '-gateway'));
-    const { env, chartKeys } = resolveEnv(c, objs, secrets, stage.env);
+    const { env, chartKeys } = resolveEnv(c, objs, secrets, stage.env, podFields('gateway-x'));
     const { read, parsed } = keysRead(parseEnv, env);
     expect(chartKeys.filter((k) => !read.has(k))).toEqual([]);
     expect(parsed).toMatchObject({ host: '0.0.0.0', port: c.ports![0]!.containerPort, hotStore: 'redis', durableStore: 'postgres', migrateOnBoot: false });
     expect(parsed).toMatchObject({ upstreamHeaderTimeoutMs: 600_000, upstreamIdleTimeoutMs: 120_000, bodyLimitBytes: 32 * 1024 * 1024, turnCacheMb: 64 });
     expect(parsed.redisUrl).toBe(REDIS_URL);
     expect(parsed.databaseUrl).toContain(schema);
+    expect(parsed.replicaId).toBe('cg-context-guru-gateway-x');
     expect(parsed.model.cheap).toMatchObject({ model: 'claude-haiku-4-5', provider: 'anthropic', key: 'sk-ant-compaction-test' });
 
     const a = onlyContainer(deployment(objs, '-admin'));
@@ -210,6 +214,14 @@ describe('the chart runs the real processes it describes', () => {
       expect(JSON.stringify(await an.json())).toContain('served through the chart');
       expect(upstream.requests.slice(before).map((r) => r.path)).toEqual(['/v1/chat/completions', '/v1/messages']);
     }
+
+    // Both replicas heartbeat under their pod names, and the admin lists them (GET /v1/replicas).
+    const listed = async () => {
+      const r = await fetch(`${adminBase}/v1/replicas`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+      return ((await r.json()) as { replicas: Array<{ id: string }> }).replicas.map((x) => x.id).sort();
+    };
+    for (let ids = await listed(); ids.length < 2; ids = await listed()) await new Promise((r) => setTimeout(r, 200));
+    expect(await listed()).toEqual(['cg-context-guru-gateway-0', 'cg-context-guru-gateway-1']);
 
     // SIGTERM mid-stream (what the kubelet sends after preStop): the stream in flight finishes
     // whole, then the process exits 0 — the grace period only has to outlast the stream.
