@@ -23,8 +23,8 @@ function stopper(proc: ChildProcess): () => Promise<void> {
 }
 
 /** Runs one of bench/procs/*.cjs and waits for the `PORT n` line it prints. */
-export function startScript(script: string, args: string[] = []): Promise<Proc> {
-  const proc = spawn(process.execPath, [join(__dirname, 'procs', script), ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+export function startScript(script: string, args: string[] = [], nodeArgs: string[] = [], env: Record<string, string> = {}): Promise<Proc> {
+  const proc = spawn(process.execPath, [...nodeArgs, join(__dirname, 'procs', script), ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
   return new Promise((resolve, reject) => {
     let out = '';
     proc.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
@@ -76,3 +76,13 @@ export function rssOf(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) * 1024 : 0;
 }
+
+/** CPU time (user + system) a process has used so far, in ms, from /proc/<pid>/stat. */
+export function cpuMsOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // utime and stime are fields 14 and 15 of the whole line (11 and 12 after the command name).
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+}
+
+const CLOCK_TICKS = 100;

@@ -1,26 +1,26 @@
-// Peak RSS of a gateway process (a separate child, preset agent, memory store) while it serves 32
-// concurrent ~1 MB requests (32 sessions, two rounds so the turn cache and session state fill up),
-// sampled from /proc every 20 ms. The child is the built `node apps/gateway/dist/main.js` (run
-// `npm run build` first), as in production.
-import { readFileSync } from 'node:fs';
-import { startReplica } from '../test/support/replicas';
+// Peak RSS of a gateway process (a separate child, preset agent) while it serves 32 concurrent
+// ~1 MB requests (32 sessions, two rounds so the turn cache and session state fill up), sampled
+// from /proc/<pid> every 20 ms — the node process itself, not a wrapper. Two configurations: the
+// memory store alone, and the laptop default of `npm start` (gateway and admin in one process,
+// memory + PGlite under a fresh DATA_DIR). The child is the built `node apps/gateway/dist/main.js`
+// (run `npm run build` first), as in production.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort, startReplica } from '../test/support/replicas';
 import { agentSteps, openaiTurn } from '../test/support/transcripts';
 import { table } from './bench-util';
-import { startScript } from './bench-procs';
+import { rssOf, startScript } from './bench-procs';
 
 const CONCURRENT = 32;
+const mb = (n: number) => `${(n / 1024 / 1024).toFixed(0)} MB`;
 
-function rssOf(pid: number): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) * 1024 : 0;
-}
-
-export async function runMemory(): Promise<string> {
-  const upstream = await startScript('upstream-stub.cjs');
-  const gw = await startReplica({ PRESET: 'agent', OPENAI_UPSTREAM: upstream.url, ANTHROPIC_UPSTREAM: upstream.url, DURABLE_STORE: 'none' }, 60_000, true);
+async function measure(name: string, env: Record<string, string>, upstream: string, bodies: Buffer[]): Promise<string[]> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'cg-mem-'));
+  const gw = await startReplica({ PRESET: 'agent', OPENAI_UPSTREAM: upstream, ANTHROPIC_UPSTREAM: upstream, DATA_DIR: dataDir, ...env }, 180_000, true);
   const pid = gw.proc.pid!;
-  const steps = agentSteps(130, 11);
-  const bodies = [Buffer.from(JSON.stringify(openaiTurn(steps, 120))), Buffer.from(JSON.stringify(openaiTurn(steps, 121)))];
+  // Idle: after boot settles (the first sample right after readiness still holds boot garbage).
+  await new Promise((r) => setTimeout(r, 2000));
   const idle = rssOf(pid);
   let peak = 0;
   const timer = setInterval(() => (peak = Math.max(peak, rssOf(pid))), 20);
@@ -36,8 +36,21 @@ export async function runMemory(): Promise<string> {
     clearInterval(timer);
     peak = Math.max(peak, rssOf(pid));
     await gw.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+  return [name, `${(bodies[0]!.length / 1e6).toFixed(2)} MB`, String(CONCURRENT), mb(idle), mb(peak), '≤ 300 MB'];
+}
+
+export async function runMemory(): Promise<string> {
+  const upstream = await startScript('upstream-stub.cjs');
+  const steps = agentSteps(130, 11);
+  const bodies = [Buffer.from(JSON.stringify(openaiTurn(steps, 120))), Buffer.from(JSON.stringify(openaiTurn(steps, 121)))];
+  const rows: string[][] = [];
+  try {
+    rows.push(await measure('memory store (CG_ROLE=gateway, DURABLE_STORE=none)', { DURABLE_STORE: 'none' }, upstream.url, bodies));
+    rows.push(await measure('npm start default (gateway + admin, memory + PGlite)', { CG_ROLE: 'all', ADMIN_PORT: String(await freePort()) }, upstream.url, bodies));
+  } finally {
     await upstream.stop();
   }
-  const mb = (n: number) => `${(n / 1024 / 1024).toFixed(0)} MB`;
-  return table(['body', 'concurrent requests', 'gateway RSS idle', 'gateway peak RSS', 'target'], [[`${(bodies[0]!.length / 1e6).toFixed(2)} MB`, String(CONCURRENT), mb(idle), mb(peak), '≤ 300 MB']]);
+  return table(['configuration', 'body', 'concurrent requests', 'gateway RSS idle', 'gateway peak RSS', 'target'], rows);
 }

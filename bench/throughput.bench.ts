@@ -4,7 +4,7 @@
 // order rotated every round) and each figure is the median of per-round ratios to the bare proxy
 // of the same round, with the spread (min–max) of those ratios beside it.
 import { agentPayload } from './agent-payload';
-import { load, rssOf, startGatewayProc, startScript, writeTemp, type LoadResult, type Proc } from './bench-procs';
+import { cpuMsOf, load, rssOf, startGatewayProc, startScript, writeTemp, type LoadResult, type Proc } from './bench-procs';
 import { table } from './bench-util';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
@@ -50,11 +50,16 @@ export async function runThroughput(): Promise<string> {
       { name: 'context-guru, preset off', proc: off, path: '/openai/v1/chat/completions', headers: session },
       { name: 'context-guru, preset agent', proc: agent, path: '/openai/v1/chat/completions', headers: session },
     ];
-    const run = (t: Target, c: number, s: number) => load(`${t.proc.url}${t.path}`, bodyFile, c, s, t.headers);
+    // CPU per request of the serving process itself is steadier than req/s on a shared machine.
+    const run = async (t: Target, c: number, s: number) => {
+      const cpu0 = cpuMsOf(t.proc.pid);
+      const r = await load(`${t.proc.url}${t.path}`, bodyFile, c, s, t.headers);
+      return { ...r, cpuUs: ((cpuMsOf(t.proc.pid) - cpu0) * 1000) / (r.rps * s) };
+    };
     const rows: string[][] = [];
     for (const c of CONNECTIONS) {
       for (const t of targets) await run(t, c, 1); // warm-up: JIT, pools, the agent's first turn
-      const results = new Map<Target, LoadResult[]>(targets.map((t) => [t, []]));
+      const results = new Map<Target, Array<LoadResult & { cpuUs: number }>>(targets.map((t) => [t, []]));
       for (let r = 0; r < ROUNDS; r++) {
         for (const t of rotated(targets, r)) results.get(t)!.push(await run(t, c, SECONDS));
       }
@@ -70,12 +75,14 @@ export async function runThroughput(): Promise<string> {
           median(ratios).toFixed(2),
           `${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}`,
           median(rs.map((x) => x.p50)).toFixed(1),
+          median(rs.map((x) => x.cpuUs)).toFixed(0),
+          median(rs.map((x, i) => base[i]!.cpuUs / x.cpuUs)).toFixed(2),
           rss,
         ]);
       }
     }
-    const header = `${(raw.length / 1000).toFixed(0)} KB pretty-printed OpenAI agent body (real command outputs, text before parallel tool calls), ${ROUNDS} interleaved rounds × ${SECONDS} s per target and connection count, order rotated each round; ratio = median over rounds of (target req/s ÷ bare req/s in the same round), spread = min–max of those ratios. Gateways: embedded stores (memory + PGlite), same session every request.`;
-    return `${header}\n\n${table(['target', 'connections', 'req/s (median)', 'vs bare (median of ratios)', 'spread', 'p50 ms', 'gateway RSS after'], rows)}`;
+    const header = `${(raw.length / 1000).toFixed(0)} KB pretty-printed OpenAI agent body (real command outputs, text before parallel tool calls), ${ROUNDS} interleaved rounds × ${SECONDS} s per target and connection count, order rotated each round; ratio = median over rounds of (target req/s ÷ bare req/s in the same round), spread = min–max of those ratios. CPU µs / request: the serving process's own user + system time (from /proc) over the requests it answered — robust to contention, so its ratio shows what the req/s ratio would be on an idle machine. Gateways: embedded stores (memory + PGlite), same session every request.`;
+    return `${header}\n\n${table(['target', 'connections', 'req/s (median)', 'vs bare (median of ratios)', 'spread', 'p50 ms', 'CPU µs / request', 'bare CPU ÷ target CPU', 'gateway RSS after'], rows)}`;
   } finally {
     for (const p of procs.reverse()) await p.stop();
   }

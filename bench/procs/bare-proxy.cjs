@@ -2,7 +2,6 @@
 // (no parsing, same keep-alive pool settings as the gateway's upstream client), in its own
 // process. Prints its port on stdout. argv[2]: the upstream origin.
 const { createServer } = require('node:http');
-const { pipeline } = require('node:stream');
 const { Agent, request } = require('undici');
 
 const target = `${process.argv[2]}/v1/chat/completions`;
@@ -15,7 +14,9 @@ const server = createServer((req, res) => {
     request(target, { method: 'POST', body: Buffer.concat(chunks), headers: { 'content-type': 'application/json' }, dispatcher }).then(
       (r) => {
         res.writeHead(r.statusCode, { 'content-type': String(r.headers['content-type'] ?? 'application/json') });
-        pipeline(r.body, res, () => undefined);
+        r.body.pipe(res);
+        r.body.once('error', () => res.destroy());
+        res.once('close', () => r.body.destroy());
       },
       () => res.writeHead(502).end(),
     );

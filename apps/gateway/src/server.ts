@@ -16,8 +16,8 @@ import { errorText } from './observability/logger';
 export async function createGatewayServer(gw: GatewayContext): Promise<NestFastifyApplication> {
   const hot = hotServer(
     [
-      { method: 'POST', path: '/openai/v1/chat/completions', dialect: 'openai', handler: chatHandler(gw, 'openai') },
-      { method: 'POST', path: '/anthropic/v1/messages', dialect: 'anthropic', handler: chatHandler(gw, 'anthropic') },
+      { method: 'POST', path: '/openai/v1/chat/completions', dialect: 'openai', handler: chatHandler(gw, 'openai'), lazyBody: true },
+      { method: 'POST', path: '/anthropic/v1/messages', dialect: 'anthropic', handler: chatHandler(gw, 'anthropic'), lazyBody: true },
       { method: 'POST', path: '/compact', dialect: 'openai', handler: compactHandler(gw) },
       { method: 'GET', path: '/expand', dialect: 'openai', handler: expandHandler(gw) },
     ],

@@ -21,6 +21,30 @@ export interface StashWarmer {
 
 export type TieredHotStoreOptions = WriteBehindOptions;
 
+const ARCHIVED_MEMO_SIZE = 100_000;
+/** Re-archive at least this often: retention counts from the last archive write. */
+const ARCHIVED_MEMO_MS = 6 * 3_600_000;
+
+/** Keys seen within `ttlMs`, bounded (oldest forgotten first); `add` says whether a key was new. */
+export class RecentSet {
+  private readonly at = new Map<string, number>();
+  constructor(
+    private readonly max: number,
+    private readonly ttlMs: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  add(key: string): boolean {
+    const t = this.now();
+    const seen = this.at.get(key);
+    if (seen !== undefined && t - seen < this.ttlMs) return false;
+    this.at.delete(key);
+    this.at.set(key, t);
+    if (this.at.size > this.max) this.at.delete(this.at.keys().next().value as string);
+    return true;
+  }
+}
+
 export class TieredHotStore implements HotStore {
   readonly kind: string;
   readonly persistent = true;
@@ -29,6 +53,7 @@ export class TieredHotStore implements HotStore {
   /** Losses only the checkpoint revealed (the hot store never saw them go) and their repairs. */
   private restored = 0;
   private readonly turnAt = new Map<string, number>();
+  private readonly archivedLately = new RecentSet(ARCHIVED_MEMO_SIZE, ARCHIVED_MEMO_MS);
 
   constructor(
     readonly hot: HotStore & Partial<StashWarmer>,
@@ -50,7 +75,10 @@ export class TieredHotStore implements HotStore {
       await this.durable.archiveStash(archived).catch(() => Promise.reject(err));
       return;
     }
-    this.queue.enqueueStash(archived);
+    // A replayed decision re-puts its original on every turn (keeping the hot copy alive); the
+    // archive already holds it, so only originals this process has not archived lately go behind.
+    const fresh = archived.filter((a) => this.archivedLately.add(`${tenant}\u0000${session}\u0000${a.id}`));
+    if (fresh.length > 0) this.queue.enqueueStash(fresh);
   }
 
   async getStash(tenant: string, id: string): Promise<string | null> {

@@ -84,6 +84,24 @@ describe('TieredHotStore', () => {
     expect([...hotSnap.kept]).toEqual([ck(3)]);
   });
 
+  it('a replayed original is re-put hot on every turn but archived once', async () => {
+    const { store, hot, prefix } = await tiered();
+    const T = uniqueTenant();
+    for (let turn = 0; turn < 3; turn++) {
+      await store.putStash(T, 'sess', [{ id: '0123456789abcdef', text: ORIGINAL }]);
+      if (turn === 0) expect(store.queueStats().pendingStashes).toBe(1);
+      else expect(store.queueStats().pendingStashes).toBe(0);
+      await store.flush();
+    }
+    // The hot copy is still written every time, and the archive holds the original.
+    await flushPrefix(admin, prefix);
+    expect(await hot.getStash(T, '0123456789abcdef')).toBeNull();
+    expect(await store.getStash(T, '0123456789abcdef')).toBe(ORIGINAL);
+    // Another session stashing the same original archives it for its own ownership record.
+    await store.putStash(T, 'other', [{ id: '0123456789abcdef', text: ORIGINAL }]);
+    expect(store.queueStats().pendingStashes).toBe(1);
+  });
+
   it('slots the hot store reports lost are restored and reported repaired, not lost', async () => {
     const { store, prefix } = await tiered();
     const T = uniqueTenant();

@@ -24,6 +24,19 @@ export function usageFromJsonTail(dialect: Dialect, tail: string): Usage | null 
   return span ? parseUsage(dialect, { usage: parseJson(tail.slice(span.start, span.end)) }) : null;
 }
 
+const USAGE_KEY = Buffer.from('"usage"');
+
+/**
+ * Usage of a whole JSON answer without parsing all of it: providers put `usage` after the content,
+ * so the last `"usage"` key is read first; only when that is not a usage object (an odd upstream)
+ * is the whole body parsed.
+ */
+function usageOfWholeJson(dialect: Dialect, body: Buffer): Usage | null {
+  const at = body.lastIndexOf(USAGE_KEY);
+  if (at < 0) return null;
+  return usageFromJsonTail(dialect, body.subarray(at).toString('utf8')) ?? parseJsonUsage(dialect, body);
+}
+
 export class StreamObserver {
   bytes = 0;
   mentioned = false;
@@ -63,7 +76,7 @@ export class StreamObserver {
       for (const ev of this.decoder.end()) this.usage.add(ev);
       return this.usage.usage;
     }
-    if (this.jsonParts) return parseJsonUsage(this.dialect, Buffer.concat(this.jsonParts));
+    if (this.jsonParts) return usageOfWholeJson(this.dialect, Buffer.concat(this.jsonParts));
     return usageFromJsonTail(this.dialect, this.jsonTail.toString('utf8'));
   }
 

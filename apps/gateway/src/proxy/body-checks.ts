@@ -23,7 +23,8 @@ export function firstInvalidUtf8(body: Buffer): number {
   return body.length;
 }
 
-export function checkBody(dialect: Dialect, headers: IncomingHttpHeaders, body: Buffer): GatewayErrorBody | null {
+/** 415 unless the declared content type is JSON (or none is declared, as the providers accept). */
+export function checkContentType(dialect: Dialect, headers: IncomingHttpHeaders): GatewayErrorBody | null {
   const declared = headers['content-type'];
   if (declared !== undefined && declared.trim() !== '') {
     const type = declared.split(';')[0]!.trim().toLowerCase();
@@ -31,8 +32,13 @@ export function checkBody(dialect: Dialect, headers: IncomingHttpHeaders, body: 
       return gatewayError(dialect, 415, 'unsupported_media_type', `content-type ${JSON.stringify(type)} is not supported; send application/json`);
     }
   }
-  if (!isUtf8(body)) {
-    return gatewayError(dialect, 400, 'invalid_utf8', `the body is not valid UTF-8 (first invalid byte at byte ${firstInvalidUtf8(body)})`);
-  }
   return null;
+}
+
+export function invalidUtf8(dialect: Dialect, at: number): GatewayErrorBody {
+  return gatewayError(dialect, 400, 'invalid_utf8', `the body is not valid UTF-8 (first invalid byte at byte ${at})`);
+}
+
+export function checkBody(dialect: Dialect, headers: IncomingHttpHeaders, body: Buffer): GatewayErrorBody | null {
+  return checkContentType(dialect, headers) ?? (isUtf8(body) ? null : invalidUtf8(dialect, firstInvalidUtf8(body)));
 }

@@ -12,7 +12,8 @@ import { gatewayError, streamErrorEvent } from './gateway-errors';
 import { isTransparent, prepareRequest, type Prepared } from './prepare-request';
 import { emptyReport } from '../observability/request-report';
 import { createModelSources } from '../model/model-resolver';
-import { isUpstreamTimeout } from './upstream.client';
+import { ClientAbort, isUpstreamTimeout } from './upstream.client';
+import type { Readable } from 'node:stream';
 import { decodeFailure } from './request-errors';
 import { nonJsonSuccess } from './upstream-checks';
 import type { HotReply, HotRequest } from './hot-http';
@@ -24,7 +25,6 @@ export function chatHandler(gw: GatewayContext, dialect: Dialect) {
   const url = `${base}${UPSTREAM_PATH[dialect]}`;
   return async (req: HotRequest, reply: HotReply): Promise<HotReply> => {
     const started = performance.now();
-    const rawBuf = req.body;
     let tenant;
     try {
       tenant = gw.tenants.resolve(req.headers);
@@ -33,8 +33,11 @@ export function chatHandler(gw: GatewayContext, dialect: Dialect) {
       return reply;
     }
     let prepared: Prepared;
-    // An empty pipeline is a transparent proxy: the body is not even decoded to text.
+    // An empty pipeline is a transparent proxy: the body is not even decoded to text, and one of a
+    // declared length is streamed upstream as it arrives (still checked) instead of read whole.
     let transparent = isTransparent(tenant.built.pipeline, gw.env.injectExpand, tenant.replays);
+    const streamed = transparent && req.streamable;
+    const rawBuf = streamed ? req.body : await req.readBody();
     const raw = transparent ? '' : rawBuf.toString('utf8');
     try {
       prepared = transparent ? passthrough(dialect, tenant.id) : await prepareRequest(
@@ -63,15 +66,13 @@ export function chatHandler(gw: GatewayContext, dialect: Dialect) {
       prepared.report.failOpen = 'internal_error';
     }
     const report = prepared.report;
-    const abort = new AbortController();
-    reply.raw.on('close', () => {
-      if (!reply.raw.writableFinished) abort.abort();
-    });
+    const abort = new ClientAbort().watch(reply.raw);
     const headers = upstreamRequestHeaders(req.headers);
-    const call = async (body: string | Buffer) => {
+    if (streamed) headers['content-length'] = String(req.headers['content-length']);
+    const call = async (body: string | Buffer | Readable) => {
       const t0 = performance.now();
       try {
-        const r = await gw.upstream.post(url, headers, body, abort.signal);
+        const r = await gw.upstream.post(url, headers, body, abort);
         gw.metrics.recordUpstream(dialect, r.status, (performance.now() - t0) / 1000);
         return r;
       } catch (err) {
@@ -84,7 +85,7 @@ export function chatHandler(gw: GatewayContext, dialect: Dialect) {
     const upstreamStarted = performance.now();
     try {
       // An unchanged body goes out as the very bytes that came in.
-      const first = await call(transparent || prepared.outgoing === raw ? rawBuf : prepared.outgoing);
+      const first = await call(streamed ? req.streamChecked(abort) : transparent || prepared.outgoing === raw ? rawBuf : prepared.outgoing);
       report.upstreamMs = performance.now() - upstreamStarted;
       report.upstreamStatus = first.status;
       result = await runExpandLoop({
@@ -109,7 +110,9 @@ export function chatHandler(gw: GatewayContext, dialect: Dialect) {
         },
       });
     } catch (err) {
-      if (abort.signal.aborted) {
+      // A streamed body found invalid on the way: the upstream call was cancelled for it.
+      if (req.refused) throw req.refused;
+      if (abort.aborted) {
         finish(gw, report, 'client_abort', started);
         return reply;
       }
@@ -148,7 +151,7 @@ export function chatHandler(gw: GatewayContext, dialect: Dialect) {
       report.expandAfterStream = outcome.expandAfterStream;
       report.expandRounds = outcome.rounds ?? report.expandRounds;
       if (outcome.error) gw.log.warn('upstream stream failed mid-way', { error: errorText(outcome.error) });
-      finish(gw, report, outcome.aborted || abort.signal.aborted ? 'client_abort' : outcome.error ? 'upstream_stream_error' : 'ok', started);
+      finish(gw, report, outcome.aborted || abort.aborted ? 'client_abort' : outcome.error ? 'upstream_stream_error' : 'ok', started);
     });
     if (isEventStream(result.headers)) reply.onStreamError((err) => streamErrorEvent(dialect, err, gw.env.upstreamIdleTimeoutMs));
     return reply.send(result.body);

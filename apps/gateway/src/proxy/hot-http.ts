@@ -2,10 +2,11 @@
 // middleware runner, content-type parsers): the proxy routes are plain functions over a request
 // with its raw body Buffer and a minimal reply. Fastify keeps every other route (ops, 404s).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { pipeline, type Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import type { Dialect } from '../wire/wire.types';
-import { checkBody } from './body-checks';
-import { gatewayError } from './gateway-errors';
+import { checkBody, checkContentType, invalidUtf8 } from './body-checks';
+import { gatewayError, type GatewayErrorBody } from './gateway-errors';
+import { Utf8StreamCheck } from './utf8-stream-check';
 import { applyTenantPath } from '../tenancy/tenant-key';
 
 export interface HotRequest {
@@ -13,8 +14,32 @@ export interface HotRequest {
   url: string;
   headers: IncomingMessage['headers'];
   query: Record<string, string>;
-  /** The body exactly as received. */
+  /** The body exactly as received; empty on a `lazyBody` route until `readBody()` resolves. */
   body: Buffer;
+  /**
+   * On a `lazyBody` route: the declared content-length is within the limit and the body is unread,
+   * so it may be forwarded as a stream (the HTTP parser delivers exactly that many bytes).
+   */
+  streamable: boolean;
+  /** Reads the whole body (counted against the limit) and checks it; a refusal rejects. */
+  readBody(): Promise<Buffer>;
+  /**
+   * The unread body as a stream, checked on the way: a refusal found mid-way is set in `refused`
+   * and cancels `abort` (the upstream call carrying the stream), and the caller rethrows it.
+   */
+  streamChecked(abort: { abort(): void }): Readable;
+  refused: BodyRefused | null;
+}
+
+/** A body the gateway will not forward (over the limit, wrong type, not UTF-8): answered as is. */
+export class BodyRefused extends Error {
+  constructor(
+    readonly refusal: GatewayErrorBody,
+    /** Over the limit: the rest of the body is not read, so the connection cannot be reused. */
+    readonly close = false,
+  ) {
+    super(refusal.body);
+  }
 }
 
 /** The subset of a reply the proxy handlers use. */
@@ -52,18 +77,17 @@ export class HotReply {
       return this;
     }
     res.writeHead(this.status, this.outHeaders);
-    // Backpressure and teardown both ways: a client that goes away destroys the upstream stream.
-    if (!this.errorTail) {
-      pipeline(body, res, () => undefined);
-      return this;
-    }
-    // A source that fails mid-way ends the response with the tail (an SSE error event) instead of
-    // a reset connection the client cannot tell from a network fault.
+    // Backpressure and teardown both ways (without stream.pipeline, whose AbortController costs
+    // on every request): a client that goes away destroys the body, and so the upstream stream.
+    // A source that fails mid-way ends the response with the tail (an SSE error event) when there
+    // is one, instead of a reset connection the client cannot tell from a network fault.
     const tail = this.errorTail;
     body.pipe(res);
     body.once('error', (err: unknown) => {
       body.unpipe(res);
-      if (!res.destroyed) res.end(tail(err));
+      if (res.destroyed) return;
+      if (tail) res.end(tail(err));
+      else res.destroy();
     });
     res.once('close', () => {
       if (!body.destroyed) body.destroy();
@@ -85,6 +109,71 @@ export interface HotRoute {
   path: string;
   dialect: Dialect;
   handler: HotHandler;
+  /** The handler reads (or streams) the body itself; otherwise it is read and checked first. */
+  lazyBody?: boolean;
+}
+
+const EMPTY = Buffer.alloc(0);
+
+function declaredLength(req: IncomingMessage): number {
+  const v = req.headers['content-length'];
+  return v === undefined ? NaN : Number(v);
+}
+
+function tooLarge(dialect: Dialect, limit: number): BodyRefused {
+  return new BodyRefused(gatewayError(dialect, 413, 'request_too_large', `request body is over the ${limit} byte limit`), true);
+}
+
+class Incoming implements HotRequest {
+  body: Buffer = EMPTY;
+  refused: BodyRefused | null = null;
+  readonly method: string;
+  readonly headers: IncomingMessage['headers'];
+  private queryCache: Record<string, string> | undefined;
+
+  constructor(
+    private readonly stream: IncomingMessage,
+    readonly url: string,
+    private readonly q: number,
+    private readonly limit: number,
+    private readonly dialect: Dialect,
+    readonly streamable: boolean,
+  ) {
+    this.method = stream.method ?? 'GET';
+    this.headers = stream.headers;
+  }
+
+  get query(): Record<string, string> {
+    return (this.queryCache ??= Object.fromEntries(new URLSearchParams(this.q < 0 ? '' : this.url.slice(this.q + 1))));
+  }
+
+  async readBody(): Promise<Buffer> {
+    const body = await readBody(this.stream, this.limit);
+    if (body === null) throw tooLarge(this.dialect, this.limit);
+    const refused = checkBody(this.dialect, this.headers, body);
+    if (refused) throw new BodyRefused(refused);
+    return (this.body = body);
+  }
+
+  streamChecked(abort: { abort(): void }): Readable {
+    const typeRefused = checkContentType(this.dialect, this.headers);
+    if (typeRefused) throw (this.refused = new BodyRefused(typeRefused, true));
+    const utf8 = new Utf8StreamCheck();
+    const refuse = () => {
+      this.refused = new BodyRefused(invalidUtf8(this.dialect, utf8.invalidAt), true);
+      abort.abort();
+    };
+    // Paused first, so this listener does not start the flow before undici attaches its own (it
+    // resumes the stream once it is ready to write): both then see every chunk, this one first.
+    this.stream.pause();
+    this.stream.on('data', (c: Buffer) => {
+      if (!utf8.push(c) && !this.refused) refuse();
+    });
+    this.stream.once('end', () => {
+      if (!utf8.end() && !this.refused) refuse();
+    });
+    return this.stream;
+  }
 }
 
 function readBody(req: IncomingMessage, limit: number): Promise<Buffer | null> {
@@ -126,23 +215,25 @@ export function hotServer(routes: readonly HotRoute[], bodyLimit: number, onErro
       const route = table.get(`${req.method} ${path}`);
       if (!route) return fallback(req, res);
       const reply = new HotReply(res);
-      const dialect: Dialect = route.dialect === 'anthropic' || /provider=anthropic/.test(url) ? 'anthropic' : 'openai';
-      readBody(req, bodyLimit)
-        .then((body) => {
-          if (body === null) {
-            const e = gatewayError(dialect, 413, 'request_too_large', `request body is over the ${bodyLimit} byte limit`);
-            reply.code(413).header('content-type', 'application/json').header('connection', 'close').send(e.body);
+      const dialect: Dialect = route.dialect === 'anthropic' || (q >= 0 && url.includes('provider=anthropic', q)) ? 'anthropic' : 'openai';
+      const declared = declaredLength(req);
+      const incoming = new Incoming(req, url, q, bodyLimit, dialect, declared <= bodyLimit);
+      // A body declared over the limit is refused before anything reads it.
+      const handled =
+        declared > bodyLimit
+          ? Promise.reject(tooLarge(dialect, bodyLimit))
+          : route.lazyBody
+            ? route.handler(incoming, reply)
+            : incoming.readBody().then(() => route.handler(incoming, reply));
+      handled.catch((err: unknown) => {
+          if (err instanceof BodyRefused) {
+            if (reply.sent) return void res.destroy();
+            reply.code(err.refusal.status).header('content-type', 'application/json');
+            if (err.close) reply.header('connection', 'close');
+            reply.send(err.refusal.body);
+            if (err.close) req.resume();
             return;
           }
-          const refused = checkBody(dialect, req.headers, body);
-          if (refused) {
-            reply.code(refused.status).header('content-type', 'application/json').send(refused.body);
-            return;
-          }
-          const query = Object.fromEntries(new URLSearchParams(q < 0 ? '' : url.slice(q + 1)));
-          return route.handler({ method: req.method ?? 'GET', url, headers: req.headers, query, body }, reply);
-        })
-        .catch((err: unknown) => {
           onError(err, url);
           if (!reply.sent) {
             const e = gatewayError(dialect, 500, 'internal_error', 'internal error');

@@ -1,6 +1,9 @@
 // SqlClient over an embedded PGlite (PostgreSQL 18 in WASM): one session, so exclusive sections
 // are serialised in-process; rows are normalised to the pg shapes (bytea → Buffer).
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import type { PGlite } from '@electric-sql/pglite';
 import { lockDataDir } from './data-dir-lock';
 import { inTransaction, normaliseRow, type Row, type SqlClient, type SqlQueryable } from './sql-client';
@@ -13,6 +16,25 @@ export function pgliteDir(dataDir: string): string {
 export interface PgliteSqlClientOptions {
   /** Directory of the database files; omitted → in memory (lost at close). */
   dataDir?: string;
+}
+
+/**
+ * Memory settings for a store that holds session state, not analytics: PostgreSQL's defaults
+ * (128 MB of shared buffers, 4 MB per sort) sized the embedded process far past its budget.
+ */
+const MEMORY_PARAMS = ['-c', 'shared_buffers=16MB', '-c', 'work_mem=2MB', '-c', 'maintenance_work_mem=8MB', '-c', 'temp_buffers=2MB', '-c', 'wal_buffers=1MB'];
+
+/**
+ * Creating a database runs initdb, whose WASM instance and file bundle (≈ 450 MB) the process
+ * never gives back; so a new data directory is initialised in a short-lived child process and the
+ * serving process only ever opens an existing one.
+ */
+async function initialiseInChild(dataDir: string, startParams: readonly string[]): Promise<void> {
+  const script = `const { PGlite } = require(process.argv[1]);
+PGlite.create({ dataDir: process.argv[2], startParams: JSON.parse(process.argv[3]) })
+  .then((db) => db.close())
+  .then(() => process.exit(0), (err) => { process.stderr.write(String(err && err.stack || err)); process.exit(1); });`;
+  await promisify(execFile)(process.execPath, ['-e', script, require.resolve('@electric-sql/pglite'), dataDir, JSON.stringify(startParams)], { timeout: 120_000 });
 }
 
 /** A FIFO mutex: PGlite has one session, so an exclusive section must not interleave with another. */
@@ -47,7 +69,10 @@ export class PgliteSqlClient implements SqlClient {
     const unlock = o.dataDir ? lockDataDir(o.dataDir) : () => undefined;
     try {
       const { PGlite } = await import('@electric-sql/pglite');
-      const db = o.dataDir ? await PGlite.create({ dataDir: o.dataDir }) : await PGlite.create();
+      const startParams = [...PGlite.defaultStartParams, ...MEMORY_PARAMS];
+      // Under the lock, so two processes never initialise the same directory.
+      if (o.dataDir && !existsSync(path.join(o.dataDir, 'PG_VERSION'))) await initialiseInChild(o.dataDir, startParams);
+      const db = o.dataDir ? await PGlite.create({ dataDir: o.dataDir, startParams }) : await PGlite.create({ startParams });
       await db.waitReady;
       return new PgliteSqlClient(db, unlock);
     } catch (err) {
