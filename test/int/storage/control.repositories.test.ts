@@ -132,3 +132,15 @@ describe.each<[string, SqlBackend]>([
     expect(seen).toEqual([7]);
   });
 });
+
+describe('RedisGenerationPublisher', () => {
+  it('does not fail its caller when Redis is down: the announcement is logged and dropped', async () => {
+    const { RedisGenerationPublisher } = await import('@context-guru/storage');
+    const warned: string[] = [];
+    const log = { info() {}, error() {}, warn: (m: string) => void warned.push(m) };
+    const p = await RedisGenerationPublisher.connect({ url: 'redis://127.0.0.1:1', log });
+    await expect(p.notify(5)).resolves.toBeUndefined();
+    expect(warned).toContain('control generation not announced (replicas will poll)');
+    await p.close();
+  });
+});

@@ -62,11 +62,15 @@ export class RedisGenerationPublisher implements GenerationNotifier {
     private readonly log: StorageLogger,
   ) {}
 
+  /**
+   * Never fails the caller's boot: a Redis that is down now is retried in the background, and a
+   * generation announced meanwhile is only logged (replicas poll the database anyway).
+   */
   static async connect(o: { url: string; prefix?: string; log?: StorageLogger }): Promise<RedisGenerationPublisher> {
     const redis = new Redis(o.url, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false });
     const log = o.log ?? silentLogger;
     redis.on('error', (err) => log.warn('control publisher redis error', { err: errorText(err) }));
-    await redis.connect();
+    await redis.connect().catch((err: unknown) => log.warn('control publisher not connected yet (retrying)', { err: errorText(err) }));
     return new RedisGenerationPublisher(redis, controlChannel(o.prefix), log);
   }
 
