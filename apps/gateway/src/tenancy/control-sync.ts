@@ -113,11 +113,14 @@ export class ControlSync {
 
   private async refresh(): Promise<void> {
     try {
-      const head = await readGenerationRow(this.o.sql);
-      if (head.generation > this.latest) this.latest = head.generation;
-      if (this.applied >= 0 && head.generation <= this.applied) {
-        this.error = undefined;
-        return;
+      // An announcement already said there is more: read the change at once, skipping the poll.
+      if (this.applied >= 0 && this.latest <= this.applied) {
+        const head = await readGenerationRow(this.o.sql);
+        if (head.generation > this.latest) this.latest = head.generation;
+        if (head.generation <= this.applied) {
+          this.error = undefined;
+          return;
+        }
       }
       const read = await readControl(this.o.sql, this.applied);
       const changed = new Map<string, TenantEntry>();
