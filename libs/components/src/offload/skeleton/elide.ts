@@ -1,5 +1,6 @@
-// Replaces big function bodies in one code block by a placeholder. The result is accepted only if
-// the source parsed cleanly and the skeleton parses cleanly again with the same grammar.
+// Replaces big function bodies in one code block by a placeholder. Only functions that parsed
+// without error are cut, and the result is accepted only if it reparses with the same grammar with
+// no error the source did not have and none at a placeholder.
 import type { Node, Parser, TreeCursor } from 'web-tree-sitter';
 import { countTokens } from '../../shared/tokens';
 import {
@@ -26,20 +27,50 @@ export function skeletonizeCode(parser: Parser, spec: LanguageSpec, code: string
   const tree = parser.parse(src);
   if (!tree) return { ok: false, gate: 'source_parse_failed' };
   let cuts: Cut[];
+  let sourceErrors: number;
   try {
-    // A tree with ERROR/MISSING nodes may misplace body boundaries: leave such code alone.
-    if (tree.rootNode.hasError) return { ok: false, gate: 'source_parse_failed' };
+    // Real files rarely parse cleanly (C macros like PyObject_HEAD, newer syntax than the grammar):
+    // errors only disqualify the functions that contain them, never the whole block.
+    sourceErrors = errorSpans(tree.rootNode).length;
     cuts = collectCuts(tree.rootNode.walk(), src, spec, minTokens);
   } finally {
     tree.delete();
   }
-  if (cuts.length === 0) return { ok: false, gate: 'no_body_over_min_tokens' };
+  if (cuts.length === 0) return { ok: false, gate: sourceErrors > 0 ? 'source_parse_failed' : 'no_body_over_min_tokens' };
   const out = applyCuts(src, cuts);
   const again = parser.parse(out);
-  const clean = again !== null && !again.rootNode.hasError;
+  const clean = again !== null && reparsesAsWell(errorSpans(again.rootNode), sourceErrors, placeholderSpans(cuts));
   again?.delete();
   if (!clean) return { ok: false, gate: 'reparse_failed' };
   return { ok: true, code: out.slice(prologue.length), elided: cuts.length };
+}
+
+/** ERROR and MISSING nodes, found by descending only into subtrees that contain one. */
+function errorSpans(root: Node): Array<[number, number]> {
+  const out: Array<[number, number]> = [];
+  const stack: Node[] = [root];
+  while (stack.length) {
+    const n = stack.pop()!;
+    if (n.type === 'ERROR' || n.isMissing) out.push([n.startIndex, n.endIndex]);
+    else if (n.hasError) for (const c of n.children) if (c) stack.push(c);
+  }
+  return out;
+}
+
+/** Where each placeholder sits in the output. */
+function placeholderSpans(cuts: readonly Cut[]): Array<[number, number]> {
+  let shift = 0;
+  return cuts.map((c) => {
+    const start = c.start + shift;
+    shift += c.text.length - (c.end - c.start);
+    return [start, start + c.text.length];
+  });
+}
+
+/** No error the source did not have, and none touching a placeholder. */
+function reparsesAsWell(errors: Array<[number, number]>, sourceErrors: number, placeholders: Array<[number, number]>): boolean {
+  if (errors.length > sourceErrors) return false;
+  return !errors.some(([s, e]) => placeholders.some(([ps, pe]) => s < pe && ps < e));
 }
 
 /**
@@ -54,8 +85,12 @@ function collectCuts(cursor: TreeCursor, src: string, spec: LanguageSpec, minTok
       const type = cursor.nodeType;
       let enter = true;
       // Named nodes only: older grammars call a function expression `function`, like the keyword.
-      if (cursor.nodeIsNamed && (spec.functions.has(type) || spec.closures.has(type) || spec.selfBody.has(type))) {
-        enter = visit(cursor.currentNode, src, spec, minTokens, cuts);
+      if (type === 'ERROR') {
+        enter = false; // node types inside an error are guesses: nothing there is cut
+      } else if (cursor.nodeIsNamed && (spec.functions.has(type) || spec.closures.has(type) || spec.selfBody.has(type))) {
+        const node = cursor.currentNode;
+        // A function containing an error may have its body boundaries wrong: only its inner functions are candidates.
+        enter = node.hasError ? true : visit(node, src, spec, minTokens, cuts);
       }
       if (enter && cursor.gotoFirstChild()) continue;
       while (!cursor.gotoNextSibling()) {

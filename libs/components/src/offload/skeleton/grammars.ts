@@ -29,8 +29,21 @@ const ready = new Map<GrammarId, Parser>();
 let loads = 0;
 let linking: Promise<unknown> = Promise.resolve();
 
-/** Prebuilt grammars shipped by the tree-sitter-wasms package: no native build, no download. */
+/**
+ * Grammars whose tree-sitter-wasms build fails on ordinary real-world code, taken from the
+ * language's own package (which ships its .wasm): tree-sitter-wasms' Scala grammar rejects a
+ * block lambda (`xs.map { x => … }`) and its C# grammar predates primary constructors and
+ * file-scoped namespaces, so real files of both never parsed.
+ */
+const OFFICIAL: Partial<Record<GrammarId, { pkg: string; wasm: string }>> = {
+  scala: { pkg: 'tree-sitter-scala', wasm: 'tree-sitter-scala.wasm' },
+  c_sharp: { pkg: 'tree-sitter-c-sharp', wasm: 'tree-sitter-c_sharp.wasm' },
+};
+
+/** Prebuilt grammars (tree-sitter-wasms, or the language's own package): no native build, no download. */
 export function grammarPath(id: GrammarId): string {
+  const own = OFFICIAL[id];
+  if (own) return join(dirname(require.resolve(`${own.pkg}/package.json`)), own.wasm);
   return join(dirname(require.resolve('tree-sitter-wasms/package.json')), 'out', `tree-sitter-${id}.wasm`);
 }
 
