@@ -2,16 +2,14 @@
 // bad documents and filters are refused with nothing stored; activation and rollback bump the
 // generation in the change's transaction and are announced on Redis after commit; diff says what
 // changed; every write leaves a verified audit row.
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { apiKeysRepository, hashKey, loadTenantState, readGeneration, replicasRepository } from '@context-guru/storage';
+import { ACME_FILTER_FAILING_YAML, ACME_FILTER_YAML } from '../../support/admin-fixtures';
 import { startAdmin, waitPublished, type AdminHarness } from '../../support/admin-harness';
 
 jest.setTimeout(60_000);
 
-const FIX = path.join(__dirname, '../../fixtures/admin');
-const filterYaml = readFileSync(path.join(FIX, 'acme-build.yaml'), 'utf8');
-const failingYaml = readFileSync(path.join(FIX, 'acme-build.failing.yaml'), 'utf8');
+const filterYaml = ACME_FILTER_YAML;
+const failingYaml = ACME_FILTER_FAILING_YAML;
 
 describe('admin configs, filters, tenants and keys', () => {
   let h: AdminHarness;

@@ -1,9 +1,8 @@
 // Dry-run: a sample request in either dialect through the active config, a stored version or a
 // candidate, with the tenant's filter sets — and proof, by reading Redis and every session table,
 // that nothing was stashed and no session state was written.
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { Redis } from 'ioredis';
+import { ACME_FILTER_YAML, acmeBuildRequest } from '../../support/admin-fixtures';
 import { startAdmin, type AdminHarness } from '../../support/admin-harness';
 import { REDIS_URL, scanKeys } from '../storage/redis-support';
 import { agentSteps, anthropicTurn, openaiTurn } from '../../support/transcripts';
@@ -70,17 +69,8 @@ describe('admin dry-run', () => {
   });
 
   it("composes the tenant's active filter sets, like the gateway", async () => {
-    const yaml = readFileSync(path.join(__dirname, '../../fixtures/admin/acme-build.yaml'), 'utf8');
-    await h.call('PUT', '/v1/tenants/acme/filters/acme', { body: { yaml, activate: true } });
-    const noise = Array.from({ length: 400 }, (_, i) => `progress ${i}%`).join('\n');
-    const sample = {
-      model: 'gpt-4o',
-      messages: [
-        { role: 'user', content: 'build it' },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'shell', arguments: '{"command":"acme-build all"}' } }] },
-        { role: 'tool', tool_call_id: 'c1', content: `$ acme-build all\n${noise}\ncompiled 3 units\ndone` },
-      ],
-    };
+    await h.call('PUT', '/v1/tenants/acme/filters/acme', { body: { yaml: ACME_FILTER_YAML, activate: true } });
+    const sample = acmeBuildRequest(400);
     const r = await h.call('POST', '/v1/tenants/acme/dry-run', { body: { provider: 'openai', body: sample, document: { pipeline: ['cmdfilter'] } } });
     expect(r.json.config.filter_sets).toEqual(['acme@1']);
     const tool = r.json.forwarded.messages[2].content as string;
