@@ -87,6 +87,25 @@ describe('RedisHotStore specifics', () => {
     expect(snap.offloaded).toBe(true);
   });
 
+  it('a warm turn is two round trips: the turn advance beside the session load, then every write together', async () => {
+    const { store } = await connect();
+    const T = uniqueTenant();
+    await store.advanceTurn(T, 'conv', { n: 4, at: 1000, ttlMs: 300_000 });
+    const before = store.roundTrips;
+    const [prev, snap] = await Promise.all([store.advanceTurn(T, 'conv', { n: 6, at: 2000, ttlMs: 300_000 }), store.loadSession(T, 'sess', [ck(1)])]);
+    expect(prev?.n).toBe(4);
+    expect(snap.frozen.size).toBe(0);
+    await Promise.all([
+      store.putStash(T, 'sess', [{ id: id(7), text: 'original' }]),
+      store.commitSession(T, 'sess', writes({ [`mask:${ck(1)}`]: 'a' }, true)),
+      store.recordRewrites(T, 'conv', [5]),
+    ]);
+    expect(store.roundTrips - before).toBe(2);
+    // And the writes all landed.
+    expect(await store.getStash(T, id(7))).toBe('original');
+    expect((await store.loadSession(T, 'sess', [ck(1)])).frozen.get(`mask:${ck(1)}`)).toBe('a');
+  });
+
   it('putStash of many entries with ownership, and commitSession, are one round trip each', async () => {
     const { store } = await connect();
     const T = uniqueTenant();

@@ -20,7 +20,7 @@ import { isAgentCompaction } from '../session/agent-compaction';
 import { cacheViewFor, isCacheAware, requestTtlMs } from '../session/cache-view';
 import { guardCachedPrefix, rewrittenIndices } from '../session/cache-guard';
 import { conversationKey } from '../session/conversation-key';
-import { runWithSession } from '../session/session-run';
+import { loadSessionFor, runWithSession } from '../session/session-run';
 import { revisionOf, type TenantRuntime } from '../tenancy/tenant-runtime';
 import { recordForwarded, replayForwarded } from '../tenancy/forwarded-replay';
 import { decodeRequest, encodeRequest } from '../wire/request.wire';
@@ -101,11 +101,10 @@ export async function prepareRequest(deps: PrepareDeps, input: PrepareInput): Pr
     const ttlMs = requestTtlMs(input.dialect, input.raw, view.body);
     // Bypassed turns still advance the boundary: the provider cached what we forwarded.
     const conversation = conversationKey(session, view);
-    const prev = await deps.store.advanceTurn(input.tenant.id, conversation, { n, at: now, ttlMs });
-    if (bypass) return pristine();
-    const turn = cacheViewFor(prev, n, isCacheAware(input.cacheMode), now, ttlMs);
-    report.compactionReset = turn.compactionReset;
-
+    if (bypass) {
+      await deps.store.advanceTurn(input.tenant.id, conversation, { n, at: now, ttlMs });
+      return pristine();
+    }
     const keys: string[] = [];
     for (const m of view.messages) {
       if (m.role !== 'tool') continue;
@@ -113,6 +112,12 @@ export async function prepareRequest(deps: PrepareDeps, input: PrepareInput): Pr
       if (text) keys.push(contentKey(text));
     }
     keys.push(SUMMARY_CHECKPOINT_KEY);
+    // The turn advance and the session load are independent reads: issued together, they share
+    // one round trip to a remote store.
+    const loading = loadSessionFor({ store: deps.store, tenant: input.tenant.id, session, keys });
+    const [prev, loaded] = await Promise.all([deps.store.advanceTurn(input.tenant.id, conversation, { n, at: now, ttlMs }), loading]);
+    const turn = cacheViewFor(prev, n, isCacheAware(input.cacheMode), now, ttlMs);
+    report.compactionReset = turn.compactionReset;
     const models = input.models?.(view.body);
     // Only model-backed triggers need the request's token count: computed on first read.
     let requestTokens: number | undefined;
@@ -123,6 +128,7 @@ export async function prepareRequest(deps: PrepareDeps, input: PrepareInput): Pr
       tenant: input.tenant.id,
       session,
       keys,
+      loaded,
       run: (stash, state) => {
         const ctx: Ctx = {
           tenant: input.tenant.id,

@@ -83,6 +83,20 @@ export interface SessionRunInput {
   /** Runs the pipeline once over a fresh stash and session view. */
   run: (stash: BufferedStash, state: RecordingSessionView) => Promise<PipelineResult>;
   learned?: LearnedKeys;
+  /** The first load, started by the caller (beside its other reads) with `loadSessionFor`. */
+  loaded?: LoadedSession;
+}
+
+export interface LoadedSession {
+  asked: Set<string>;
+  snapshot: SessionSnapshot;
+}
+
+/** The first session load of a run: the message keys plus those the session is known to ask. */
+export async function loadSessionFor(i: Pick<SessionRunInput, 'store' | 'tenant' | 'session' | 'keys' | 'learned'>): Promise<LoadedSession> {
+  const learned = i.learned ?? learnedKeys;
+  const asked = new Set([...i.keys, ...learned.get(`${i.tenant}\u0000${i.session}`)]);
+  return { asked, snapshot: await i.store.loadSession(i.tenant, i.session, [...asked]) };
 }
 
 const MAX_RUNS = 3;
@@ -103,8 +117,9 @@ function merge(a: SessionSnapshot, b: SessionSnapshot): SessionSnapshot {
 export async function runWithSession(i: SessionRunInput): Promise<SessionRun> {
   const learned = i.learned ?? learnedKeys;
   const scope = `${i.tenant}\u0000${i.session}`;
-  const asked = new Set([...i.keys, ...learned.get(scope)]);
-  let snapshot = await i.store.loadSession(i.tenant, i.session, [...asked]);
+  const first = await (i.loaded ?? loadSessionFor(i));
+  const asked = first.asked;
+  let snapshot = first.snapshot;
   for (let runs = 1; ; runs++) {
     const stash = new BufferedStash(i.store.persistent);
     const state = new RecordingSessionView(snapshot);

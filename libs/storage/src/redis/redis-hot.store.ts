@@ -42,8 +42,12 @@ type ScriptedRedis = Redis & Scripts;
 export class RedisHotStore implements HotStore {
   readonly kind = 'redis';
   readonly persistent = true;
-  /** Network round trips issued so far (measurement aid; one per method call). */
+  /**
+   * Network round trips so far (a measurement aid): commands issued in the same synchronous burst
+   * (e.g. under one Promise.all) are all on the wire before any reply is awaited, so they count once.
+   */
   roundTrips = 0;
+  private inBurst = false;
   private readonly ttl: number;
   private readonly indexTtl: number;
   private readonly maxEntries: number;
@@ -113,12 +117,12 @@ export class RedisHotStore implements HotStore {
 
   async getStash(tenant: string, id: string): Promise<string | null> {
     const t = this.tenantPrefix(tenant);
-    this.roundTrips++;
+    this.trip();
     return this.redis.cgGetStash(`${t}s:${id}`, `${t}lru`, this.ttl, this.now(), id);
   }
 
   async owns(tenant: string, session: string, id: string): Promise<boolean> {
-    this.roundTrips++;
+    this.trip();
     return (await this.redis.sismember(`${this.tenantPrefix(tenant)}own:${session}`, id)) === 1;
   }
 
@@ -126,7 +130,7 @@ export class RedisHotStore implements HotStore {
     const t = this.tenantPrefix(tenant);
     const cks = [...new Set(contentKeys)];
     const keys = [`${t}frz:${session}`, `${t}fidx:${session}`, `${t}flost:${session}`, `${t}off:${session}`, ...cks.map((ck) => `${t}kept:${ck}`)];
-    this.roundTrips++;
+    this.trip();
     const [flat, lost, kept, off, newly] = await this.redis.cgLoadSession(keys.length, ...keys, this.ttl, this.indexTtl, ...cks);
     this.dropped += newly;
     const frozen = new Map<string, string>();
@@ -163,7 +167,7 @@ export class RedisHotStore implements HotStore {
   }
 
   async advanceTurn(tenant: string, session: string, turn: TurnRecord): Promise<TurnRecord | null> {
-    this.roundTrips++;
+    this.trip();
     const prev = await this.redis.cgAdvanceTurn(
       `${this.tenantPrefix(tenant)}turn:${session}`,
       `${this.tenantPrefix(tenant)}turnrw:${session}`,
@@ -179,7 +183,7 @@ export class RedisHotStore implements HotStore {
   }
 
   async recordRewrites(tenant: string, session: string, rewritten: readonly number[]): Promise<void> {
-    this.roundTrips++;
+    this.trip();
     await this.redis.set(`${this.tenantPrefix(tenant)}turnrw:${session}`, rewritten.join(','), 'EX', this.ttl);
   }
 
@@ -200,7 +204,7 @@ export class RedisHotStore implements HotStore {
   }
 
   async ping(): Promise<void> {
-    this.roundTrips++;
+    this.trip();
     await this.redis.ping();
   }
 
@@ -218,13 +222,20 @@ export class RedisHotStore implements HotStore {
     }
   }
 
+  private trip(): void {
+    if (this.inBurst) return;
+    this.inBurst = true;
+    this.roundTrips++;
+    queueMicrotask(() => (this.inBurst = false));
+  }
+
   /** `<prefix>{<tenant>}:` — the hash tag keeps one tenant in one cluster slot; encoding keeps tenants apart. */
   tenantPrefix(tenant: string): string {
     return `${this.prefix}{${encodeURIComponent(tenant)}}:`;
   }
 
   private async exec(p: ReturnType<Redis['pipeline']>): Promise<unknown[]> {
-    this.roundTrips++;
+    this.trip();
     const res = await p.exec();
     if (!res) throw new Error('redis: transaction aborted');
     const out: unknown[] = [];
