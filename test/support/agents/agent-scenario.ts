@@ -7,7 +7,7 @@ import { startGateway, type GatewayHarness } from '../gateway-harness';
 import type { RecordedRequest } from '../fake-upstream';
 import { runAgent, scratchRun, type AgentKind, type AgentRun } from './agent-cli';
 import { startAgentProvider, type AgentProvider } from './agent-provider';
-import { CLAUDE_TOOLS, QWEN_TOOLS, type AgentTools, type ScriptOptions } from './coding-script';
+import { CLAUDE_TOOLS, QWEN_TOOLS, type AgentTools } from './coding-script';
 import { startEgressTrap } from './egress-trap';
 import { startRecordingTap } from './recording-tap';
 
@@ -31,7 +31,6 @@ export interface ScenarioOptions {
   kind: AgentKind;
   via: 'direct' | 'gateway';
   gatewayEnv?: Record<string, string>;
-  expandId?: ScriptOptions['expandId'];
 }
 
 const dialectPath = (kind: AgentKind) => (kind === 'claude' ? '/anthropic' : '/openai/v1');
@@ -40,7 +39,7 @@ export async function runScenario(o: ScenarioOptions): Promise<Scenario> {
   const tools = o.kind === 'claude' ? CLAUDE_TOOLS : QWEN_TOOLS;
   const scratch = scratchRun();
   const trap = await startEgressTrap();
-  const provider = await startAgentProvider({ tools, workdir: scratch.workdir, expandId: o.expandId }, TASK_HEAD);
+  const provider = await startAgentProvider({ tools, workdir: scratch.workdir }, TASK_HEAD);
   const gateway = o.via === 'gateway' ? await startGateway(provider.url, { PRESET: 'agent', ...o.gatewayEnv }) : undefined;
   const tap = gateway ? await startRecordingTap(gateway.url) : undefined;
   const baseUrl = tap ? `${tap.url}${dialectPath(o.kind)}` : o.kind === 'claude' ? provider.url : `${provider.url}/v1`;

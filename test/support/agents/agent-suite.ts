@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readConversation } from './agent-conversation';
 import { sha256Hex } from '@context-guru/components';
-import { addedShapeViolations, clientOf, clientSteps, expandExchanges, finalVerdict, mainLoop, markedResults, UNKNOWN_TOOL_MESSAGES, unknownToolRefusals } from './agent-assertions';
+import { addedShapeViolations, clientOf, clientSteps, expandExchanges, finalVerdict, mainLoop, markedResults, prefixChanges, UNKNOWN_TOOL_MESSAGES, unknownToolRefusals } from './agent-assertions';
 import type { AgentKind } from './agent-cli';
 import { runScenario, type Scenario } from './agent-scenario';
 import { EXPAND_TOOL, type AgentTools } from './coding-script';
@@ -103,6 +103,12 @@ export function defineAgentSuite(kind: AgentKind): void {
         expect(stashed.status).toBe(200);
         expect(await stashed.text()).toBe(x.result);
       }
+    });
+
+    it('the tool list is the same on every turn: the expand tool is offered from the first one', () => {
+      const forwarded = mainLoop(viaGateway, viaGateway.provider.requests);
+      for (const r of forwarded) expect(readConversation(r).toolNames).toContain(EXPAND_TOOL);
+      expect(prefixChanges(forwarded, viaGateway.client).head).toEqual([]);
     });
   });
 }

@@ -6,9 +6,9 @@
 //   5. answer with a VERDICT line built from what the tool results say.
 // Like a real model it writes before it acts (thinking with a signature, then a text preamble),
 // and whenever the newest tool results carry a `<<cg:HASH>>` marker it has not redeemed yet, it
-// first calls context_guru_expand for it, then reads the original from the expand result. The
-// verdict counts the suite's `ok` / `not ok` lines, so it comes out right only if the model saw
-// the originals: a projection or a lost expand changes the sentence.
+// first calls context_guru_expand for it (by bare hash, later by the whole marker), then reads the
+// original from the expand result. The verdict counts the suite's `ok` / `not ok` lines, so it
+// comes out right only if the model saw the originals: a projection or a lost expand changes it.
 import { BUGGY_LINE, FIXED_LINE, SOURCE_FILE, TEST_COMMAND } from './scratch-repo';
 import type { Conversation, Round } from './agent-conversation';
 
@@ -41,8 +41,6 @@ export interface ScriptOptions {
   tools: AgentTools;
   /** Absolute path of the scratch repo (the agents' file tools want absolute paths). */
   workdir: string;
-  /** The id form the model copies into an expand call: the bare hash or the whole marker. */
-  expandId?: 'hash' | 'marker';
 }
 
 /** Call ids carry the plan step (`S<step>C<n>`; expand calls `X<hash>`) so the script can tell how far it got. */
@@ -133,6 +131,14 @@ function planStep(step: number, c: Conversation, o: ScriptOptions): Decision {
   }
 }
 
+/**
+ * What the model copies into the call: the bare hash for the first suite run's output, the whole
+ * marker for the re-run's (models copy what they see; the gateway accepts both).
+ */
+function expandArg(c: Conversation, hash: string): string {
+  return stepOf(c.rounds[c.rounds.length - 1]!) <= 1 ? hash : `<<cg:${hash}>>`;
+}
+
 /** The model's next answer to the main loop's request. */
 export function decide(c: Conversation, o: ScriptOptions): Decision {
   const hash = unredeemedMarker(c);
@@ -140,7 +146,7 @@ export function decide(c: Conversation, o: ScriptOptions): Decision {
     return {
       thinking: 'Part of that output was offloaded; I want the exact lines before deciding.',
       text: 'Let me look at the full output first.',
-      calls: [{ id: callId(c.dialect, `X${hash.slice(0, 6)}`, 0), name: EXPAND_TOOL, args: { id: o.expandId === 'marker' ? `<<cg:${hash}>>` : hash } }],
+      calls: [{ id: callId(c.dialect, `X${hash.slice(0, 6)}`, 0), name: EXPAND_TOOL, args: { id: expandArg(c, hash) } }],
     };
   }
   const done = Math.max(0, ...c.rounds.map(stepOf));
