@@ -27,6 +27,8 @@ export interface ToolCall {
   name: string;
   /** Raw JSON text of the arguments / input. */
   arguments: string;
+  /** Anthropic: the prompt-cache breakpoint on the tool_use block this call is (object-valued). */
+  cache_control?: Record<string, unknown>;
 }
 
 export interface Message {

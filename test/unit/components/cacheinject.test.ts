@@ -75,9 +75,9 @@ describe('cacheinject', () => {
       { role: 'assistant', content: [text('It needs tzdata.'), { type: 'thinking', thinking: 'done', signature: 'sig' }] },
       { role: 'user', content: [text('ok')] },
     ];
-    expect(prefixBoundary(messages)).toBe(1);
+    expect(prefixBoundary(messages)?.msg).toBe(1);
     (messages[3]!.content as ContentBlock[])[1] = text('');
-    expect(prefixBoundary(messages)).toBe(1);
+    expect(prefixBoundary(messages)?.msg).toBe(1);
   });
 
   it('finds no candidate before the first assistant turn', () => {

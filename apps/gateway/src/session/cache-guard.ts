@@ -8,16 +8,21 @@ import { cloneMessage, sameMessage, type CacheView, type ContentBlock, type Mess
 /** Equal as far as the provider's cache key goes: a moved or added breakpoint changes nothing. */
 function sameCachedContent(a: Message | undefined, b: Message | undefined): boolean {
   if (sameMessage(a, b)) return true;
-  if (!a || !b || !Array.isArray(a.content) || !Array.isArray(b.content)) return false;
+  if (!a || !b) return false;
   return sameMessage(withoutBreakpoints(a), withoutBreakpoints(b));
 }
 
+/** The message with no cache_control on its blocks or its tool calls (tool_use blocks). */
 function withoutBreakpoints(m: Message): Message {
-  const content = (m.content as ContentBlock[]).map((blk) => {
-    const { cache_control: _dropped, ...rest } = blk as ContentBlock & { cache_control?: unknown };
-    return rest as ContentBlock;
-  });
-  return { ...m, content };
+  const out: Message = { ...m };
+  if (Array.isArray(m.content)) {
+    out.content = m.content.map((blk) => {
+      const { cache_control: _dropped, ...rest } = blk as ContentBlock & { cache_control?: unknown };
+      return rest as ContentBlock;
+    });
+  }
+  if (m.tool_calls) out.tool_calls = m.tool_calls.map(({ cache_control: _dropped, ...call }) => call);
+  return out;
 }
 
 export function guardCachedPrefix(input: readonly Message[], output: Message[], cache: CacheView, prev: TurnRecord | null): number[] {

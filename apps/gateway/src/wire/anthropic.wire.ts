@@ -3,9 +3,9 @@
 // message, and assistant tool_use blocks become tool_calls. Every normalized message remembers the
 // exact raw value it came from, so a change lands on that value and its siblings keep their bytes.
 import type { ContentBlock, Message, ToolCall } from '@context-guru/components';
-import { member, spanAt, type RawIndex } from './json-scan';
+import { elementAt, member, spanAt, type RawIndex, type Span } from './json-scan';
 import { toBlock, type Normalized } from './openai.wire';
-import { isObject, planBlocks, sameEnvelope, stringEdit, type Plan } from './splice';
+import { deepEqual, isObject, memberInsert, planBlocks, sameEnvelope, stringEdit, type Plan } from './splice';
 import type { Slot } from './wire.types';
 
 function pushUser(out: Normalized, i: number, blocks: Record<string, unknown>[], group: number[]): void {
@@ -45,11 +45,13 @@ function assistantBlocks(out: Normalized, i: number, blocks: Record<string, unkn
   const calls: ToolCall[] = [];
   blocks.forEach((blk, b) => {
     if (blk.type === 'tool_use') {
-      calls.push({
+      const call: ToolCall = {
         id: typeof blk.id === 'string' ? blk.id : '',
         name: typeof blk.name === 'string' ? blk.name : '',
         arguments: JSON.stringify(blk.input ?? {}),
-      });
+      };
+      if (isObject(blk.cache_control)) call.cache_control = blk.cache_control;
+      calls.push(call);
       return;
     }
     content.push(toBlock(blk));
@@ -84,6 +86,34 @@ function soleTextBlock(o: Message['content'], slot: Extract<Slot, { kind: 'block
   return slot.blocks[0]!;
 }
 
+/**
+ * A breakpoint cacheinject put on tool calls (nothing else about them changed) becomes a
+ * `cache_control` inserted into the tool_use block each call came from (k-th call = k-th tool_use).
+ */
+function callBreakpoints(raw: string, msgSpan: Span, rawMsg: Record<string, unknown>, before: Message, after: Message): Plan | null {
+  const bc = before.tool_calls ?? [];
+  const ac = after.tool_calls ?? [];
+  const rawBlocks = Array.isArray(rawMsg.content) ? rawMsg.content : [];
+  const uses = rawBlocks.flatMap((b, i) => (isObject(b) && b.type === 'tool_use' ? [i] : []));
+  const content = member(raw, msgSpan.start, 'content');
+  if (bc.length !== ac.length || uses.length !== ac.length || !content) return null;
+  const plan: Plan = { edits: [], inserted: 0 };
+  for (let k = 0; k < ac.length; k++) {
+    const { cache_control: oc, ...o } = bc[k]!;
+    const { cache_control: nc, ...n } = ac[k]!;
+    if (!deepEqual(o, n)) return null;
+    if (deepEqual(oc, nc)) continue;
+    const rb = rawBlocks[uses[k]!] as Record<string, unknown>;
+    const span = elementAt(raw, content.start, uses[k]!);
+    if (oc !== undefined || !isObject(nc) || Object.hasOwn(rb, 'cache_control') || !span) return null;
+    const ins = memberInsert(raw, span, 'cache_control', nc);
+    if (!ins) return null;
+    plan.edits.push({ ...ins, breakpoint: true });
+    plan.inserted++;
+  }
+  return plan;
+}
+
 export function planAnthropic(
   index: RawIndex,
   body: Record<string, unknown>,
@@ -91,11 +121,20 @@ export function planAnthropic(
   before: Message,
   after: Message,
 ): Plan | null {
-  if (!sameEnvelope(before, after) || slot.kind === 'openai') return null;
+  if (slot.kind === 'openai') return null;
   const raw = index.raw;
   const msgSpan = index.message(slot.msg);
   const rawMsg = (body.messages as unknown[])[slot.msg];
   if (!msgSpan || !isObject(rawMsg)) return null;
+  if (sameEnvelope(before, after)) return planContent(raw, msgSpan, rawMsg, slot, before, after);
+  const sameRest = before.role === after.role && before.tool_call_id === after.tool_call_id && before.name === after.name;
+  if (!sameRest || slot.kind !== 'blocks') return null;
+  const calls = callBreakpoints(raw, msgSpan, rawMsg, before, after);
+  const content = calls && planContent(raw, msgSpan, rawMsg, slot, before, after);
+  return calls && content ? { edits: [...content.edits, ...calls.edits], inserted: content.inserted + calls.inserted } : null;
+}
+
+function planContent(raw: string, msgSpan: Span, rawMsg: Record<string, unknown>, slot: Exclude<Slot, { kind: 'openai' }>, before: Message, after: Message): Plan | null {
   const n = after.content;
   const o = before.content;
   const single = (path: (string | number)[], expected: string): Plan | null => {
@@ -118,6 +157,7 @@ export function planAnthropic(
         const text = Array.isArray(o) ? (o[0] as { text?: unknown }).text : undefined;
         return b === null || typeof text !== 'string' ? null : single(['content', b, 'text'], text);
       }
+      if (deepEqual(o, n)) return { edits: [], inserted: 0 };
       const content = member(raw, msgSpan.start, 'content');
       if (!Array.isArray(n) || !Array.isArray(o) || !content || !Array.isArray(rawMsg.content)) return null;
       return planBlocks(raw, content, o, n, rawMsg.content, slot.blocks);

@@ -1,4 +1,4 @@
-// cacheinject: one Anthropic cache breakpoint on the last block of the message that closes the
+// cacheinject: one Anthropic cache breakpoint on the last block (a tool_use included) of the message that closes the
 // stable prefix (the one just before the newest turn), so the next turn reads that prefix from the
 // provider cache. It only ever adds a `cache_control` key to a block object — never text — and
 // never lets the request carry more than the provider's four breakpoints.
@@ -34,10 +34,11 @@ function blockHasBreakpoint(b: ContentBlock): boolean {
   return isBreakpoint(rec['cache_control']) || isBreakpoint(rec['cachePoint']);
 }
 
-/** Breakpoints the normalized messages already carry (object-valued cache_control / cachePoint). */
+/** Breakpoints the normalized messages already carry: on content blocks and on tool_use calls. */
 export function visibleBreakpoints(messages: readonly Message[]): number {
   let n = 0;
   for (const m of messages) {
+    for (const c of m.tool_calls ?? []) if (isBreakpoint(c.cache_control)) n++;
     if (!Array.isArray(m.content)) continue;
     for (const b of m.content) if (blockHasBreakpoint(b)) n++;
   }
@@ -53,22 +54,38 @@ function cacheable(b: ContentBlock): boolean {
   return !(b.type === 'text' && typeof b.text === 'string' && b.text.length === 0);
 }
 
+/** Where the breakpoint goes: message `msg`, on its last tool call (`call`) or its last block. */
+export interface Boundary {
+  msg: number;
+  call: boolean;
+}
+
 /**
- * Index of the message closing the stable prefix: the last assistant message, i.e. the one just
- * before the newest turn (the trailing run of tool results and user text after it). When that
- * message has string content, which cannot carry a block breakpoint, the nearest earlier message
- * whose last block can carry one stands in. Synthetic tool messages are skipped: their blocks do
- * not exist on the wire. -1 when there is no such message.
+ * The last content block of the message closing the stable prefix: the last assistant message,
+ * i.e. the one just before the newest turn (the trailing run of tool results and user text after
+ * it). An Anthropic assistant message's tool_use blocks come last on the wire and are normalized
+ * into tool_calls, so when it has calls the block is its last call — the common agent turn holds
+ * nothing else. A message whose last block cannot carry a breakpoint (string content) hands over
+ * to the nearest earlier one that can. Synthetic tool messages are skipped: their blocks do not
+ * exist on the wire. null when there is no such message.
  */
-export function prefixBoundary(messages: readonly Message[]): number {
+export function prefixBoundary(messages: readonly Message[], provider: Ctx['provider'] = 'anthropic'): Boundary | null {
   let i = messages.length - 1;
   while (i >= 0 && messages[i]!.role !== 'assistant') i--;
   for (; i >= 0; i--) {
     const m = messages[i]!;
-    if (m.role === 'tool' || !Array.isArray(m.content) || m.content.length === 0) continue;
-    if (cacheable(m.content[m.content.length - 1]!)) return i;
+    if (m.role === 'tool') continue;
+    const last = Array.isArray(m.content) ? m.content[m.content.length - 1] : undefined;
+    // Content that still carries its tool_use blocks (not wire-normalized) ends with one itself.
+    if (last?.type === 'tool_use') return { msg: i, call: false };
+    if (provider === 'anthropic' && m.role === 'assistant' && m.tool_calls?.length) return { msg: i, call: true };
+    if (last && cacheable(last)) return { msg: i, call: false };
   }
-  return -1;
+  return null;
+}
+
+function hasBreakpoint(m: Message): boolean {
+  return (Array.isArray(m.content) && m.content.some(blockHasBreakpoint)) || (m.tool_calls ?? []).some((c) => isBreakpoint(c.cache_control));
 }
 
 function create(o: Options): Component {
@@ -79,18 +96,23 @@ function create(o: Options): Component {
     run(messages: Message[], ctx: Ctx): ComponentOutcome {
       const gate = (name: (typeof CACHEINJECT_GATES)[number]): ComponentOutcome => ({ gates: { [name]: 1 } });
       if (ctx.provider !== 'anthropic') return gate('not_cache_aware_provider');
-      const at = prefixBoundary(messages);
-      if (at < 0) return gate('no_block_content');
-      const blocks = messages[at]!.content as ContentBlock[];
-      if (blocks.some(blockHasBreakpoint)) return gate('breakpoint_present');
+      const at = prefixBoundary(messages, ctx.provider);
+      if (!at) return gate('no_block_content');
+      const m = messages[at.msg]!;
+      if (hasBreakpoint(m)) return gate('breakpoint_present');
       // Both counts are charged even though the inbound count may already include the visible
       // ones: double-counting can only cost a breakpoint we could have placed, while counting
       // too few would send a fifth breakpoint and get the request rejected.
       const used = ctx.existingBreakpoints + visibleBreakpoints(messages);
       if (MAX_BREAKPOINTS - used <= 0) return gate('breakpoint_budget_exhausted');
-      const last = blocks.length - 1;
-      // A fresh block object: the key is added, nothing else about the block changes.
-      blocks[last] = { ...blocks[last]!, cache_control: { ...control } };
+      // A fresh block (or call) object: the key is added, nothing else about it changes.
+      if (at.call) {
+        const calls = m.tool_calls!;
+        calls[calls.length - 1] = { ...calls[calls.length - 1]!, cache_control: { ...control } };
+      } else {
+        const blocks = m.content as ContentBlock[];
+        blocks[blocks.length - 1] = { ...blocks[blocks.length - 1]!, cache_control: { ...control } };
+      }
       return { gates: {} };
     },
   };
