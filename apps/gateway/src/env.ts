@@ -37,6 +37,8 @@ export interface Env {
   maxExpandRounds: number;
   /** Memory the turn cache may hold (previous turns' decoded views and outputs), in MiB. */
   turnCacheMb: number;
+  /** Compression gate slots (COMPRESSION_SLOTS; unset or 0 = 8 per core). */
+  compressionSlots: number | undefined;
   /** REQUIRE_TENANT_KEY=true: a request without a tenant key is refused (401), not served as `default`. */
   requireTenantKey: boolean;
   /** Distinct `tenant` metric label values before the rest fold into `other` (TENANT_LABEL_CAP). */
@@ -117,6 +119,7 @@ export function parseEnv(src: Source = process.env): Env {
     upstreamConnectTimeoutMs: int('UPSTREAM_CONNECT_TIMEOUT_MS', 10_000, 1),
     maxExpandRounds: int('MAX_EXPAND_ROUNDS', 3, 0, 10),
     turnCacheMb: int('TURN_CACHE_MB', 64, 0, 65536),
+    compressionSlots: int('COMPRESSION_SLOTS', 0, 0, 1_000_000) || undefined,
     requireTenantKey: oneOf('REQUIRE_TENANT_KEY', ['true', 'false'] as const, 'false') === 'true',
     tenantLabelCap: int('TENANT_LABEL_CAP', 50, 1, 10_000),
     replicaId: src.REPLICA_ID || undefined,

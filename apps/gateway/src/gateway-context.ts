@@ -9,6 +9,7 @@ import { createLogger, type Logger } from './observability/logger';
 import { GatewayMetrics } from './observability/metrics';
 import { UpstreamClient } from './proxy/upstream.client';
 import { TurnCache } from './wire/turn-cache';
+import { CompressionGate } from './proxy/compression-gate';
 import type { TenantResolver } from './tenancy/tenant-resolver';
 import { createTenancy, type Tenancy } from './tenancy/tenancy.factory';
 import { TenantStats } from './tenancy/tenant-stats';
@@ -38,6 +39,8 @@ export interface GatewayContext {
   /** The compaction models' process-wide limiter, spend and connection pool. */
   models: ModelRuntime;
   turns: TurnCache;
+  /** Bounds the compression work in flight; requests past it are shed (cg_shed_total). */
+  compression: CompressionGate;
   /** The durable schema against this build, for readiness (undefined without a durable store). */
   schema(): Promise<SchemaStatus | undefined>;
   /** The durable store when there is one: the embedded process shares its SqlClient with the admin. */
@@ -113,6 +116,7 @@ export async function createGatewayContext(env: Env, overrides: ContextOverrides
     metrics,
     models,
     turns: new TurnCache(turnCacheChars(env.turnCacheMb)),
+    compression: new CompressionGate(env.compressionSlots),
     schema: async () => stores?.schema(),
     durable: stores?.durable,
     async close() {

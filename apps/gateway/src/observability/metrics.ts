@@ -31,6 +31,7 @@ export class GatewayMetrics {
   readonly llmCalls = new Gauge({ name: 'cg_llm_calls', help: 'Calls the gateway made to compaction models since start (monotonic; rate() it as a counter).', labelNames: ['component'] as const, registers: [this.registry] });
   readonly llmTokens = new Gauge({ name: 'cg_llm_tokens', help: 'Tokens the gateway spent on compaction models since start, by direction (monotonic).', labelNames: ['component', 'direction'] as const, registers: [this.registry] });
   readonly llmFailures = new Gauge({ name: 'cg_llm_failures', help: 'Compaction-model calls that timed out, failed or were truncated since start (monotonic).', labelNames: ['component', 'kind'] as const, registers: [this.registry] });
+  readonly shed = new Counter({ name: 'cg_shed_total', help: 'Requests served without new compression work because the compression gate was full (earlier turns still replayed byte-identically).', registers: [this.registry] });
   readonly failOpen = new Counter({ name: 'cg_fail_open_total', help: 'Requests forwarded pristine because an internal step failed.', labelNames: ['reason'] as const, registers: [this.registry] });
   readonly configVersion = new Gauge({ name: 'cg_config_version', help: 'Pipeline config version each tenant runtime serves.', labelNames: ['tenant'] as const, registers: [this.registry] });
   readonly controlGeneration = new Gauge({ name: 'cg_control_generation', help: 'Control-plane generation this replica has applied.', registers: [this.registry] });
@@ -63,6 +64,7 @@ export class GatewayMetrics {
     this.requestDuration.observe({ route: r.route }, totalSeconds);
     this.addedLatency.observe({ route: r.route }, r.addedMs / 1000);
     if (r.failOpen) this.failOpen.inc({ reason: r.failOpen });
+    if (r.shed) this.shed.inc();
     if (r.enforced) {
       this.tokens.inc({ stage: 'before', tenant }, r.tokensBefore);
       this.tokens.inc({ stage: 'after', tenant }, r.tokensAfter);

@@ -9,6 +9,8 @@ export interface RequestReport {
   route: RouteName;
   tenant: string;
   bypassed: boolean;
+  /** Served without new compression work: the compression gate was full. */
+  shed?: boolean;
   /** The pipeline ran and its output was forwarded (false on bypass and fail-open). */
   enforced: boolean;
   failOpen?: string;

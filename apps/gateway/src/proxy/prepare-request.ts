@@ -11,7 +11,7 @@ import {
   type Ctx,
   type HotStore,
   type ModelSources,
-  type Pipeline,
+  Pipeline,
 } from '@context-guru/components';
 import type { InjectMode, CacheMode } from '../env';
 import { emptyReport, type RequestReport, type RouteName } from '../observability/request-report';
@@ -47,6 +47,11 @@ export interface PrepareInput {
   cacheMode: CacheMode;
   sessionHeader?: string;
   bypassHeader: boolean;
+  /**
+   * The compression gate is full: no new compression work, only the provider-cached bytes of
+   * earlier turns replayed (the tool list and markers stay as the tenant's pipeline has them).
+   */
+  shed?: boolean;
   /** The models this request may spend on, from its decoded body. */
   models?: (body: Record<string, unknown>) => ModelSources;
 }
@@ -67,6 +72,8 @@ export interface Prepared {
  * An empty pipeline with nothing to inject: the body goes out exactly as it came, undecoded —
  * unless the tenant's earlier config versions may have rewritten a live session (`replays`).
  */
+const SHED_PIPELINE = new Pipeline([]);
+
 export function isTransparent(pipeline: Pipeline, injectMode: InjectMode, replays = false): boolean {
   return pipeline.components.length === 0 && injectMode !== 'always' && !replays;
 }
@@ -94,6 +101,10 @@ export async function prepareRequest(deps: PrepareDeps, input: PrepareInput): Pr
     return { view, session, outgoing: input.raw, advertised: view.expandToolDeclared, report };
   };
   const bypass = input.bypassHeader || isAgentCompaction(view.messages);
+  // A shed request runs no component: replayForwarded then restores every forwarded record on the
+  // cached prefix (they carry another revision than this empty pipeline's).
+  const running = input.shed ? SHED_PIPELINE : input.pipeline;
+  report.shed = input.shed === true;
   report.bypassed = bypass;
   try {
     const now = deps.clock.now();
@@ -145,11 +156,11 @@ export async function prepareRequest(deps: PrepareDeps, input: PrepareInput): Pr
             return (requestTokens ??= totalTokens(view.messages));
           },
         };
-        return input.pipeline.run(view.messages, ctx);
+        return running.run(view.messages, ctx);
       },
     });
     // What an earlier config version forwarded on the cached prefix comes back byte-identical.
-    replayForwarded(view.messages, result.messages, turn.view, prev, state, stash, revisionOf(input.pipeline));
+    replayForwarded(view.messages, result.messages, turn.view, prev, state, stash, revisionOf(running));
     const guarded = guardCachedPrefix(view.messages, result.messages, turn.view, prev);
     report.guardReverted = guarded.length;
     report.tokensBefore = result.tokensBefore;
@@ -170,7 +181,7 @@ export async function prepareRequest(deps: PrepareDeps, input: PrepareInput): Pr
       : encodeRequest(view, result.messages, { injectExpand: inject });
     chargeDiscards(report, [...encoded.discarded, ...guarded]);
     const rewritten = rewrittenIndices(view.messages, result.messages, encoded.discarded);
-    recordForwarded(view.messages, result.messages, rewritten, state, revisionOf(input.pipeline));
+    recordForwarded(view.messages, result.messages, rewritten, state, revisionOf(running));
     // A marker may only leave once its original is acknowledged by the store every replica reads.
     await Promise.all([
       stash.entries.size ? deps.store.putStash(input.tenant.id, session, stash.list()) : undefined,

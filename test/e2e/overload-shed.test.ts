@@ -1,0 +1,70 @@
+// Under overload the gateway sheds new compression work instead of queueing it: with every
+// compression slot taken, a warm turn is still served at once, its provider-cached prefix replayed
+// byte-identically from earlier turns, its new tail forwarded as received, and the shed counted.
+import { request, type ClientRequest } from 'node:http';
+import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
+import { startGateway, type GatewayHarness } from '../support/gateway-harness';
+import { jsonScript } from '../support/scripted-model';
+import { agentSteps, openaiTurn } from '../support/transcripts';
+
+let upstream: FakeUpstream;
+let gateway: GatewayHarness;
+
+beforeAll(async () => {
+  upstream = await startFakeUpstream(jsonScript({ expand: false }));
+  gateway = await startGateway(upstream.url, { PRESET: 'agent', COMPRESSION_SLOTS: '1' });
+});
+afterAll(async () => {
+  await gateway.close();
+  await upstream.close();
+});
+
+const steps = agentSteps(8, 3);
+const session = { 'content-type': 'application/json', 'x-context-guru-session': 'shed-1' };
+const post = (t: number) => fetch(`${gateway.url}/openai/v1/chat/completions`, { method: 'POST', headers: session, body: JSON.stringify(openaiTurn(steps, t)) }).then((r) => r.status);
+const forwarded = (i: number) => (upstream.requests[i]!.body.messages as unknown[]).map((m) => JSON.stringify(m));
+
+/** A request that takes the only slot and keeps it: its body never finishes arriving. */
+function holdSlot(): ClientRequest {
+  const body = JSON.stringify(openaiTurn(steps, 1));
+  const req = request(`${gateway.url}/openai/v1/chat/completions`, { method: 'POST', headers: { ...session, 'x-context-guru-session': 'holder', 'content-length': String(body.length) } });
+  req.on('error', () => undefined);
+  req.write(body.slice(0, 10));
+  return req;
+}
+
+const shedCount = async () => Number(/^cg_shed_total (\d+)/m.exec(await (await fetch(`${gateway.url}/metrics`)).text())?.[1] ?? NaN);
+
+describe('with every compression slot taken', () => {
+  it('serves a warm turn at once, replays the cached prefix byte-identically and compresses nothing new', async () => {
+    for (let t = 4; t <= 6; t++) expect(await post(t)).toBe(200);
+    const before = await shedCount();
+    const holder = holdSlot();
+    await new Promise((r) => setTimeout(r, 100));
+    try {
+      expect(await post(7)).toBe(200);
+    } finally {
+      holder.destroy();
+    }
+    expect(await shedCount()).toBe(before + 1);
+    const last = upstream.requests.length - 1;
+    const prev = forwarded(last - 1);
+    const shed = forwarded(last);
+    const client = openaiTurn(steps, 7).messages.map((m) => JSON.stringify(m));
+    // The whole previous turn (the provider's cached prefix) is forwarded as it was last time…
+    expect(shed.slice(0, prev.length)).toEqual(prev);
+    expect(prev.some((m, i) => m !== client[i])).toBe(true);
+    // …and the new tail as the client sent it: no new compression work was done.
+    expect(shed.slice(prev.length)).toEqual(client.slice(prev.length));
+  });
+
+  it('the next turn with a free slot keeps that prefix (no bust) and compresses again', async () => {
+    expect(await post(8)).toBe(200);
+    const last = upstream.requests.length - 1;
+    const shed = forwarded(last - 1);
+    const next = forwarded(last);
+    expect(next.slice(0, shed.length)).toEqual(shed);
+    const client = openaiTurn(steps, 8).messages.map((m) => JSON.stringify(m));
+    expect(next.slice(shed.length).some((m, i) => m !== client[shed.length + i])).toBe(true);
+  });
+});
