@@ -1,5 +1,5 @@
-// Liveness, readiness, /stats and /metrics. Readiness means the stores answer, a config is
-// loaded, the durable schema is not older than this build (app pods never migrate; the Helm
+// Liveness, readiness, /stats and /metrics. Readiness means the stores answered at boot (an
+// outage since is reported as degraded, not as 503), a config is loaded, the durable schema is not older than this build (app pods never migrate; the Helm
 // Job does) and the control plane's generation has been loaded once (a replica that cannot read
 // it since keeps serving what it applied and names that generation as stale); liveness only that
 // the process serves. /stats is the caller's own tenant's (its key, or `default` without one).
@@ -36,12 +36,16 @@ export class OpsController {
     const schema = await this.gw.schema().catch(() => ({ status: 'unavailable' as const }));
     const schemaReady = schema === undefined || ('ok' in schema && schema.ok);
     const control = this.gw.tenancy.sync?.status();
-    const ready = store === 'ok' && tenants.length > 0 && schemaReady && (control?.loaded ?? true);
+    // The stores answered at boot (it waits for them). An outage since is reported as degraded, not
+    // turned into 503: every replica sees the same outage and keeps serving fail-open (SPEC §6),
+    // while a Kubernetes readiness probe failing on all of them would route no traffic at all.
+    const ready = tenants.length > 0 && schemaReady && (control?.loaded ?? true);
     reply
       .code(ready ? 200 : 503)
       .header('content-type', 'application/json')
       .send({
         ready,
+        ...(ready && store !== 'ok' ? { degraded: true } : {}),
         store: { kind: this.gw.store.kind, status: store },
         ...(schema ? { schema } : {}),
         ...(control ? { control: { replica: this.gw.tenancy.heartbeat?.id, ...control } } : {}),
