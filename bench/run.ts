@@ -2,6 +2,7 @@
 // `npm run bench -- overhead throughput` runs a subset.
 import { runBilling } from './billing.bench';
 import { runComponents } from './components.bench';
+import { runExpandStream } from './expand-stream.bench';
 import { runMemory } from './memory.bench';
 import { runOverhead } from './overhead.bench';
 import { runThroughput } from './throughput.bench';
@@ -13,6 +14,7 @@ const BENCHES: Record<string, () => Promise<string>> = {
   throughput: runThroughput,
   'shared-state': runSharedState,
   billing: runBilling,
+  'expand-stream': runExpandStream,
   components: runComponents,
   memory: runMemory,
   propagation: runPropagation,

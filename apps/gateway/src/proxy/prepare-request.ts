@@ -173,7 +173,7 @@ export async function prepareRequest(deps: PrepareDeps, input: PrepareInput): Pr
     const offered = expandOffered(deps.injectMode, view, {
       decided: snapshot.offloaded === true,
       firstTurn: prev === null,
-      canEmit: pipelineCanEmitMarkers(input.pipeline, deps.store.persistent, input.tenant.document.components),
+      canEmit: pipelineCanEmitMarkers(input.pipeline, deps.store.persistent, input.tenant.document.components, models?.incoming !== undefined || models?.config !== undefined),
     });
     const inject = offered && !view.expandToolDeclared;
     const encoded = deps.turns

@@ -52,14 +52,18 @@ export function toolChoiceAllows(dialect: Dialect, choice: unknown): boolean {
   return isObject(choice) && choice.type === 'auto';
 }
 
+/** Offloaders that only act through a model: without one they never leave a marker. */
+const MODEL_ONLY = new Set(['summarize']);
+
 /**
  * Whether a pipeline can ever leave a resolvable marker: it has an offloader whose marker_mode is
- * full (the default), and the store keeps originals. Only then is the tool worth offering.
+ * full (the default) — and a model, for one that needs it — and the store keeps originals. Only
+ * then is the tool worth its tokens on every turn.
  */
-export function pipelineCanEmitMarkers(pipeline: Pipeline, persistent: boolean, options?: Readonly<Record<string, unknown>>): boolean {
+export function pipelineCanEmitMarkers(pipeline: Pipeline, persistent: boolean, options?: Readonly<Record<string, unknown>>, hasModel = false): boolean {
   if (!persistent) return false;
   return pipeline.components.some((c) => {
-    if (c.kind !== 'offload') return false;
+    if (c.kind !== 'offload' || (MODEL_ONLY.has(c.name) && !hasModel)) return false;
     const mode = isObject(options?.[c.name]) ? (options[c.name] as Record<string, unknown>).marker_mode : undefined;
     return mode !== 'off' && mode !== 'summary';
   });

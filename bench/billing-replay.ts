@@ -1,0 +1,84 @@
+// One session replayed turn by turn through the gateway's real request path (prepareRequest,
+// memory store, a test clock) and billed twice by the prompt-cache simulator: the client's own
+// bodies ("without") and what the gateway forwards ("with"). A bust is a turn that changed what
+// the provider still held from the previous turn — a message prefix or the tools/system head.
+// Shared by the billing benchmark and the test-tier replay gate.
+import { MemoryHotStore } from '@context-guru/storage';
+import { prepareRequest } from '../apps/gateway/src/proxy/prepare-request';
+import { createLogger } from '../apps/gateway/src/observability/logger';
+import type { StatsRollup } from '../apps/gateway/src/observability/stats';
+import { createTenantRuntime, loadConfigDocument } from '../apps/gateway/src/tenancy/tenant-runtime';
+import { FIVE_MINUTES, PromptCacheSim, headChanged, prefixBust, type Bill, type CacheDialect } from '../test/support/prompt-cache';
+
+type Json = Record<string, unknown>;
+
+export interface Variant {
+  name: string;
+  preset?: string;
+  config?: string;
+}
+
+export interface SessionSpec {
+  name: string;
+  turns: number;
+  /** The client's request after t turns (1-based). */
+  body: (dialect: CacheDialect, t: number) => Json;
+  /** Output tokens of the model's answer on turn t (identical with and without the gateway). */
+  output: (t: number) => number;
+}
+
+export const STEP_MS = 30_000;
+/** One pause mid-session, past the 5-min provider TTL (+60 s): the gateway may read it as cold. */
+export const PAUSE_MS = 12 * 60_000;
+export const SCHEDULES = ['steady', 'pause'] as const;
+export type Schedule = (typeof SCHEDULES)[number];
+
+export interface SessionBill {
+  without: Bill;
+  with: Bill;
+  /** Turns whose forwarded message prefix changed while the provider still held it. */
+  prefixBusts: number;
+  /** Turns whose tools/system head changed while the provider still held it. */
+  headBusts: number;
+}
+
+export const zeroBill = (): Bill => ({ prompt: 0, fresh: 0, cacheRead: 0, cacheWrite: 0, output: 0, usd: 0 });
+export function addBill(a: Bill, b: Bill): void {
+  for (const k of Object.keys(a) as Array<keyof Bill>) a[k] += b[k];
+}
+
+export async function replaySession(v: Variant, dialect: CacheDialect, spec: SessionSpec, schedule: Schedule, stats?: StatsRollup): Promise<SessionBill> {
+  let now = 1_700_000_000_000;
+  const clock = { now: () => now };
+  const store = new MemoryHotStore({ now: clock.now, maxEntries: 200_000 });
+  const tenant = createTenantRuntime('bench', loadConfigDocument(v.preset, v.config), 1);
+  const deps = { store, clock, log: createLogger('error', () => undefined), injectMode: 'auto' as const };
+  const simWithout = new PromptCacheSim({ now: clock.now });
+  const simWith = new PromptCacheSim({ now: clock.now });
+  const session = `bill-${v.name}-${dialect}-${spec.name}-${schedule}`;
+  const out: SessionBill = { without: zeroBill(), with: zeroBill(), prefixBusts: 0, headBusts: 0 };
+  let prev: Json | undefined;
+  let prevAt = now;
+  try {
+    for (let t = 1; t <= spec.turns; t++) {
+      now += schedule === 'pause' && t === Math.floor(spec.turns / 2) ? PAUSE_MS : STEP_MS;
+      const body = spec.body(dialect, t);
+      const raw = JSON.stringify(body);
+      const p = await prepareRequest(deps, { route: dialect, dialect, raw, tenant, pipeline: tenant.built.pipeline, cacheMode: 'auto', sessionHeader: session, bypassHeader: false });
+      stats?.record(p.report);
+      const sent = JSON.parse(p.outgoing) as Json;
+      const output = spec.output(t);
+      addBill(out.without, simWithout.bill(session, dialect, body, output));
+      addBill(out.with, simWith.bill(session, dialect, sent, output));
+      if (prev && now - prevAt < FIVE_MINUTES) {
+        if (prefixBust(prev, sent) >= 0) out.prefixBusts++;
+        if (headChanged(dialect, prev, sent)) out.headBusts++;
+      }
+      prev = sent;
+      prevAt = now;
+    }
+  } finally {
+    await store.close();
+  }
+  return out;
+}
