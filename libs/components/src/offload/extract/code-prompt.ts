@@ -21,7 +21,7 @@ Rules:
 - The global string INPUT holds the full tool output. \`return\` the filtered string (or assign it to OUTPUT).
 ${rewrite ? REWRITE : DELETE_ONLY}
 - Keep what the task can need: lines or records naming the task's files, identifiers and keywords; errors, failures, warnings and stack frames; final status and summary lines. Delete progress noise, repeated lines, passing-test chatter, banners and records or fields irrelevant to the task. Trimming words or parts within a line is allowed.
-- Regular-expression literals and RegExp are NOT available. Use these helpers (RE2 syntax; ^ and $ match at line boundaries; no lookaround or backreferences):
+- JavaScript regular expressions work; for patterns over long text prefer these linear-time helpers (RE2 syntax; ^ and $ match at line boundaries; no lookaround or backreferences):
   re_sub(pattern, replacement, text) -> string ($1 inserts group 1)
   re_findall(pattern, text) -> array of matches (group 1 with one group, group arrays with several)
   re_split(pattern, text) -> array of strings

@@ -1,5 +1,6 @@
-// Runs one untrusted program in a fresh QuickJS runtime: no I/O, no imports, no native RegExp, a
-// heap cap, a stack cap, and an interrupt handler that enforces both a step budget and a deadline.
+// Runs one untrusted program in a fresh QuickJS runtime: no I/O, no imports, a heap cap, a stack
+// cap, and an interrupt handler that enforces both a step budget and a deadline — QuickJS's regex
+// engine calls it while backtracking too, so a catastrophic native RegExp is interrupted like a loop.
 // A fresh runtime per run means nothing a program does (prototype tampering included) outlives it.
 import { DefaultIntrinsics, type QuickJSContext, type QuickJSHandle, type QuickJSWASMModule } from 'quickjs-emscripten';
 import { isRegexOp, RegexHelpers } from './regex-helpers';
@@ -64,8 +65,9 @@ export function runProgram(Q: QuickJSWASMModule, job: SandboxJob): RunnerOutcome
     else if (Date.now() > deadline) tripped = 'wall';
     return tripped !== null;
   });
-  // No RegExp: every pattern goes through the linear-time helpers.
-  const ctx = rt.newContext({ intrinsics: { ...DefaultIntrinsics, RegExp: false } });
+  // Native RegExp stays: models write `/error|fail/i` whatever the prompt says, and refusing those
+  // programs threw away exactly the filters the task asked for. The budgets bound its backtracking.
+  const ctx = rt.newContext({ intrinsics: DefaultIntrinsics });
   const helpers = new RegexHelpers(deadline);
   let poisoned = false;
   let result: SandboxResult;
