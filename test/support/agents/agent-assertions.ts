@@ -50,7 +50,7 @@ export function unknownToolRefusals(s: Scenario): string[] {
 }
 
 export function mainLoop(s: Scenario, reqs: RecordedRequest[]): RecordedRequest[] {
-  return reqs.filter((r) => isMainLoop(r, s.tools.shell, TASK_HEAD));
+  return reqs.filter((r) => isMainLoop(r, s.tools, TASK_HEAD));
 }
 
 /** Violations the forwarded body has that the client's own body does not (both validated). */

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { startFakeUpstream, type FakeUpstream, type RecordedRequest, type ScriptedReply } from '../fake-upstream';
 import { anthropicSse, openAiSse, SIGNATURE, type AnthropicBlock } from '../fake-upstream-sse';
 import { readConversation } from './agent-conversation';
-import { decide, type Decision, type ScriptOptions } from './coding-script';
+import { decide, type AgentTools, type Decision, type ScriptOptions } from './coding-script';
 
 export const FAKE_MODEL = 'cg-e2e-model';
 const SIDE_ANSWER = 'Fix the failing stats suite';
@@ -20,11 +20,11 @@ export interface AgentProvider extends FakeUpstream {
   decisions: Decision[];
 }
 
-/** The agent's main loop: it offers the agent's shell tool and carries the task prompt. */
-export function isMainLoop(req: RecordedRequest, shellTool: string, task: string): boolean {
+/** The agent's main loop: its own system prompt, its shell tool, and the task prompt. */
+export function isMainLoop(req: RecordedRequest, tools: AgentTools, task: string): boolean {
   if (req.method !== 'POST') return false;
   const c = readConversation(req);
-  return c.toolNames.includes(shellTool) && c.firstUserText.includes(task);
+  return tools.system.test(c.systemText) && c.toolNames.includes(tools.shell) && c.firstUserText.includes(task);
 }
 
 function anthropicBlocks(d: Decision): AnthropicBlock[] {
@@ -88,7 +88,7 @@ export async function startAgentProvider(o: ScriptOptions, task: string): Promis
   const main = new Set<RecordedRequest>();
   const upstream = await startFakeUpstream((req) => {
     if (req.method === 'GET') return models();
-    if (!isMainLoop(req, o.tools.shell, task)) return reply(req, { thinking: '', text: SIDE_ANSWER, calls: [] });
+    if (!isMainLoop(req, o.tools, task)) return reply(req, { thinking: '', text: SIDE_ANSWER, calls: [] });
     main.add(req);
     const d = decide(readConversation(req), o);
     decisions.push(d);

@@ -15,15 +15,17 @@ import type { Conversation, Round } from './agent-conversation';
 export const EXPAND_TOOL = 'context_guru_expand';
 const MARKER = /<<cg:([A-Za-z0-9_-]{1,64})>>/g;
 
-/** The agent's own tool names for the three kinds of action the plan takes. */
+/** The agent's own tool names for the three kinds of action the plan takes, and its main system prompt. */
 export interface AgentTools {
   shell: string;
   read: string;
   edit: string;
+  /** How the main loop's system prompt reads (sub-agents and side tasks have their own). */
+  system: RegExp;
 }
 
-export const CLAUDE_TOOLS: AgentTools = { shell: 'Bash', read: 'Read', edit: 'Edit' };
-export const QWEN_TOOLS: AgentTools = { shell: 'run_shell_command', read: 'read_file', edit: 'edit' };
+export const CLAUDE_TOOLS: AgentTools = { shell: 'Bash', read: 'Read', edit: 'Edit', system: /You are a Claude agent/ };
+export const QWEN_TOOLS: AgentTools = { shell: 'run_shell_command', read: 'read_file', edit: 'edit', system: /^You are Qwen Code/ };
 
 export interface PlannedCall {
   id: string;
