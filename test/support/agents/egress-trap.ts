@@ -16,10 +16,13 @@ export async function startEgressTrap(): Promise<EgressTrap> {
   const attempts: string[] = [];
   const server: Server = createServer((req, res) => {
     attempts.push(`${req.method} ${req.url}`);
+    req.socket.on('error', () => undefined);
     res.writeHead(403, { 'content-type': 'text/plain' }).end('egress blocked by the e2e tier');
   });
   server.on('connect', (req, socket) => {
     attempts.push(`CONNECT ${req.url}`);
+    // The client may reset the tunnel it was refused; that must not take the test process down.
+    socket.on('error', () => undefined);
     socket.end('HTTP/1.1 403 Forbidden\r\n\r\n');
   });
   return { ...(await listenLoopback(server)), attempts };
