@@ -36,7 +36,7 @@ beforeAll(async () => {
   await seed.createTenant('off', { preset: 'off' });
   keys.off = await seed.issueKey('off');
   generation = await seed.disableTenant('off');
-  const env = { REDIS_URL: redis.url, DATABASE_URL: seed.dbUrl, OPENAI_UPSTREAM: upstream.url, ANTHROPIC_UPSTREAM: upstream.url, PRESET: 'off' };
+  const env = { REDIS_URL: redis.url, DATABASE_URL: seed.dbUrl, OPENAI_UPSTREAM: upstream.url, ANTHROPIC_UPSTREAM: upstream.url, PRESET: 'off', LOG_LEVEL: 'info' };
   replicas = await Promise.all([startReplica(env), startReplica(env), startReplica(env)]);
   await Promise.all(replicas.map((r) => waitGeneration(r, generation)));
 });
@@ -168,6 +168,13 @@ describe('tenants on three replicas', () => {
       await load;
     }
     expect(served).toBeGreaterThan(0);
+  });
+
+  it('no tenant key ever appears in a replica\'s log', () => {
+    for (const r of replicas) {
+      expect(r.stderr()).toMatch(/control generation applied/);
+      expect(r.stderr()).not.toContain('cg_live_');
+    }
   });
 
   it('a pushed filter set applies to the tenant\'s cmdfilter on every replica', async () => {
