@@ -76,6 +76,8 @@ describe('the control plane database goes away', () => {
       body = (await readyz(replica)).body;
     }
     expect(body.control).toMatchObject({ loaded: true, stale: true, generation: before.body.control!.generation, latest: generation });
+    // Still in rotation (degraded): a dead database must not take every replica out of service.
+    expect((await readyz(replica)).status).toBe(200);
     expect(body.control?.error).toBeDefined();
     for (const name of ['one', 'two']) {
       const res = await postTurn(replica, 'openai', openaiTurn(steps, 10), as(name));
