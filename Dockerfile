@@ -54,6 +54,7 @@ COPY --from=build /app/apps/gateway/package.json ./apps/gateway/package.json
 COPY --from=build /app/apps/gateway/dist ./apps/gateway/dist
 COPY --from=build /app/apps/admin/package.json ./apps/admin/package.json
 COPY --from=build /app/apps/admin/dist ./apps/admin/dist
+COPY --from=build /app/apps/admin/ui ./apps/admin/ui
 COPY --from=build /app/apps/embedded/package.json ./apps/embedded/package.json
 COPY --from=build /app/apps/embedded/dist ./apps/embedded/dist
 COPY migrations ./migrations

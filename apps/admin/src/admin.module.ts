@@ -22,8 +22,10 @@ import { KeysService } from './keys/keys.service';
 import { OpsExpandController } from './ops-expand/ops-expand.controller';
 import { OpsExpandService } from './ops-expand/ops-expand.service';
 import { ReplicasController } from './replicas/replicas.controller';
+import { StatsController } from './stats/stats.controller';
 import { TenantsController } from './tenants/tenants.controller';
 import { TenantsService } from './tenants/tenants.service';
+import { UiController } from './ui/ui.controller';
 
 @Module({})
 export class AdminModule {
@@ -41,6 +43,8 @@ export class AdminModule {
         OpsExpandController,
         AuditController,
         ReplicasController,
+        StatsController,
+        UiController,
       ],
       providers: [
         { provide: ADMIN_DEPS, useValue: deps },
@@ -58,7 +62,8 @@ export class AdminModule {
 }
 
 export async function createAdminServer(deps: AdminDeps): Promise<NestFastifyApplication> {
-  const adapter = new FastifyAdapter({ logger: false, bodyLimit: deps.bodyLimitBytes ?? 8 * 1024 * 1024 });
+  // ignoreTrailingSlash: the page's address is /ui/ (so its relative assets resolve under /ui).
+  const adapter = new FastifyAdapter({ logger: false, bodyLimit: deps.bodyLimitBytes ?? 8 * 1024 * 1024, routerOptions: { ignoreTrailingSlash: true } });
   const app = await NestFactory.create<NestFastifyApplication>(AdminModule.forRoot(deps), adapter, { logger: ['warn', 'error'] });
   app.useGlobalFilters(new AdminErrorFilter((err) => deps.log?.error('admin request failed', { err: err instanceof Error ? err.stack : String(err) })));
   await app.init();

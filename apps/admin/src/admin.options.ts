@@ -11,6 +11,21 @@ export interface AdminLogger {
   error(msg: string, fields?: Record<string, unknown>): void;
 }
 
+/**
+ * The gateway's in-process figures, handed over by the embedded composition entry: a standalone
+ * admin has no gateway beside it (each replica serves its own /stats, Prometheus sums them).
+ */
+export interface GatewayStatsSource {
+  /** Tenants with traffic in this process. */
+  tenants(): string[];
+  /** The tenant's /stats document. */
+  snapshot(tenant: string): Record<string, unknown>;
+  /** Minute buckets, oldest first; `*` is the whole gateway. */
+  minutes(tenant: string): unknown[];
+  /** Recent sessions, most recently seen first. */
+  recentSessions(): unknown[];
+}
+
 export interface AdminDeps {
   /** The control-plane database (migrated): Postgres, or the PGlite the gateway shares. */
   sql: SqlClient;
@@ -27,4 +42,6 @@ export interface AdminDeps {
   /** The durable schema against this build; /readyz is false until it is ok (a separate runner migrates). */
   schema?: () => Promise<SchemaStatus | undefined>;
   log?: AdminLogger;
+  /** Present only in the embedded process; GET /v1/stats answers stats_unavailable without it. */
+  gatewayStats?: GatewayStatsSource;
 }

@@ -2,8 +2,9 @@
 // under DATA_DIR has a single session, so both must share its client — and one in-process
 // generation bus: the admin announces on it, the gateway's tenancy listens. Neither app imports
 // the other; this file is the only place that knows both.
+import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import { createAdminServer } from '@context-guru/admin';
+import { createAdminServer, type GatewayStatsSource } from '@context-guru/admin';
 import { createGatewayContext, createGatewayServer, type Env, type GatewayContext } from '@context-guru/gateway';
 import { InProcessGenerationBus, RedisGenerationPublisher, fanOut, type GenerationNotifier } from '@context-guru/storage';
 
@@ -12,7 +13,22 @@ export interface Embedded {
   gatewayUrl: string;
   adminUrl: string;
   bus: InProcessGenerationBus;
+  /** ADMIN_TOKEN, or one generated at boot when it is not set (the page's URL carries it). */
+  adminToken: string;
+  adminTokenGenerated: boolean;
+  /** The built-in savings page, with the token in the fragment (never sent to a server). */
+  uiUrl: string;
   close(): Promise<void>;
+}
+
+/** The gateway's in-process figures as the admin's /v1/stats reads them. */
+function statsSource(gw: GatewayContext): GatewayStatsSource {
+  return {
+    tenants: () => gw.stats.tenants(),
+    snapshot: (tenant) => gw.stats.snapshot({}, tenant),
+    minutes: (tenant) => gw.stats.timeline.minutes(tenant),
+    recentSessions: () => gw.stats.timeline.recentSessions(),
+  };
 }
 
 const urlOf = (addr: AddressInfo | string | null) => (typeof addr === 'object' && addr ? `http://${addr.address}:${addr.port}` : String(addr));
@@ -30,15 +46,30 @@ export async function startEmbedded(env: Env): Promise<Embedded> {
     const publisher = env.redisUrl ? await RedisGenerationPublisher.connect({ url: env.redisUrl, prefix: env.redisPrefix, log: gw.log }) : undefined;
     if (publisher) closers.push(() => publisher.close());
     const notifier: GenerationNotifier = publisher ? fanOut(bus, publisher) : bus;
-    const admin = await createAdminServer({ sql: gw.durable.sql, store: gw.store, notifier, adminToken: env.adminToken, schema: () => gw.schema(), log: gw.log });
+    // Without ADMIN_TOKEN the control plane would be locked: the laptop default gets a random one
+    // instead, printed once as the page's URL (as notebook servers do), so only its reader gets in.
+    const adminToken = env.adminToken ?? randomBytes(24).toString('base64url');
+    const admin = await createAdminServer({
+      sql: gw.durable.sql,
+      store: gw.store,
+      notifier,
+      adminToken,
+      schema: () => gw.schema(),
+      log: gw.log,
+      gatewayStats: statsSource(gw),
+    });
     await admin.listen(env.adminPort, env.host);
     closers.unshift(() => admin.close());
     gw.log.info('gateway and admin listening', { port: env.port, adminPort: env.adminPort, host: env.host });
+    const adminUrl = urlOf(admin.getHttpServer().address());
     return {
       gw,
       bus,
+      adminToken,
+      adminTokenGenerated: env.adminToken === undefined,
+      uiUrl: `${adminUrl}/ui/#token=${encodeURIComponent(adminToken)}`,
       gatewayUrl: urlOf(gateway.getHttpServer().address()),
-      adminUrl: urlOf(admin.getHttpServer().address()),
+      adminUrl,
       async close() {
         for (const close of closers) await close().catch(() => undefined);
         await gw.close().catch(() => undefined);

@@ -4,6 +4,9 @@ import { startEmbedded } from './embedded';
 
 async function main(): Promise<void> {
   const running = await startEmbedded(parseEnv());
+  // The one place the generated token is ever shown: the page's URL, printed once.
+  if (running.adminTokenGenerated) process.stdout.write(`savings page (ADMIN_TOKEN generated for this run): ${running.uiUrl}\n`);
+  else process.stdout.write(`savings page: ${running.uiUrl.replace(/#token=.*$/, '')}#token=<ADMIN_TOKEN>\n`);
   closeOnSignal(running.gw.log, () => running.close());
 }
 

@@ -11,6 +11,7 @@ export const ADMIN_ERRORS = {
   invalid_document: { status: 422, meaning: 'a pipeline document that does not build; the message names the key; nothing is stored' },
   invalid_filter: { status: 422, meaning: 'a filter set that does not load (DSL error or failing inline test); the message names the line; nothing is stored' },
   rate_limited: { status: 429, meaning: 'too many ops expands by this actor in the last minute' },
+  stats_unavailable: { status: 501, meaning: "this admin runs apart from the gateway: read each replica's /stats or the dashboards (GET /v1/stats and /ui/ are the embedded process's)" },
   internal: { status: 500, meaning: 'an unexpected failure (logged); nothing half-done is committed' },
   store_unavailable: { status: 503, meaning: 'the database or the stash store did not answer' },
 } as const;

@@ -8,6 +8,8 @@ export type RouteName = 'openai' | 'anthropic' | 'compact';
 export interface RequestReport {
   route: RouteName;
   tenant: string;
+  /** The session key, once resolved (absent on pass-through). */
+  session?: string;
   bypassed: boolean;
   /** Served without new compression work: the compression gate was full. */
   shed?: boolean;

@@ -43,6 +43,8 @@ export class StatsRollup {
   private cacheWrite = 0;
   private output = 0;
   private expandRounds = 0;
+  private stashHits = 0;
+  private stashMisses = 0;
   private readonly components = new Map<string, ComponentRollup>();
   private readonly seenKeys = new Map<string, Set<string>>();
 
@@ -59,6 +61,8 @@ export class StatsRollup {
     this.bounces += r.bounces;
     this.wasted += r.wastedTokens;
     this.expandRounds += r.expandRounds;
+    this.stashHits += r.stashHits;
+    this.stashMisses += r.stashMisses;
     this.addedMsSum += r.addedMs;
     if (r.upstreamMs !== undefined) {
       this.upstreamMsSum += r.upstreamMs;
@@ -157,6 +161,8 @@ export class StatsRollup {
       bounces: this.bounces,
       adjusted_saved: saved - this.wasted,
       expand_rounds: this.expandRounds,
+      stash_hits: this.stashHits,
+      stash_misses: this.stashMisses,
       components,
       top_passthrough: [...this.components].filter(([, c]) => c.runs > 0 && c.mutated === 0).map(([n]) => n).sort(),
       top_discarded: [...this.components].filter(([, c]) => c.discarded_changes > 0).map(([n]) => n).sort(),

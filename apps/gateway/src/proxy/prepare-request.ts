@@ -92,6 +92,7 @@ export async function prepareRequest(deps: PrepareDeps, input: PrepareInput): Pr
   const decoded = deps.turns ? deps.turns.decode(input.dialect, input.raw, input.tenant.id) : { view: decodeRequest(input.dialect, input.raw), reuse: null };
   const view = decoded.view;
   const session = resolveSessionKey(view, input.sessionHeader, input.tenant.id);
+  report.session = session;
   const pristine = (reason?: string): Prepared => {
     if (reason) {
       report.failOpen = reason;
