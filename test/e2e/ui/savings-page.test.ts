@@ -1,4 +1,3 @@
-/// <reference lib="dom" />
 // The built-in savings page in a real browser (Debian chromium through playwright-core): the
 // embedded process `npm start` runs prints a one-time URL, a short session goes through the
 // gateway, and the page shows the same figures as /stats and the admin API; a wrong token shows a
@@ -20,6 +19,11 @@ const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const OUT = path.join(ROOT, 'test-output', 'ui');
 const SESSION = 'laptop-session-1';
 const TURNS = 4;
+
+/** Page-side expressions as text: the test's own TypeScript has no DOM library. */
+const DRAWN = `document.querySelector('[data-testid="requests"]').textContent !== '–'`;
+const UPDATED = `document.querySelector('#updated').textContent`;
+const OVERFLOW = `document.documentElement.scrollWidth - window.innerWidth`;
 
 const int = (n: number) => Math.round(n).toLocaleString('en-US');
 
@@ -110,7 +114,7 @@ describe('the savings page (embedded default, real browser)', () => {
   it('shows the session, its savings and health as /stats and the admin API report them', async () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     await page.goto(uiUrl);
-    await page.waitForFunction(() => document.querySelector('[data-testid="requests"]')?.textContent !== '–');
+    await page.waitForFunction(DRAWN);
     await page.selectOption('[data-testid="tenant-select"]', 'default');
     // The figures the page drew came from the admin API; the gateway's own /stats says the same.
     const stats = await api(`${gatewayUrl}/stats`, false);
@@ -154,14 +158,14 @@ describe('the savings page (embedded default, real browser)', () => {
   it('keeps every box where it was across a refresh and fits a narrow window', async () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     await page.goto(uiUrl);
-    await page.waitForFunction(() => document.querySelector('[data-testid="requests"]')?.textContent !== '–');
+    await page.waitForFunction(DRAWN);
     const boxes = () => page.$$eval('.cards > div, #chart', (els) => els.map((e) => JSON.stringify(e.getBoundingClientRect())));
     const before = await boxes();
     const stamp = await page.locator('#updated').textContent();
-    await page.waitForFunction((s) => document.querySelector('#updated')?.textContent !== s, stamp, { timeout: 20_000 });
+    await page.waitForFunction(`${UPDATED} !== ${JSON.stringify(stamp)}`, undefined, { timeout: 20_000 });
     expect(await boxes()).toEqual(before);
     await page.setViewportSize({ width: 420, height: 800 });
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    const overflow = await page.evaluate<number>(OVERFLOW);
     expect(overflow).toBeLessThanOrEqual(0);
     await page.close();
   });
