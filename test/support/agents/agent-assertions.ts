@@ -108,6 +108,20 @@ export function prefixChanges(forwarded: RecordedRequest[], client: RecordedRequ
   return out;
 }
 
+/**
+ * The first forwarded request of each client turn: what the gateway sent for the client's body,
+ * without the continuation requests of its own expand rounds (those carry the same client results).
+ */
+export function turnRequests(forwarded: RecordedRequest[]): RecordedRequest[] {
+  const seen = new Set<string>();
+  return forwarded.filter((r) => {
+    const key = resultKey(r);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
 export interface ExpandExchange {
   /** The marker hash the call named (bare, or stripped of `<<cg:` / `>>`). */
   hash: string;

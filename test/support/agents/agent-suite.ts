@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readConversation } from './agent-conversation';
 import { sha256Hex } from '@context-guru/components';
-import { addedShapeViolations, clientOf, clientSteps, expandExchanges, finalVerdict, mainLoop, markedResults, prefixChanges, UNKNOWN_TOOL_MESSAGES, unknownToolRefusals } from './agent-assertions';
+import { addedShapeViolations, clientOf, clientSteps, expandExchanges, finalVerdict, mainLoop, markedResults, prefixChanges, turnRequests, UNKNOWN_TOOL_MESSAGES, unknownToolRefusals } from './agent-assertions';
 import type { AgentKind } from './agent-cli';
 import { runScenario, type Scenario } from './agent-scenario';
 import { EXPAND_TOOL, type AgentTools } from './coding-script';
@@ -103,6 +103,14 @@ export function defineAgentSuite(kind: AgentKind): void {
         expect(stashed.status).toBe(200);
         expect(await stashed.text()).toBe(x.result);
       }
+    });
+
+    it('no message the client kept changes a byte from one client turn to the next (no cache bust between turns)', () => {
+      const turns = turnRequests(mainLoop(viaGateway, viaGateway.provider.requests));
+      // One per request the CLI sent: its first, and one after each of the four tool rounds.
+      expect(turns.length).toBe(5);
+      expect(mainLoop(viaGateway, viaGateway.client)).toHaveLength(5);
+      expect(prefixChanges(turns, viaGateway.client)).toEqual({ head: [], messages: [] });
     });
 
     it('the tool list is the same on every turn: the expand tool is offered from the first one', () => {
