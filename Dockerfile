@@ -9,6 +9,7 @@
 # no writable path but /tmp, so the chart mounts the root filesystem read-only.
 # The chart test stages the files this last stage copies and runs the chart's commands from them
 # (test/int/chart/chart-wiring.test.ts): edit the COPY lines and that test follows.
+# scripts/rehearse-image.sh performs these stages by hand (no engine here): keep it in step.
 
 # --- build: every dependency, compile TypeScript ----------------------------------------------
 FROM node:20.20.2-bookworm-slim AS build
