@@ -4,6 +4,7 @@ import { runBilling } from './billing.bench';
 import { runComponents } from './components.bench';
 import { runExpandStream } from './expand-stream.bench';
 import { runMemory } from './memory.bench';
+import { runOverload } from './overload.bench';
 import { runOverhead } from './overhead.bench';
 import { runThroughput } from './throughput.bench';
 import { runSharedState } from './shared-state.bench';
@@ -17,6 +18,7 @@ const BENCHES: Record<string, () => Promise<string>> = {
   'expand-stream': runExpandStream,
   components: runComponents,
   memory: runMemory,
+  overload: runOverload,
   propagation: runPropagation,
 };
 

@@ -1,7 +1,6 @@
 // Under overload the gateway sheds new compression work instead of queueing it: with every
 // compression slot taken, a warm turn is still served at once, its provider-cached prefix replayed
 // byte-identically from earlier turns, its new tail forwarded as received, and the shed counted.
-import { request, type ClientRequest } from 'node:http';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { startGateway, type GatewayHarness } from '../support/gateway-harness';
 import { jsonScript } from '../support/scripted-model';
@@ -24,18 +23,22 @@ const session = { 'content-type': 'application/json', 'x-context-guru-session': 
 const post = (t: number) => fetch(`${gateway.url}/openai/v1/chat/completions`, { method: 'POST', headers: session, body: JSON.stringify(openaiTurn(steps, t)) }).then((r) => r.status);
 const forwarded = (i: number) => (upstream.requests[i]!.body.messages as unknown[]).map((m) => JSON.stringify(m));
 
-/** A request that takes the only slot and keeps it: its body never finishes arriving. */
-function holdSlot(): ClientRequest {
-  const body = JSON.stringify(openaiTurn(steps, 1));
-  const req = request(`${gateway.url}/openai/v1/chat/completions`, { method: 'POST', headers: { ...session, 'x-context-guru-session': 'holder', 'content-length': String(body.length) } });
-  req.on('error', () => undefined);
-  req.write(body.slice(0, 10));
-  return req;
+/** Fills the one-place compression queue and keeps it full until released. */
+function holdSlot(): { destroy(): void } {
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  void (async () => {
+    if (await gateway.gw.compression.enter()) {
+      await held;
+      gateway.gw.compression.leave();
+    }
+  })();
+  return { destroy: release };
 }
 
 const shedCount = async () => Number(/^cg_shed_total (\d+)/m.exec(await (await fetch(`${gateway.url}/metrics`)).text())?.[1] ?? NaN);
 
-describe('with every compression slot taken', () => {
+describe('with the compression queue full', () => {
   it('serves a warm turn at once, replays the cached prefix byte-identically and compresses nothing new', async () => {
     for (let t = 4; t <= 6; t++) expect(await post(t)).toBe(200);
     const before = await shedCount();

@@ -37,7 +37,7 @@ export interface Env {
   maxExpandRounds: number;
   /** Memory the turn cache may hold (previous turns' decoded views and outputs), in MiB. */
   turnCacheMb: number;
-  /** Compression gate slots (COMPRESSION_SLOTS; unset or 0 = 8 per core). */
+  /** Compression queue length past which requests are shed (COMPRESSION_SLOTS; 0 = 2 per core). */
   compressionSlots: number | undefined;
   /** REQUIRE_TENANT_KEY=true: a request without a tenant key is refused (401), not served as `default`. */
   requireTenantKey: boolean;

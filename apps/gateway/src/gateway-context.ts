@@ -39,7 +39,7 @@ export interface GatewayContext {
   /** The compaction models' process-wide limiter, spend and connection pool. */
   models: ModelRuntime;
   turns: TurnCache;
-  /** Bounds the compression work in flight; requests past it are shed (cg_shed_total). */
+  /** Bounds the compression backlog; requests past it are shed (cg_shed_total). */
   compression: CompressionGate;
   /** The durable schema against this build, for readiness (undefined without a durable store). */
   schema(): Promise<SchemaStatus | undefined>;

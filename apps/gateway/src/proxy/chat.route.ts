@@ -37,16 +37,10 @@ export function chatHandler(gw: GatewayContext, dialect: Dialect) {
     // declared length is streamed upstream as it arrives (still checked) instead of read whole.
     let transparent = isTransparent(tenant.built.pipeline, gw.env.injectExpand, tenant.replays);
     const streamed = transparent && req.streamable;
-    // A compressing request holds a gate slot from here until its body is prepared; with every
-    // slot taken it is served without new compression work (shed) rather than queued.
-    const slot = !transparent && gw.compression.tryAcquire();
-    let rawBuf: Buffer;
-    try {
-      rawBuf = streamed ? req.body : await req.readBody();
-    } catch (err) {
-      if (slot) gw.compression.release();
-      throw err;
-    }
+    const rawBuf = streamed ? req.body : await req.readBody();
+    // Compression waits for its turn in a bounded queue; with the queue full the request is served
+    // at once without new compression work (shed) instead.
+    const turn = transparent ? false : await gw.compression.enter();
     const raw = transparent ? '' : rawBuf.toString('utf8');
     try {
       prepared = transparent ? passthrough(dialect, tenant.id) : await prepareRequest(
@@ -58,7 +52,7 @@ export function chatHandler(gw: GatewayContext, dialect: Dialect) {
           tenant,
           pipeline: tenant.built.pipeline,
           cacheMode: gw.env.cacheMode,
-          shed: !slot,
+          shed: !turn,
           sessionHeader: headerValue(req.headers, 'x-context-guru-session'),
           bypassHeader: (headerValue(req.headers, 'x-context-guru-bypass') ?? '').toLowerCase() === 'true',
           models: (body) => createModelSources(gw.env.model, { dialect, model: body.model, upstreamBase: base, headers: req.headers }, gw.models),
@@ -75,7 +69,7 @@ export function chatHandler(gw: GatewayContext, dialect: Dialect) {
       prepared = passthrough(dialect, tenant.id);
       prepared.report.failOpen = 'internal_error';
     } finally {
-      if (slot) gw.compression.release();
+      if (turn) gw.compression.leave();
     }
     const report = prepared.report;
     const abort = new ClientAbort().watch(reply.raw);

@@ -1,35 +1,59 @@
-// Bounds the compression work the gateway takes on. Every request that would run a pipeline holds
-// a slot from arrival until its body is prepared; the slots number a small multiple of the cores.
-// When they are all taken, a new request is still served at once, but without new compression
-// work: the pipeline is skipped and only what the provider has cached comes back (the forwarded
-// bytes of earlier turns, replayed byte-identically), so no cached prefix busts and latency stays
-// near the upstream's own instead of queueing behind work nobody can wait for.
+// Bounds the compression work the gateway takes on with an explicit queue. Compression runs on the
+// one event loop, so a request whose body is ready waits for its turn (a turn starts from
+// setImmediate, so the sockets are read between turns and new arrivals are seen); at most `running`
+// requests compress at once (one per core: a store round trip leaves room for another) and at most
+// `limit` wait or run. A request that finds the queue full is served at once without new
+// compression work: no component runs and only what the provider has cached comes back (the
+// forwarded bytes of earlier turns, replayed byte-identically), so no cached prefix busts and its
+// latency stays near the upstream's own instead of queueing behind work nobody can wait for.
 import { availableParallelism } from 'node:os';
 
-export const SLOTS_PER_CORE = 8;
+export const QUEUE_PER_CORE = 2;
 
 export class CompressionGate {
-  private held = 0;
+  private readonly waiting: Array<() => void> = [];
+  private active = 0;
+  private scheduled = false;
   /** Requests served without new compression work since start. */
   shed = 0;
 
-  constructor(readonly limit = Math.max(2, availableParallelism() * SLOTS_PER_CORE)) {}
+  constructor(
+    readonly limit = Math.max(2, availableParallelism() * QUEUE_PER_CORE),
+    readonly running = Math.max(1, availableParallelism()),
+  ) {}
 
-  /** True: this request may compress (call `release` when prepared); false: it is shed. */
-  tryAcquire(): boolean {
-    if (this.held >= this.limit) {
+  /** True once it is this request's turn to compress (call `leave` after); false: shed, at once. */
+  enter(): Promise<boolean> | false {
+    if (this.active + this.waiting.length >= this.limit) {
       this.shed++;
       return false;
     }
-    this.held++;
-    return true;
+    return new Promise<boolean>((resolve) => {
+      this.waiting.push(() => resolve(true));
+      this.pump();
+    });
   }
 
-  release(): void {
-    this.held = Math.max(0, this.held - 1);
+  leave(): void {
+    this.active = Math.max(0, this.active - 1);
+    this.pump();
   }
 
-  get inFlight(): number {
-    return this.held;
+  get queued(): number {
+    return this.waiting.length;
+  }
+
+  private pump(): void {
+    if (this.scheduled || this.active >= this.running || this.waiting.length === 0) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      const next = this.waiting.shift();
+      if (next) {
+        this.active++;
+        next();
+      }
+      this.pump();
+    });
   }
 }
