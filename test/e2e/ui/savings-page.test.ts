@@ -20,10 +20,11 @@ const OUT = path.join(ROOT, 'test-output', 'ui');
 const SESSION = 'laptop-session-1';
 const TURNS = 4;
 
-/** Page-side expressions as text: the test's own TypeScript has no DOM library. */
-const DRAWN = `document.querySelector('[data-testid="requests"]').textContent !== '–'`;
-const UPDATED = `document.querySelector('#updated').textContent`;
-const OVERFLOW = `document.documentElement.scrollWidth - window.innerWidth`;
+/** What the page's globals look like from here: the test's own TypeScript has no DOM library. */
+interface PageGlobals {
+  document: { documentElement: { scrollWidth: number } };
+  innerWidth: number;
+}
 
 const int = (n: number) => Math.round(n).toLocaleString('en-US');
 
@@ -42,6 +43,11 @@ async function startEmbeddedProcess(env: Record<string, string>): Promise<{ proc
   }
   proc.kill('SIGKILL');
   throw new Error(`the embedded process printed no page URL:\n${out}`);
+}
+
+/** The first figures arrived (the page's CSP forbids string evaluation, so wait through locators). */
+async function drawn(page: Page): Promise<void> {
+  await page.locator('[data-testid="requests"]').filter({ hasNotText: '–' }).waitFor();
 }
 
 async function text(page: Page, id: string): Promise<string> {
@@ -114,7 +120,7 @@ describe('the savings page (embedded default, real browser)', () => {
   it('shows the session, its savings and health as /stats and the admin API report them', async () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     await page.goto(uiUrl);
-    await page.waitForFunction(DRAWN);
+    await drawn(page);
     await page.selectOption('[data-testid="tenant-select"]', 'default');
     // The figures the page drew came from the admin API; the gateway's own /stats says the same.
     const stats = await api(`${gatewayUrl}/stats`, false);
@@ -158,14 +164,17 @@ describe('the savings page (embedded default, real browser)', () => {
   it('keeps every box where it was across a refresh and fits a narrow window', async () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     await page.goto(uiUrl);
-    await page.waitForFunction(DRAWN);
+    await drawn(page);
     const boxes = () => page.$$eval('.cards > div, #chart', (els) => els.map((e) => JSON.stringify(e.getBoundingClientRect())));
     const before = await boxes();
     const stamp = await page.locator('#updated').textContent();
-    await page.waitForFunction(`${UPDATED} !== ${JSON.stringify(stamp)}`, undefined, { timeout: 20_000 });
+    await page.locator('#updated').filter({ hasNotText: stamp ?? '' }).waitFor({ timeout: 20_000 });
     expect(await boxes()).toEqual(before);
     await page.setViewportSize({ width: 420, height: 800 });
-    const overflow = await page.evaluate<number>(OVERFLOW);
+    const overflow = await page.evaluate(() => {
+      const g = globalThis as unknown as PageGlobals;
+      return g.document.documentElement.scrollWidth - g.innerWidth;
+    });
     expect(overflow).toBeLessThanOrEqual(0);
     await page.close();
   });
