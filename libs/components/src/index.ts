@@ -21,3 +21,5 @@ export { closeSharedSandbox } from './offload/extract/sandbox/sandbox-pool';
 export { cmdfilterMissLedger, cmdfilterActs } from './offload/cmdfilter.component';
 export * from './shared/json-text';
 export * from './shared/ids';
+export * from './shared/message-equality';
+export { MAX_BREAKPOINTS } from './reformat/cacheinject.component';

@@ -2,6 +2,7 @@
 // content tokens, or drops content without stashing it is reverted alone, and everything it did
 // not touch survives. The guard measures with its own baseline, never a component's figures.
 import type { Component, Ctx, Message, Report } from './component';
+import { sameMessage } from './shared/message-equality';
 import { messageTokens } from './shared/tokens';
 
 export interface PipelineResult {
@@ -103,34 +104,3 @@ function changedIndices(before: readonly Message[], after: readonly Message[]): 
   return out;
 }
 
-export function sameMessage(a: Message | undefined, b: Message | undefined): boolean {
-  if (a === b) return true;
-  if (!a || !b) return false;
-  if (a.role !== b.role || a.tool_call_id !== b.tool_call_id || a.name !== b.name) return false;
-  if (!sameList(a.tool_calls, b.tool_calls)) return false;
-  if (typeof a.content === 'string' || typeof b.content === 'string' || a.content === null || b.content === null) {
-    return a.content === b.content;
-  }
-  return sameList(a.content, b.content);
-}
-
-/** Shallow structural equality of two lists of flat records (blocks, tool calls), no serializing. */
-function sameList(a: readonly object[] | undefined, b: readonly object[] | undefined): boolean {
-  if (a === b) return true;
-  if (!a || !b || a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) {
-    const x = a[i] as Record<string, unknown>;
-    const y = b[i] as Record<string, unknown>;
-    if (x === y) continue;
-    const keys = Object.keys(x);
-    if (keys.length !== Object.keys(y).length) return false;
-    for (const k of keys) {
-      const vx = x[k];
-      const vy = y[k];
-      if (vx === vy) continue;
-      if (typeof vx !== 'object' || typeof vy !== 'object' || vx === null || vy === null) return false;
-      if (JSON.stringify(vx) !== JSON.stringify(vy)) return false;
-    }
-  }
-  return true;
-}

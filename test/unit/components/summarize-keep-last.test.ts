@@ -19,7 +19,7 @@ describe.each(['anthropic', 'openai'] as const)('summarize keep_last (%s)', (dia
     const frozen = new Map<string, string>();
     let summarized = 0;
     for (let t = 1; t <= steps.length; t++) {
-      const body = (dialect === 'anthropic' ? anthropicTurn(steps, t) : openaiTurn(steps, t)) as { messages: Array<{ content: unknown }> };
+      const body = (dialect === 'anthropic' ? anthropicTurn(steps, t) : openaiTurn(steps, t)) as unknown as { messages: Array<{ content: unknown }> };
       const last = body.messages[body.messages.length - 1]!;
       if (Array.isArray(last.content)) (last.content[last.content.length - 1] as Record<string, unknown>).cache_control = { type: 'ephemeral' };
       const raw = JSON.stringify(body);

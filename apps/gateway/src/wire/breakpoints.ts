@@ -1,7 +1,8 @@
 // The provider refuses a request with more than 4 prompt-cache breakpoints across system + tools +
 // messages, so every place the provider counts one is counted here, from the parsed body.
 
-export const MAX_BREAKPOINTS = 4;
+// The cap is the provider's; cacheinject budgets against the same constant.
+export { MAX_BREAKPOINTS } from '@context-guru/components';
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -2,8 +2,8 @@
 // replaced by JSON.stringify(newText), a new cache_control is inserted into its block, and nothing
 // else moves. A planner that cannot express a change this way returns null and the message keeps
 // its bytes.
-import type { ContentBlock, Message } from '@context-guru/components';
-import { elementAt, MAX_JSON_DEPTH, member, type Span } from './json-scan';
+import { deepEqual, type ContentBlock } from '@context-guru/components';
+import { elementAt, member, type Span } from './json-scan';
 import type { Edit } from './wire.types';
 
 export interface Plan {
@@ -16,35 +16,8 @@ export function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** Bounded recursion: decoding refused anything deeper than MAX_JSON_DEPTH, so deeper is "differs". */
-export function deepEqual(a: unknown, b: unknown, depth = 0): boolean {
-  if (a === b) return true;
-  if (depth > MAX_JSON_DEPTH) return false;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  if (Array.isArray(a) !== Array.isArray(b)) return false;
-  if (Array.isArray(a) && Array.isArray(b)) {
-    return a.length === b.length && a.every((x, i) => deepEqual(x, b[i], depth + 1));
-  }
-  const ra = a as Record<string, unknown>;
-  const rb = b as Record<string, unknown>;
-  const ka = Object.keys(ra).filter((k) => ra[k] !== undefined);
-  const kb = Object.keys(rb).filter((k) => rb[k] !== undefined);
-  return ka.length === kb.length && ka.every((k) => Object.hasOwn(rb, k) && deepEqual(ra[k], rb[k], depth + 1));
-}
-
-/** Everything but `content`: a change there is never written. */
-export function sameEnvelope(a: Message, b: Message): boolean {
-  return (
-    a.role === b.role &&
-    a.tool_call_id === b.tool_call_id &&
-    a.name === b.name &&
-    deepEqual(a.tool_calls ?? null, b.tool_calls ?? null)
-  );
-}
-
-export function sameMessage(a: Message, b: Message): boolean {
-  return sameEnvelope(a, b) && deepEqual(a.content, b.content);
-}
+// One definition of message equality for the pipeline, the encoder and the turn cache.
+export { deepEqual, sameEnvelope, sameMessage } from '@context-guru/components';
 
 /**
  * Replaces the JSON string at `span` after checking it still holds `expected` (null matches a raw

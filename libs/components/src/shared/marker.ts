@@ -8,7 +8,6 @@ export const EXPAND_TOOL_NAME = 'context_guru_expand';
 export const SUMMARY_SENTINEL = '⟪cg⟫';
 export const MARKER_RE = /<<cg:([A-Za-z0-9_-]{1,64})>>/g;
 export const HINT_FULL_OUTPUT = ` [full output: call ${EXPAND_TOOL_NAME}]`;
-export const HINT_FULL_ARRAY = ` [full array: call ${EXPAND_TOOL_NAME}]`;
 export const HINT_FULL_SOURCE = ` [full source: call ${EXPAND_TOOL_NAME}]`;
 export const HINT_FULL_TRAJECTORY = ` [full earlier trajectory: call ${EXPAND_TOOL_NAME}]`;
 
