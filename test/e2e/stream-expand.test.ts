@@ -21,9 +21,16 @@ let upstream: FakeUpstream;
 let gateway: GatewayHarness;
 let mode: Mode = 'text';
 const log: BilledRequest[] = [];
-const steps = agentSteps(8, 61);
+// An original the model expanded is kept verbatim tenant-wide from then on, so each request works
+// on a transcript of its own (a fresh seed) to have markers to expand.
+let seed = 61;
+const known = new Set<string>();
+function fresh() {
+  const steps = agentSteps(8, seed++);
+  for (const s of steps) known.add(sha(s.output)).add(sha(compactIfJson(s.output)));
+  return steps;
+}
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
-const known = new Set(steps.flatMap((s) => [sha(s.output), sha(compactIfJson(s.output))]));
 
 function compactIfJson(text: string): string {
   try {
@@ -87,8 +94,8 @@ const anthropic = (session: string) => new Anthropic({ baseURL: `${gateway.url}/
 const openai = (session: string) => new OpenAI({ baseURL: `${gateway.url}/openai/v1`, apiKey: `sk-${session}`, maxRetries: 0, defaultHeaders: { 'x-context-guru-session': session } });
 
 /** Six outputs on the first turn: nothing is cached yet, so mask offloads the three oldest. */
-const anthropicBody = () => anthropicTurn(steps, 6) as unknown as Anthropic.MessageCreateParamsStreaming;
-const openaiBody = () => ({ ...openaiTurn(steps, 6), stream_options: { include_usage: true } }) as unknown as OpenAI.ChatCompletionCreateParamsStreaming;
+const anthropicBody = () => anthropicTurn(fresh(), 6) as unknown as Anthropic.MessageCreateParamsStreaming;
+const openaiBody = () => ({ ...openaiTurn(fresh(), 6), stream_options: { include_usage: true } }) as unknown as OpenAI.ChatCompletionCreateParamsStreaming;
 
 describe('a stream that opens with an expand call is resolved and stitched', () => {
   it('Anthropic: the stream helper gets one message, the answer to the original', async () => {

@@ -140,9 +140,11 @@ export function chatHandler(gw: GatewayContext, dialect: Dialect) {
     report.expandRounds = result.rounds;
     if (result.mode !== 'json') report.sse = result.mode;
     report.expandAfterStream = result.expandAfterStream;
-    if (keptKeys.length) {
-      gw.store.markKept(tenant.id, keptKeys).catch((err) => gw.log.warn('kept-verbatim write failed', { error: errorText(err) }));
-    }
+    // Originals the model expanded are never reduced again; a stitched stream resolves them as it goes.
+    const markKept = () => {
+      if (keptKeys.length) gw.store.markKept(tenant.id, keptKeys.splice(0)).catch((err) => gw.log.warn('kept-verbatim write failed', { error: errorText(err) }));
+    };
+    markKept();
     reply.code(result.status).headers(clientResponseHeaders(result.headers));
     if (Buffer.isBuffer(result.body)) {
       report.usage = result.usage;
@@ -156,6 +158,7 @@ export function chatHandler(gw: GatewayContext, dialect: Dialect) {
       report.usage = outcome.usage;
       report.expandAfterStream = outcome.expandAfterStream;
       report.expandRounds = outcome.rounds ?? report.expandRounds;
+      markKept();
       if (outcome.error) gw.log.warn('upstream stream failed mid-way', { error: errorText(outcome.error) });
       finish(gw, report, outcome.aborted || abort.aborted ? 'client_abort' : outcome.error ? 'upstream_stream_error' : 'ok', started);
     });
