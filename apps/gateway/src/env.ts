@@ -1,6 +1,7 @@
 // The environment is parsed once at boot; every bad value is reported together so an operator
 // fixes a deployment in one pass instead of one crash at a time.
 import { readModelEnv, type ModelEnv } from './model/model-env';
+import { readPriceTable, type FamilyPrice } from './observability/price-table';
 
 export type CacheMode = 'auto' | 'on' | 'off';
 export type InjectMode = 'auto' | 'always' | 'never';
@@ -47,6 +48,8 @@ export interface Env {
   replicaId: string | undefined;
   /** CHEAP_MODEL*, CHEAP_MODEL_CONCURRENT, CONTEXT_GURU_LLM_TIMEOUT, CONTEXT_GURU_SUMMARIZE_TIMEOUT. */
   model: ModelEnv;
+  /** PRICE_TABLE overrides of the provider price table (observability/price-table.ts). */
+  prices: FamilyPrice[];
 }
 
 export class EnvError extends Error {
@@ -124,6 +127,7 @@ export function parseEnv(src: Source = process.env): Env {
     tenantLabelCap: int('TENANT_LABEL_CAP', 50, 1, 10_000),
     replicaId: src.REPLICA_ID || undefined,
     model: readModelEnv(src, problems),
+    prices: readPriceTable(src, problems),
   };
   if (problems.length) throw new EnvError(problems);
   return env;

@@ -7,6 +7,9 @@ import type { ModelRuntime } from './model/http-model';
 import { createModelRuntime } from './model/model-resolver';
 import { createLogger, type Logger } from './observability/logger';
 import { GatewayMetrics } from './observability/metrics';
+import { createPriceTable } from './observability/price-table';
+import { UsageAccounting } from './observability/usage-accounting';
+import { startTracing, type Tracing } from './observability/tracing';
 import { UpstreamClient } from './proxy/upstream.client';
 import { TurnCache } from './wire/turn-cache';
 import { CompressionGate } from './proxy/compression-gate';
@@ -36,6 +39,10 @@ export interface GatewayContext {
   upstream: UpstreamClient;
   stats: TenantStats;
   metrics: GatewayMetrics;
+  /** Provider-reported usage, billed cost and the money value of savings, per tenant. */
+  usage: UsageAccounting;
+  /** OpenTelemetry traces; null when off (no OTLP endpoint), and then the hot path does nothing. */
+  tracing: Tracing | null;
   /** The compaction models' process-wide limiter, spend and connection pool. */
   models: ModelRuntime;
   turns: TurnCache;
@@ -54,6 +61,8 @@ export interface ContextOverrides {
   log?: Logger;
   /** In-process generation announcements (the embedded admin's bus); the tenancy subscriber reads it. */
   generations?: GenerationSource;
+  /** Tracing to use instead of the one OTEL_* would start (null = off). */
+  tracing?: Tracing | null;
 }
 
 export async function createGatewayContext(env: Env, overrides: ContextOverrides = {}): Promise<GatewayContext> {
@@ -104,6 +113,7 @@ export async function createGatewayContext(env: Env, overrides: ContextOverrides
     log,
     metrics,
   });
+  const tracing = overrides.tracing !== undefined ? overrides.tracing : startTracing(VERSION);
   return {
     env,
     clock: overrides.clock ?? systemClock,
@@ -114,6 +124,8 @@ export async function createGatewayContext(env: Env, overrides: ContextOverrides
     upstream,
     stats: new TenantStats(),
     metrics,
+    usage: new UsageAccounting(metrics, createPriceTable(env.prices)),
+    tracing,
     models,
     turns: new TurnCache(turnCacheChars(env.turnCacheMb)),
     compression: new CompressionGate(env.compressionSlots),
@@ -121,6 +133,7 @@ export async function createGatewayContext(env: Env, overrides: ContextOverrides
     durable: stores?.durable,
     async close() {
       await tenancy.close();
+      await tracing?.shutdown();
       await upstream.close();
       await models.dispatcher.close();
       await closeSharedSandbox();

@@ -11,7 +11,7 @@ import { mergeTurns } from './merge-turns';
 import { observeStream, type Relay } from './stream-relay';
 import { stitchStream } from './stream-stitch';
 import { toBuffer } from './to-buffer';
-import { parseUsage } from './usage';
+import { parseUsage, sumUsage } from './usage';
 
 export type * from './expand.types';
 export { parseUsage } from './usage';
@@ -111,6 +111,7 @@ async function jsonLoop(o: ExpandLoopOptions, maxRounds: number): Promise<Client
       const next = buildContinuation(o.dialect, requestRaw, { json, raw: text }, results);
       if (next !== null) {
         requestRaw = next;
+        o.hooks.onContinue?.(turns.reduce<Usage | null>((sum, t) => sumUsage(sum, parseUsage(o.dialect, t)), null));
         reply = await o.call(next);
         continue;
       }

@@ -17,6 +17,11 @@ export interface ExpandHooks {
   resolve(id: string): Promise<string | null>;
   /** Called once per expand call whose original was resolved (kept-verbatim + bounce stats). */
   onResolved(id: string, original: string): void;
+  /**
+   * Before each continuation call, with the summed usage of the answers so far: the first call's
+   * usage is what the client's own request cost, the rest is the gateway's continuations.
+   */
+  onContinue?(usageSoFar: Usage | null): void;
 }
 
 export interface Usage {

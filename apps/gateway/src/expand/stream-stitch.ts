@@ -148,6 +148,7 @@ export function stitchStream(input: StitchInput): Stitched {
     const next = buildContinuation(input.dialect, requestRaw, { json: turn }, results);
     if (next === null) return finish(stitch.close(true));
     requestRaw = next;
+    input.hooks.onContinue?.(stitch.usage());
     rounds++;
     stitch.nextRound();
     let cont: Readable | string;

@@ -37,6 +37,13 @@ export class GatewayMetrics {
   readonly controlGeneration = new Gauge({ name: 'cg_control_generation', help: 'Control-plane generation this replica has applied.', registers: [this.registry] });
   readonly controlPropagation = new Histogram({ name: 'cg_control_propagation_seconds', help: 'Time from a control-plane change committing to this replica applying it.', buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1, 2, 5, 10, 30], registers: [this.registry] });
   readonly storeUp = new Gauge({ name: 'cg_store_up', help: '1 when the hot store answered its last health probe.', registers: [this.registry] });
+  // Usage and money (observability/usage-accounting.ts). origin: client = answers the client got,
+  // expand = answers the expand loop consumed to continue, model = compaction-model calls.
+  readonly usageTokens = new Counter({ name: 'cg_usage_tokens_total', help: 'Tokens the provider reported billing, by origin (client, expand, model) and kind (fresh, cache_read, cache_write, output).', labelNames: ['tenant', 'dialect', 'origin', 'kind'] as const, registers: [this.registry] });
+  readonly billedUsd = new Counter({ name: 'cg_billed_usd_total', help: 'USD the provider billed for the reported usage at the price table rates, by origin and model family.', labelNames: ['tenant', 'dialect', 'origin', 'family'] as const, registers: [this.registry] });
+  readonly savedTokens = new Counter({ name: 'cg_saved_tokens_total', help: 'Content tokens removed from forwarded prompts, every turn counted (cumulative), by where they sat: prefix (provider-cached) or tail.', labelNames: ['tenant', 'preset', 'dialect', 'where'] as const, registers: [this.registry] });
+  readonly savedUniqueTokens = new Counter({ name: 'cg_saved_unique_tokens_total', help: 'Content tokens removed, each stashed original counted once however often its decision replays.', labelNames: ['tenant', 'preset', 'dialect'] as const, registers: [this.registry] });
+  readonly savedUsd = new Counter({ name: 'cg_saved_usd_total', help: 'Gross USD value of the removed tokens at the rate the provider would have billed them that turn (prefix: cache read, tail: cache write or fresh); subtract cg_billed_usd_total{origin!="client"} for the net.', labelNames: ['tenant', 'preset', 'dialect', 'where'] as const, registers: [this.registry] });
   readonly buildInfo = new Gauge({ name: 'cg_build_info', help: 'Build information.', labelNames: ['version'] as const, registers: [this.registry] });
 
   /** Bounds the `tenant` label (TENANT_LABEL_CAP distinct values, the rest are `other`). */

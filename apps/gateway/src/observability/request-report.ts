@@ -2,6 +2,8 @@
 // and folded into the rollups after the response has been handed to the client.
 import type { Report } from '@context-guru/components';
 import type { Usage } from '../expand/expand.types';
+import type { ModelCall } from './model-meter';
+import type { SavedSplit } from './money';
 
 export type RouteName = 'openai' | 'anthropic' | 'compact';
 
@@ -40,6 +42,30 @@ export interface RequestReport {
   guardReverted: number;
   stashHits: number;
   stashMisses: number;
+  /** The tenant's preset, as a label ('custom' for an explicit pipeline list). */
+  preset: string;
+  /** The request body's model: prices a response that does not name its model. */
+  model?: string;
+  /** Tokens removed from messages that went out rewritten, split at the cache boundary. */
+  saved: SavedSplit;
+  /**
+   * Usage of the first upstream answer when the expand loop continued (the client's own request);
+   * `usage` minus this is what the gateway's continuations cost.
+   */
+  firstUsage?: Usage | null;
+  /** Compaction-model calls made for this request, with their reported tokens. */
+  modelCalls: ModelCall[];
+  /** performance.now() marks of the pipeline and the store flush, for trace spans. */
+  marks?: PrepareMarks;
+}
+
+export interface PrepareMarks {
+  pipelineStart: number;
+  pipelineEnd: number;
+  flushStart: number;
+  flushEnd: number;
+  /** Originals written by the flush. */
+  stashed: number;
 }
 
 export function emptyReport(route: RouteName, tenant: string): RequestReport {
@@ -63,5 +89,8 @@ export function emptyReport(route: RouteName, tenant: string): RequestReport {
     guardReverted: 0,
     stashHits: 0,
     stashMisses: 0,
+    preset: '',
+    saved: { prefix: 0, tail: 0 },
+    modelCalls: [],
   };
 }

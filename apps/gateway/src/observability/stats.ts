@@ -2,6 +2,7 @@
 // savings are token-weighted, and unique savings count each stashed original once so replayed
 // decisions are not sold as new savings every turn.
 import type { Report } from '@context-guru/components';
+import { KeyLedger } from './key-ledger';
 import type { RequestReport } from './request-report';
 
 interface ComponentRollup {
@@ -15,8 +16,6 @@ interface ComponentRollup {
   discarded_changes: number;
   gates: Record<string, number>;
 }
-
-const SEEN_KEYS_CAP = 200_000;
 
 export class StatsRollup {
   private requests = 0;
@@ -46,7 +45,7 @@ export class StatsRollup {
   private stashHits = 0;
   private stashMisses = 0;
   private readonly components = new Map<string, ComponentRollup>();
-  private readonly seenKeys = new Map<string, Set<string>>();
+  private readonly ledger = new KeyLedger();
 
   record(r: RequestReport): void {
     this.requests++;
@@ -96,28 +95,11 @@ export class StatsRollup {
       const share = rep.changed.length ? Math.min(1, discarded / rep.changed.length) : 0;
       const credited = saved * (1 - share);
       c.saved_tokens += credited;
-      c.saved_tokens_unique += credited * this.newKeyFraction(rep);
+      c.saved_tokens_unique += credited * this.ledger.freshFraction(rep.component, rep.keys);
     }
     c.discarded_changes += discarded;
     c.duration_ms += rep.durationMs;
     for (const [gate, n] of Object.entries(rep.gates)) c.gates[gate] = (c.gates[gate] ?? 0) + n;
-  }
-
-  private newKeyFraction(rep: Report): number {
-    if (rep.keys.length === 0) return 1;
-    let seen = this.seenKeys.get(rep.component);
-    if (!seen || seen.size > SEEN_KEYS_CAP) {
-      seen = new Set();
-      this.seenKeys.set(rep.component, seen);
-    }
-    let fresh = 0;
-    for (const k of rep.keys) {
-      if (!seen.has(k)) {
-        seen.add(k);
-        fresh++;
-      }
-    }
-    return fresh / rep.keys.length;
   }
 
   private componentRollup(name: string): ComponentRollup {

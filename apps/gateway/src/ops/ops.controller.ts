@@ -79,7 +79,7 @@ export class OpsController {
         ...this.gw.models.spend.snapshot(),
       };
     }
-    reply.code(200).header('content-type', 'application/json').send(this.gw.stats.snapshot(extra, tenant.id));
+    reply.code(200).header('content-type', 'application/json').send(this.gw.stats.snapshot({ ...extra, ...this.gw.usage.snapshot(tenant.id) }, tenant.id));
   }
 
   @Get('metrics')

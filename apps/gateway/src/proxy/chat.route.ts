@@ -14,11 +14,15 @@ import { emptyReport } from '../observability/request-report';
 import { createModelSources } from '../model/model-resolver';
 import { ClientAbort, isUpstreamTimeout } from './upstream.client';
 import type { Readable } from 'node:stream';
+import { meterModelSources, type ModelCall } from '../observability/model-meter';
+import { headModel, presetLabel } from '../observability/labels';
+import type { RequestTrace } from '../observability/request-trace';
 import { decodeFailure } from './request-errors';
 import { nonJsonSuccess } from './upstream-checks';
 import type { HotReply, HotRequest } from './hot-http';
 
 const UPSTREAM_PATH: Record<Dialect, string> = { openai: '/v1/chat/completions', anthropic: '/v1/messages' };
+const ROUTE: Record<Dialect, string> = { openai: '/openai/v1/chat/completions', anthropic: '/anthropic/v1/messages' };
 
 export function chatHandler(gw: GatewayContext, dialect: Dialect) {
   const base = dialect === 'openai' ? gw.env.openaiUpstream : gw.env.anthropicUpstream;
@@ -32,7 +36,9 @@ export function chatHandler(gw: GatewayContext, dialect: Dialect) {
       decodeFailure(reply, dialect, err);
       return reply;
     }
+    const trace = gw.tracing?.begin(req.headers, dialect, ROUTE[dialect]);
     let prepared: Prepared;
+    const modelCalls: ModelCall[] = [];
     // An empty pipeline is a transparent proxy: the body is not even decoded to text, and one of a
     // declared length is streamed upstream as it arrives (still checked) instead of read whole.
     let transparent = isTransparent(tenant.built.pipeline, gw.env.injectExpand, tenant.replays);
@@ -55,13 +61,14 @@ export function chatHandler(gw: GatewayContext, dialect: Dialect) {
           shed: !turn,
           sessionHeader: headerValue(req.headers, 'x-context-guru-session'),
           bypassHeader: (headerValue(req.headers, 'x-context-guru-bypass') ?? '').toLowerCase() === 'true',
-          models: (body) => createModelSources(gw.env.model, { dialect, model: body.model, upstreamBase: base, headers: req.headers }, gw.models),
+          models: (body) => meterModelSources(createModelSources(gw.env.model, { dialect, model: body.model, upstreamBase: base, headers: req.headers }, gw.models), modelCalls),
         },
       );
     } catch (err) {
       // A body the client got wrong is answered precisely; a fault of ours fails open.
       if (err instanceof WireError) {
         decodeFailure(reply, dialect, err);
+        trace?.end(emptyReport(dialect, tenant.id), 'bad_request');
         return reply;
       }
       gw.log.warn('decoding failed open; forwarding the original body', { error: errorText(err) });
@@ -72,17 +79,24 @@ export function chatHandler(gw: GatewayContext, dialect: Dialect) {
       if (turn) gw.compression.leave();
     }
     const report = prepared.report;
+    report.preset = presetLabel(tenant);
+    report.modelCalls = modelCalls;
+    if (transparent && Buffer.isBuffer(rawBuf)) report.model = headModel(rawBuf);
+    trace?.prepared({ tenant: tenant.id, configVersion: tenant.configVersion, preset: report.preset, session: prepared.session }, report);
     const abort = new ClientAbort().watch(reply.raw);
     const headers = upstreamRequestHeaders(req.headers);
     if (streamed) headers['content-length'] = String(req.headers['content-length']);
     const call = async (body: string | Buffer | Readable) => {
       const t0 = performance.now();
+      const span = trace?.upstream(headers);
       try {
-        const r = await gw.upstream.post(url, headers, body, abort);
+        const r = await gw.upstream.post(url, span?.headers ?? headers, body, abort);
         gw.metrics.recordUpstream(dialect, r.status, (performance.now() - t0) / 1000);
+        span?.end(r.status);
         return r;
       } catch (err) {
         gw.metrics.recordUpstream(dialect, 'error', (performance.now() - t0) / 1000);
+        span?.end('error');
         throw err;
       }
     };
@@ -103,10 +117,14 @@ export function chatHandler(gw: GatewayContext, dialect: Dialect) {
         maxRounds: gw.env.maxExpandRounds,
         hooks: {
           resolve: async (id) => {
+            trace?.resolving();
             const text = await gw.store.getStash(tenant.id, id).catch(() => null);
             if (text === null) report.stashMisses++;
             else report.stashHits++;
             return text;
+          },
+          onContinue: (usage) => {
+            if (report.firstUsage === undefined) report.firstUsage = usage;
           },
           onResolved: (_id, original) => {
             report.bounces++;
@@ -119,14 +137,14 @@ export function chatHandler(gw: GatewayContext, dialect: Dialect) {
       // A streamed body found invalid on the way: the upstream call was cancelled for it.
       if (req.refused) throw req.refused;
       if (abort.aborted) {
-        finish(gw, report, 'client_abort', started);
+        finish(gw, report, 'client_abort', started, trace);
         return reply;
       }
       const timeout = isUpstreamTimeout(err);
       gw.log.warn('upstream call failed', { error: errorText(err), dialect });
       const e = gatewayError(dialect, timeout ? 504 : 502, timeout ? 'upstream_timeout' : 'upstream_unreachable', timeout ? 'upstream timed out' : 'upstream request failed');
       reply.code(e.status).header('content-type', 'application/json').send(e.body);
-      finish(gw, report, 'upstream_error', started);
+      finish(gw, report, 'upstream_error', started, trace);
       return reply;
     }
     const notJson = await nonJsonSuccess(result);
@@ -134,7 +152,7 @@ export function chatHandler(gw: GatewayContext, dialect: Dialect) {
       gw.log.warn('upstream answered 2xx with a body that is not JSON', { dialect, first: notJson });
       const e = gatewayError(dialect, 502, 'upstream_bad_response', 'upstream answered with a body that is not JSON');
       reply.code(e.status).header('content-type', 'application/json').send(e.body);
-      finish(gw, report, 'upstream_error', started);
+      finish(gw, report, 'upstream_error', started, trace);
       return reply;
     }
     report.expandRounds = result.rounds;
@@ -149,7 +167,7 @@ export function chatHandler(gw: GatewayContext, dialect: Dialect) {
     if (Buffer.isBuffer(result.body)) {
       report.usage = result.usage;
       reply.send(result.body);
-      finish(gw, report, 'ok', started);
+      finish(gw, report, 'ok', started, trace);
       return reply;
     }
     // Streams start flowing to the client as soon as the upstream headers (and any peek) arrive.
@@ -160,7 +178,7 @@ export function chatHandler(gw: GatewayContext, dialect: Dialect) {
       report.expandRounds = outcome.rounds ?? report.expandRounds;
       markKept();
       if (outcome.error) gw.log.warn('upstream stream failed mid-way', { error: errorText(outcome.error) });
-      finish(gw, report, outcome.aborted || abort.aborted ? 'client_abort' : outcome.error ? 'upstream_stream_error' : 'ok', started);
+      finish(gw, report, outcome.aborted || abort.aborted ? 'client_abort' : outcome.error ? 'upstream_stream_error' : 'ok', started, trace);
     });
     if (isEventStream(result.headers)) reply.onStreamError((err) => streamErrorEvent(dialect, err, gw.env.upstreamIdleTimeoutMs));
     return reply.send(result.body);
@@ -171,10 +189,12 @@ function passthrough(dialect: Dialect, tenant: string): Prepared {
   return { session: '', outgoing: '', advertised: false, report: emptyReport(dialect, tenant) };
 }
 
-function finish(gw: GatewayContext, report: RequestReport, outcome: string, started: number): void {
+function finish(gw: GatewayContext, report: RequestReport, outcome: string, started: number, trace?: RequestTrace): void {
   try {
+    trace?.end(report, outcome);
     gw.stats.record(report);
     gw.metrics.record(report, outcome, (performance.now() - started) / 1000);
+    gw.usage.record(report);
   } catch (err) {
     gw.log.error('stats recording failed', { error: errorText(err) });
   }

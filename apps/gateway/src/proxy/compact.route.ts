@@ -11,6 +11,7 @@ import { prepareRequest } from './prepare-request';
 import { createModelSources } from '../model/model-resolver';
 import { decodeFailure } from './request-errors';
 import type { HotReply, HotRequest } from './hot-http';
+import { meterModelSources, type ModelCall } from '../observability/model-meter';
 
 interface CompactQuery {
   provider?: string;
@@ -42,6 +43,7 @@ export function compactHandler(gw: GatewayContext) {
     }
     const started = performance.now();
     try {
+      const modelCalls: ModelCall[] = [];
       const prepared = await prepareRequest(
         { store: gw.store, turns: gw.turns, clock: gw.clock, log: gw.log, injectMode: gw.env.injectExpand },
         {
@@ -54,11 +56,13 @@ export function compactHandler(gw: GatewayContext) {
           sessionHeader: headerValue(req.headers, 'x-context-guru-session'),
           bypassHeader: (headerValue(req.headers, 'x-context-guru-bypass') ?? '').toLowerCase() === 'true',
           // No upstream call here, so no incoming model either: only the operator's cheap model.
-          models: () => createModelSources(gw.env.model, { dialect, model: undefined, upstreamBase: '', headers: {} }, gw.models),
+          models: () => meterModelSources(createModelSources(gw.env.model, { dialect, model: undefined, upstreamBase: '', headers: {} }, gw.models), modelCalls),
         },
       );
       gw.stats.record(prepared.report);
       gw.metrics.record(prepared.report, 'ok', (performance.now() - started) / 1000);
+      prepared.report.modelCalls = modelCalls;
+      gw.usage.record(prepared.report);
       return reply.code(200).header('content-type', 'application/json').send(prepared.outgoing);
     } catch (err) {
       decodeFailure(reply, dialect, err);

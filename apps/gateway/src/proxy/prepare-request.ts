@@ -16,6 +16,7 @@ import {
 import type { InjectMode, CacheMode } from '../env';
 import { emptyReport, type RequestReport, type RouteName } from '../observability/request-report';
 import { errorText, type Logger } from '../observability/logger';
+import { splitSavings } from '../observability/money';
 import { isAgentCompaction } from '../session/agent-compaction';
 import { cacheViewFor, isCacheAware, requestTtlMs } from '../session/cache-view';
 import { guardCachedPrefix, rewrittenIndices } from '../session/cache-guard';
@@ -101,6 +102,7 @@ export async function prepareRequest(deps: PrepareDeps, input: PrepareInput): Pr
     report.addedMs = performance.now() - started;
     return { view, session, outgoing: input.raw, advertised: view.expandToolDeclared, report };
   };
+  if (typeof view.body.model === 'string') report.model = view.body.model;
   const bypass = input.bypassHeader || isAgentCompaction(view.messages);
   // A shed request runs no component: replayForwarded then restores every forwarded record on the
   // cached prefix (they carry another revision than this empty pipeline's).
@@ -135,6 +137,7 @@ export async function prepareRequest(deps: PrepareDeps, input: PrepareInput): Pr
     let requestTokens: number | undefined;
     // A Reformat may hand offloaders text whose key differs from the received one; runWithSession
     // fetches what the prefetch missed and re-runs, so a frozen decision is never missed.
+    const pipelineStart = performance.now();
     const { result, state, stash, snapshot } = await runWithSession({
       store: deps.store,
       tenant: input.tenant.id,
@@ -162,6 +165,7 @@ export async function prepareRequest(deps: PrepareDeps, input: PrepareInput): Pr
     });
     // What an earlier config version forwarded on the cached prefix comes back byte-identical.
     replayForwarded(view.messages, result.messages, turn.view, prev, state, stash, revisionOf(running));
+    const pipelineEnd = performance.now();
     const guarded = guardCachedPrefix(view.messages, result.messages, turn.view, prev);
     report.guardReverted = guarded.length;
     report.tokensBefore = result.tokensBefore;
@@ -183,7 +187,9 @@ export async function prepareRequest(deps: PrepareDeps, input: PrepareInput): Pr
     chargeDiscards(report, [...encoded.discarded, ...guarded]);
     const rewritten = rewrittenIndices(view.messages, result.messages, encoded.discarded);
     recordForwarded(view.messages, result.messages, rewritten, state, revisionOf(running));
+    report.saved = splitSavings(view.messages, result.messages, rewritten, turn.view.aware && !turn.view.cold ? turn.view.maxCachedIdx : -1);
     // A marker may only leave once its original is acknowledged by the store every replica reads.
+    const flushStart = performance.now();
     await Promise.all([
       stash.entries.size ? deps.store.putStash(input.tenant.id, session, stash.list()) : undefined,
       state.newFrozen.size || (offered && !snapshot.offloaded)
@@ -191,6 +197,7 @@ export async function prepareRequest(deps: PrepareDeps, input: PrepareInput): Pr
         : undefined,
       rewritten.length ? deps.store.recordRewrites(input.tenant.id, conversation, rewritten) : undefined,
     ]);
+    report.marks = { pipelineStart, pipelineEnd, flushStart, flushEnd: performance.now(), stashed: stash.entries.size };
     report.enforced = true;
     report.addedMs = performance.now() - started;
     return {
