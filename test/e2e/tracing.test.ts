@@ -8,7 +8,7 @@ import { MODELS, SESSION_CONFIG, startObservedUpstream, type ObservedUpstream } 
 import { agentSteps, anthropicTurn, openaiTurn } from '../support/transcripts';
 import { sessionHash } from '../../apps/gateway/src/observability/request-trace';
 import { createTenantRuntime } from '../../apps/gateway/src/tenancy/tenant-runtime';
-import type { SingleTenantResolver } from '../../apps/gateway/src/tenancy/tenant-resolver';
+import type { TenantDirectory } from '../../apps/gateway/src/tenancy/tenant-directory';
 
 jest.setTimeout(60_000);
 
@@ -62,7 +62,8 @@ beforeAll(async () => {
   upstreamSeen = up.upstream.requests.length;
   // 2. A request whose second component grows the prompt and is reverted.
   const rt = createTenantRuntime('default', { pipeline: ['format'] }, 7);
-  (gateway.gw.tenants as SingleTenantResolver).replace({ ...rt, built: { ...rt.built, pipeline: new Pipeline([...rt.built.pipeline.components, grower]) } });
+  const runtime = { ...rt, built: { ...rt.built, pipeline: new Pipeline([...rt.built.pipeline.components, grower]) } };
+  (gateway.gw.tenants as TenantDirectory).apply(new Map([['default', { runtime, disabled: false, keyHashes: [], generation: 1 }]]));
   await post('/openai/v1/chat/completions', openaiTurn(steps, 2, { model: MODELS.openai }), { authorization: 'Bearer sk-trace', 'x-context-guru-session': 'reverted' });
   // Closing flushes every buffered span to the receiver.
   await gateway.close();

@@ -63,8 +63,10 @@ export class UsageAccounting {
 
   record(r: RequestReport): void {
     const t = this.totals(r.tenant);
+    // Metric labels are bounded (overflow tenants fold into `other`); /stats keeps the real id.
+    const tenant = this.metrics.tenants.label(r.tenant);
     for (const c of r.modelCalls) {
-      this.bill(t, r.tenant, c.provider, 'model', { fresh: c.input, cacheRead: 0, cacheWrite: 0, output: c.output }, c.model);
+      this.bill(t, tenant, c.provider, 'model', { fresh: c.input, cacheRead: 0, cacheWrite: 0, output: c.output }, c.model);
     }
     // /compact forwards nothing: its model calls are spend, its savings reach no provider bill.
     if (r.route === 'compact') return;
@@ -72,25 +74,25 @@ export class UsageAccounting {
     // The answer the client got sums every round: its first round is the client's own request,
     // the rest the gateway's expand continuations.
     const split = splitRounds(r.usage ?? null, r.firstUsage);
-    if (split.client) this.bill(t, r.tenant, dialect, 'client', split.client, r.model);
-    if (split.expand) this.bill(t, r.tenant, dialect, 'expand', split.expand, r.model);
+    if (split.client) this.bill(t, tenant, dialect, 'client', split.client, r.model);
+    if (split.expand) this.bill(t, tenant, dialect, 'expand', split.expand, r.model);
     if (!r.enforced) return;
     const preset = r.preset || 'custom';
     const saved = r.saved.prefix + r.saved.tail;
     if (saved > 0) {
-      this.metrics.savedTokens.inc({ tenant: r.tenant, preset, dialect, where: 'prefix' }, r.saved.prefix);
-      this.metrics.savedTokens.inc({ tenant: r.tenant, preset, dialect, where: 'tail' }, r.saved.tail);
+      this.metrics.savedTokens.inc({ tenant, preset, dialect, where: 'prefix' }, r.saved.prefix);
+      this.metrics.savedTokens.inc({ tenant, preset, dialect, where: 'tail' }, r.saved.tail);
       t.savedPrefix += r.saved.prefix;
       t.savedTail += r.saved.tail;
       const unique = saved * this.newShare(r);
-      this.metrics.savedUniqueTokens.inc({ tenant: r.tenant, preset, dialect }, unique);
+      this.metrics.savedUniqueTokens.inc({ tenant, preset, dialect }, unique);
       t.savedUnique += unique;
     }
     // Only a billed turn has a rate to price the removed tokens at.
     if (!split.client || saved === 0) return;
     const value = savedUsd(dialect, r.saved, split.client, this.prices.lookup(dialect, r.model));
-    this.metrics.savedUsd.inc({ tenant: r.tenant, preset, dialect, where: 'prefix' }, value.prefixUsd);
-    this.metrics.savedUsd.inc({ tenant: r.tenant, preset, dialect, where: 'tail' }, value.tailUsd);
+    this.metrics.savedUsd.inc({ tenant, preset, dialect, where: 'prefix' }, value.prefixUsd);
+    this.metrics.savedUsd.inc({ tenant, preset, dialect, where: 'tail' }, value.tailUsd);
     t.savedPrefixUsd += value.prefixUsd;
     t.savedTailUsd += value.tailUsd;
   }
