@@ -31,6 +31,7 @@ export interface ScenarioOptions {
   kind: AgentKind;
   via: 'direct' | 'gateway';
   gatewayEnv?: Record<string, string>;
+  expandBeside?: boolean;
 }
 
 const dialectPath = (kind: AgentKind) => (kind === 'claude' ? '/anthropic' : '/openai/v1');
@@ -39,11 +40,11 @@ export async function runScenario(o: ScenarioOptions): Promise<Scenario> {
   const tools = o.kind === 'claude' ? CLAUDE_TOOLS : QWEN_TOOLS;
   const scratch = scratchRun();
   const trap = await startEgressTrap();
-  const provider = await startAgentProvider({ tools, workdir: scratch.workdir }, TASK_HEAD);
+  const provider = await startAgentProvider({ tools, workdir: scratch.workdir, expandBeside: o.expandBeside }, TASK_HEAD);
   const gateway = o.via === 'gateway' ? await startGateway(provider.url, { PRESET: 'agent', ...o.gatewayEnv }) : undefined;
   const tap = gateway ? await startRecordingTap(gateway.url) : undefined;
   const baseUrl = tap ? `${tap.url}${dialectPath(o.kind)}` : o.kind === 'claude' ? provider.url : `${provider.url}/v1`;
-  const session = `e2e-${o.kind}-${o.via}`;
+  const session = `e2e-${o.kind}-${o.via}${o.expandBeside ? '-beside' : ''}`;
   const run = await runAgent({ kind: o.kind, baseUrl, prompt: TASK, session, egressProxy: trap.url, scratch });
   await tap?.close();
   await trap.close();

@@ -10,7 +10,7 @@ import { runScenario, type Scenario } from './agent-scenario';
 import { EXPAND_TOOL, type AgentTools } from './coding-script';
 import { FIXED_LINE, SOURCE_FILE } from './scratch-repo';
 
-const SCENARIO_TIMEOUT_MS = 150_000;
+const SCENARIO_TIMEOUT_MS = 240_000;
 const MARKER = /<<cg:[A-Za-z0-9_-]{1,64}>>/;
 
 export const EXPECTED_VERDICT =
@@ -18,17 +18,26 @@ export const EXPECTED_VERDICT =
 
 export const expectedSteps = (t: AgentTools): string[] => [t.shell, t.shell, t.read, t.edit, t.shell];
 
+/** Violations in what the provider received that the client's own body did not have. */
+function shapeProblems(s: Scenario): string[] {
+  const forwarded = s.provider.requests.filter((r) => r.method === 'POST');
+  return forwarded.flatMap((r, i) => addedShapeViolations(r, clientOf(r, s.client)).map((v) => `request ${i}: ${v}`));
+}
+
 export function defineAgentSuite(kind: AgentKind): void {
   let direct: Scenario;
   let viaGateway: Scenario;
+  let beside: Scenario;
 
   beforeAll(async () => {
     direct = await runScenario({ kind, via: 'direct' });
     viaGateway = await runScenario({ kind, via: 'gateway' });
+    beside = await runScenario({ kind, via: 'gateway', expandBeside: true });
   }, SCENARIO_TIMEOUT_MS);
   afterAll(async () => {
     await direct?.close();
     await viaGateway?.close();
+    await beside?.close();
   });
 
   describe('directly against the scripted provider', () => {
@@ -68,10 +77,8 @@ export function defineAgentSuite(kind: AgentKind): void {
     });
 
     it('every request the provider received is valid for it (no violation the client did not send itself)', () => {
-      const forwarded = viaGateway.provider.requests.filter((r) => r.method === 'POST');
-      expect(forwarded.length).toBeGreaterThan(0);
-      const problems = forwarded.flatMap((r, i) => addedShapeViolations(r, clientOf(r, viaGateway.client)).map((v) => `request ${i}: ${v}`));
-      expect(problems).toEqual([]);
+      expect(viaGateway.provider.requests.length).toBeGreaterThan(0);
+      expect(shapeProblems(viaGateway)).toEqual([]);
     });
 
     it('stays on loopback: nothing reached the egress trap', () => {
@@ -117,6 +124,34 @@ export function defineAgentSuite(kind: AgentKind): void {
       const forwarded = mainLoop(viaGateway, viaGateway.provider.requests);
       for (const r of forwarded) expect(readConversation(r).toolNames).toContain(EXPAND_TOOL);
       expect(prefixChanges(forwarded, viaGateway.client).head).toEqual([]);
+    });
+  });
+
+  describe("expand beside the CLI's own tool calls (parallel tool use, through the gateway)", () => {
+    it('the model asked for an original in the same response as a call the CLI must run', () => {
+      expect(beside.provider.decisions.some((d) => d.calls.length > 1 && d.calls.some((c) => c.name === EXPAND_TOOL))).toBe(true);
+    });
+
+    it('the CLI runs its own calls, never sees the expand call, and finishes', () => {
+      expect(beside.run.code).toBe(0);
+      expect(clientSteps(beside)).toEqual(expectedSteps(beside.tools));
+      expect(unknownToolRefusals(beside)).toEqual([]);
+      expect(beside.run.stdout).not.toContain(EXPAND_TOOL);
+      expect(finalVerdict(beside)).toMatch(/^VERDICT: the loop in total\(\) stopped one element early;/);
+    });
+
+    it('every forwarded body is valid: each tool call answered exactly once', () => {
+      expect(shapeProblems(beside)).toEqual([]);
+    });
+
+    it('no message the client kept and no tool changes between client turns', () => {
+      const turns = turnRequests(mainLoop(beside, beside.provider.requests));
+      expect(turns).toHaveLength(5);
+      expect(prefixChanges(turns, beside.client)).toEqual({ head: [], messages: [] });
+    });
+
+    it('stays on loopback', () => {
+      expect(beside.egress).toEqual([]);
     });
   });
 }

@@ -43,6 +43,8 @@ export interface ScriptOptions {
   tools: AgentTools;
   /** Absolute path of the scratch repo (the agents' file tools want absolute paths). */
   workdir: string;
+  /** Call context_guru_expand beside the next step's calls instead of alone before them. */
+  expandBeside?: boolean;
 }
 
 /** Call ids carry the plan step (`S<step>C<n>`; expand calls `X<hash>`) so the script can tell how far it got. */
@@ -144,13 +146,11 @@ function expandArg(c: Conversation, hash: string): string {
 /** The model's next answer to the main loop's request. */
 export function decide(c: Conversation, o: ScriptOptions): Decision {
   const hash = unredeemedMarker(c);
-  if (hash !== undefined) {
-    return {
-      thinking: 'Part of that output was offloaded; I want the exact lines before deciding.',
-      text: 'Let me look at the full output first.',
-      calls: [{ id: callId(c.dialect, `X${hash.slice(0, 6)}`, 0), name: EXPAND_TOOL, args: { id: expandArg(c, hash) } }],
-    };
-  }
   const done = Math.max(0, ...c.rounds.map(stepOf));
-  return planStep(done + 1, c, o);
+  if (hash === undefined) return planStep(done + 1, c, o);
+  const expand = { id: callId(c.dialect, `X${hash.slice(0, 6)}`, 0), name: EXPAND_TOOL, args: { id: expandArg(c, hash) } };
+  const next = planStep(done + 1, c, o);
+  // Parallel tool use: the expand call beside the next step's own calls, in one response.
+  if (o.expandBeside && next.calls.length) return { ...next, calls: [...next.calls, expand] };
+  return { thinking: 'Part of that output was offloaded; I want the exact lines before deciding.', text: 'Let me look at the full output first.', calls: [expand] };
 }
