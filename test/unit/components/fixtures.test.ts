@@ -24,8 +24,13 @@ describe('component fixture folders', () => {
           const report = result.reports[0]!;
           expect(report.error).toBeUndefined();
           expect(result.messages).toEqual(c.output.messages);
-          if (c.output.gates) expect(report.gates).toEqual(c.output.gates);
-          if (c.output.keys !== undefined) expect(report.keys).toHaveLength(c.output.keys);
+          // Every fixture states its gates and its key count: an unstated expectation cannot fail.
+          expect(c.output.gates).toBeDefined();
+          expect(c.output.keys).toBeDefined();
+          expect(report.gates).toEqual(c.output.gates);
+          expect(report.keys).toHaveLength(c.output.keys!);
+          // A component reports only gates it declares (what /stats and /metrics list per component).
+          for (const gate of Object.keys(report.gates)) expect(def!.gates).toContain(gate);
           // Every key the run returned must be stashed, so every marker it emitted resolves.
           for (const key of report.keys) expect(ctx.stash.entries.has(key)).toBe(true);
         });
