@@ -181,3 +181,17 @@ describe('a provider that stops sending mid-stream', () => {
     }
   });
 });
+
+describe('/expand errors', () => {
+  it.each([
+    ['?id=not%20a%20hash', 400, 'expand_bad_id'],
+    ['?id=0123456789abcdef&session=s1', 404, 'expand_not_found'],
+  ])('%s answers %i in the same error shape as every other gateway error', async (query, status, code) => {
+    const res = await fetch(`${gateway.url}/expand${query}`);
+    expect(res.status).toBe(status);
+    const body = (await res.json()) as { error: { message: string; type: string; code: string } };
+    expect(body.error.code).toBe(code);
+    expect(body.error.type).toBe('invalid_request_error');
+    expect(body.error.message).toMatch(/^context-guru: /);
+  });
+});

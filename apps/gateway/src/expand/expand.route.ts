@@ -2,6 +2,7 @@
 // and session through the ownership record written when that session stashed it.
 import type { GatewayContext } from '../gateway-context';
 import { headerValue } from '../proxy/forward-headers';
+import { gatewayError } from '../proxy/gateway-errors';
 import { decodeFailure } from '../proxy/request-errors';
 import type { HotReply, HotRequest } from '../proxy/hot-http';
 import { expandIdOf } from './expand-calls';
@@ -11,7 +12,12 @@ const ID_RE = /^[A-Za-z0-9_-]{1,64}$/;
 
 export function expandHandler(gw: GatewayContext) {
   return async (req: HotRequest, reply: HotReply): Promise<HotReply> => {
-    const notFound = (message: string) => reply.code(404).header('content-type', 'application/json').send(JSON.stringify({ error: message }));
+    // The same error shape as every other error the gateway makes (OpenAI's: /expand has no dialect).
+    const fail = (status: number, code: string, message: string) => {
+      const e = gatewayError('openai', status, code, message);
+      return reply.code(e.status).header('content-type', 'application/json').send(e.body);
+    };
+    const notFound = (message: string) => fail(404, 'expand_not_found', message);
     let tenant;
     try {
       tenant = gw.tenants.resolve(req.headers);
@@ -21,7 +27,7 @@ export function expandHandler(gw: GatewayContext) {
     }
     const id = expandIdOf(req.query?.id ?? '');
     if (!ID_RE.test(id)) {
-      return reply.code(400).header('content-type', 'application/json').send(JSON.stringify({ error: 'id must be a HASH ([A-Za-z0-9_-]{1,64}) or a whole <<cg:HASH>> marker' }));
+      return fail(400, 'expand_bad_id', 'id must be a HASH ([A-Za-z0-9_-]{1,64}) or a whole <<cg:HASH>> marker');
     }
     const base = sessionIdBase(headerValue(req.headers, 'x-context-guru-session') ?? req.query?.session ?? '');
     if (!base) return notFound('expired, unknown, or not owned by this session');
@@ -32,7 +38,7 @@ export function expandHandler(gw: GatewayContext) {
       if (text === null) return notFound('expired or unknown id');
       return reply.code(200).header('content-type', 'text/plain; charset=utf-8').send(text);
     } catch {
-      return reply.code(503).header('content-type', 'application/json').send(JSON.stringify({ error: 'store unavailable' }));
+      return fail(503, 'store_unavailable', 'store unavailable');
     }
   };
 }
