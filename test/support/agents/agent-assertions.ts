@@ -90,8 +90,12 @@ function firstChange(prev: string[], next: string[]): number {
  * message up to where the client's own history first changed (all of it when the client only
  * appended). Messages compare as JSON without cache_control, the provider's cache identity.
  */
-export function prefixChanges(forwarded: RecordedRequest[], client: RecordedRequest[]): { head: string[]; messages: string[] } {
-  const out = { head: [] as string[], messages: [] as string[] };
+export function prefixChanges(
+  forwarded: RecordedRequest[],
+  client: RecordedRequest[],
+  expanded: ReadonlySet<string> = new Set(),
+): { head: string[]; messages: string[]; unmasked: string[] } {
+  const out = { head: [] as string[], messages: [] as string[], unmasked: [] as string[] };
   for (let k = 1; k < forwarded.length; k++) {
     const [fp, fn] = [forwarded[k - 1]!, forwarded[k]!];
     const [cp, cn] = [clientOf(fp, client), clientOf(fn, client)];
@@ -102,8 +106,18 @@ export function prefixChanges(forwarded: RecordedRequest[], client: RecordedRequ
     if (headOf(cp) === headOf(cn) && headOf(fp) !== headOf(fn)) out.head.push(`forwarded request ${k}: tools or system changed (the client kept them)`);
     const clientChange = firstChange(messagesOf(cp), messagesOf(cn));
     const kept = clientChange === -1 ? messagesOf(fp).length : clientChange;
-    const at = firstChange(messagesOf(fp).slice(0, kept), messagesOf(fn));
-    if (at !== -1) out.messages.push(`forwarded request ${k}: messages[${at}] changed (the client kept messages[0..${kept - 1}])`);
+    const [prev, next, own] = [messagesOf(fp), messagesOf(fn), messagesOf(cn)];
+    for (let i = 0; i < kept; i++) {
+      if (prev[i] === next[i]) continue;
+      // The one deliberate rewrite (docs/cache.md): a message whose marker the model expanded goes
+      // back to the client's own bytes on the next turn.
+      const unmask = next[i] === own[i] && [...(prev[i] ?? '').matchAll(/<<cg:([A-Za-z0-9_-]{1,64})>>/g)].some((m) => expanded.has(m[1]!));
+      if (unmask) out.unmasked.push(`forwarded request ${k}: messages[${i}]`);
+      else {
+        out.messages.push(`forwarded request ${k}: messages[${i}] changed (the client kept messages[0..${kept - 1}])`);
+        break;
+      }
+    }
   }
   return out;
 }
