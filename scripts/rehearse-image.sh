@@ -2,9 +2,9 @@
 # Rehearses the Dockerfile without a container engine (none exists on the development machines):
 # its three stages by hand in a scratch folder — build (npm ci + npm run build from the sources the
 # build stage copies), deps (npm ci --omit=dev from the package files alone) and the runtime tree
-# the last stage copies — then starts the migration, the gateway and the admin from that tree
-# against DATABASE_URL / REDIS_URL and stops them with SIGTERM. Mirrors the Dockerfile's COPY and
-# RUN lines by hand: change both together. Takes minutes (two npm ci); not part of npm test.
+# the last stage copies (read from the Dockerfile) — then starts the migration, the gateway and the
+# admin from that tree against DATABASE_URL / REDIS_URL and stops them with SIGTERM. The build and
+# deps stages are mirrored by hand: change them together. Takes minutes (two npm ci); not part of npm test.
 set -euo pipefail
 R="$(cd "$(dirname "$0")/.." && pwd)"
 : "${DATABASE_URL:?set DATABASE_URL}" "${REDIS_URL:?set REDIS_URL}"
@@ -21,12 +21,14 @@ for d in apps libs; do (cd "$R" && tar cf - --exclude=node_modules --exclude=dis
 echo "== deps stage"
 cp "$R"/package.json "$R"/package-lock.json "$W/deps/"
 (cd "$W/deps" && npm ci --omit=dev --no-audit --no-fund >/dev/null)
-echo "== runtime stage"
-cp -a "$W/deps/node_modules" "$W/app/node_modules"
-cp "$W/build/package.json" "$W/app/"
-for w in $WS; do mkdir -p "$W/app/$w"; cp "$W/build/$w/package.json" "$W/app/$w/"; cp -a "$W/build/$w/dist" "$W/app/$w/dist"; done
-cp -a "$W/build/libs/dsl/builtins" "$W/app/libs/dsl/builtins"
-cp -a "$R/migrations" "$W/app/migrations"
+echo "== runtime stage (the Dockerfile's own COPY lines)"
+# COPY --from=<stage> /app/<src> ./<dest>  and  COPY <context src> ./<dest>, after the last FROM.
+awk '/^FROM /{n++} {print n"\t"$0}' "$R/Dockerfile" | awk -F'\t' -v last="$(grep -c '^FROM ' "$R/Dockerfile")" '$1==last && $2 ~ /^COPY /{print $2}' |
+while read -r _ a b c; do
+  if [[ "$a" == --from=* ]]; then stage=${a#--from=}; src="$W/$stage/${b#/app/}"; dest=$c; else src="$R/$a"; dest=$b; fi
+  mkdir -p "$(dirname "$W/app/$dest")"
+  cp -a "$src" "$W/app/$dest"
+done
 echo "runtime tree: $(du -sh "$W/app" | cut -f1), $(ls "$W/app/node_modules" | wc -l) top-level packages"
 cd "$W/app"
 base=(env -i PATH="$PATH" NODE_ENV=production HOST=127.0.0.1 DATA_DIR="$W/data" DATABASE_URL="$DATABASE_URL" REDIS_URL="$REDIS_URL"

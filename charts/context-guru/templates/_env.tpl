@@ -33,6 +33,10 @@ UPSTREAM_IDLE_TIMEOUT_MS: {{ mul .Values.gateway.upstreamIdleTimeoutSeconds 1000
 {{- with .Values.config.redisPrefix }}
 REDIS_PREFIX: {{ . | quote }}
 {{- end }}
+{{- with .Values.tracing.otlpEndpoint }}
+OTEL_EXPORTER_OTLP_ENDPOINT: {{ . | quote }}
+OTEL_SERVICE_NAME: {{ $.Values.tracing.serviceName | quote }}
+{{- end }}
 {{- with .Values.config.cheapModel }}
 {{- if .model }}
 CHEAP_MODEL: {{ .model | quote }}
