@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { PgSqlClient } from '@context-guru/storage';
 import { Redis } from 'ioredis';
 import { parseEnv } from '../../../apps/gateway/src/env';
+import { tracingEnabled } from '../../../apps/gateway/src/observability/tracing';
 import { parseAdminEnv } from '../../../apps/admin/src/admin-env';
 import { applyRemaps, keysRead, resolveEnv, runCommand, waitFor, type Proc, type Remap, type SecretData } from '../../support/chart-processes';
 import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream';
@@ -128,6 +129,21 @@ describe('the chart runs the real processes it describes', () => {
     const me = resolveEnv(m, objs, secrets, {});
     expect(me.chartKeys.filter((k) => !migrationKeys().has(k))).toEqual([]);
     expect(me.chartKeys).toContain('DATABASE_URL');
+  });
+
+  it('tracing and a price table: every key the chart adds is read (OTEL_SERVICE_NAME by the OpenTelemetry SDK itself)', () => {
+    const traced = render({ set: ['tracing.otlpEndpoint=http://127.0.0.1:4318'] });
+    const withPrices = render({ set: ['config.priceTable.families[0].family=house', 'config.priceTable.families[0].match[0]=house-', 'config.priceTable.families[0].input=1', 'config.priceTable.families[0].output=2'] });
+    for (const variant of [traced, withPrices]) {
+      const c = onlyContainer(deployment(variant, '-gateway'));
+      const { env, chartKeys } = resolveEnv(c, variant, secrets, stage.env, podFields('gateway-x'));
+      const gateway = keysRead(parseEnv, env);
+      const tracing = keysRead(tracingEnabled, env);
+      const sdkStandard = new Set(['OTEL_SERVICE_NAME']);
+      expect(chartKeys.filter((k) => !gateway.read.has(k) && !tracing.read.has(k) && !sdkStandard.has(k))).toEqual([]);
+      if (variant === traced) expect(tracing.parsed).toBe(true);
+      else expect(gateway.parsed.prices.some((f) => f.family === 'house')).toBe(true);
+    }
   });
 
   it('the unread-key check fails on a key the app does not read', () => {
