@@ -130,6 +130,11 @@ export function defineAgentSuite(kind: AgentKind): void {
       for (const r of forwarded) expect(readConversation(r).toolNames).toContain(EXPAND_TOOL);
       expect(prefixChanges(forwarded, viaGateway.client).head).toEqual([]);
     });
+
+    it('the agent takes the same steps and reaches the same verdict as without the gateway', () => {
+      expect(clientSteps(viaGateway)).toEqual(clientSteps(direct));
+      expect(finalVerdict(viaGateway)).toBe(finalVerdict(direct));
+    });
   });
 
   describe("expand beside the CLI's own tool calls (parallel tool use, through the gateway)", () => {
