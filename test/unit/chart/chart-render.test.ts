@@ -2,7 +2,7 @@
 // every ci/ values file; each rendered object validates offline, and the objects agree with each
 // other (selectors, hook order, HPA target, hardening, grace period, no secret in the chart).
 import { readFileSync } from 'node:fs';
-import { basename } from 'node:path';
+import { basename, join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { CHART, CI_VALUES, find, helm, render, type K8sObject } from '../../support/helm';
 import {
@@ -225,7 +225,7 @@ describe('chart objects that follow from values', () => {
       expect(JSON.parse(cm.data['savings.json']!)).toEqual(JSON.parse(a));
       expect(render({ chart, set: ['dashboards.enabled=false'] }).filter((o) => o.metadata.name.endsWith('-dashboards'))).toEqual([]);
     } finally {
-      rmSync(chart, { recursive: true, force: true });
+      rmSync(join(chart, '..'), { recursive: true, force: true }); // the scratch folder chartCopy made
     }
     // The real dashboards (written by the observability work) are all shipped as they are.
     let real: string[] = [];
