@@ -9,6 +9,7 @@ import { runOverhead } from './overhead.bench';
 import { runThroughput } from './throughput.bench';
 import { runSharedState } from './shared-state.bench';
 import { runPropagation } from './propagation.bench';
+import { runTracing } from './tracing.bench';
 
 const BENCHES: Record<string, () => Promise<string>> = {
   overhead: runOverhead,
@@ -20,6 +21,7 @@ const BENCHES: Record<string, () => Promise<string>> = {
   memory: runMemory,
   overload: runOverload,
   propagation: runPropagation,
+  tracing: runTracing,
 };
 
 async function main(): Promise<void> {

@@ -5,6 +5,7 @@ import type { Clock, HotStore } from '@context-guru/components';
 import { parseEnv } from '../../apps/gateway/src/env';
 import { createGatewayContext, type GatewayContext } from '../../apps/gateway/src/gateway-context';
 import { createLogger } from '../../apps/gateway/src/observability/logger';
+import type { Tracing } from '../../apps/gateway/src/observability/tracing';
 import { createGatewayServer } from '../../apps/gateway/src/server';
 
 export interface GatewayHarness {
@@ -16,7 +17,7 @@ export interface GatewayHarness {
 export async function startGateway(
   upstreamUrl: string,
   env: Record<string, string> = {},
-  overrides: { clock?: Clock; store?: HotStore } = {},
+  overrides: { clock?: Clock; store?: HotStore; tracing?: Tracing | null } = {},
 ): Promise<GatewayHarness> {
   const parsed = parseEnv({
     OPENAI_UPSTREAM: upstreamUrl,

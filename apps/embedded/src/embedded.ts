@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { createAdminServer, type GatewayStatsSource } from '@context-guru/admin';
-import { createGatewayContext, createGatewayServer, type Env, type GatewayContext } from '@context-guru/gateway';
+import { createGatewayContext, createGatewayServer, statsDocument, type Env, type GatewayContext } from '@context-guru/gateway';
 import { InProcessGenerationBus, RedisGenerationPublisher, fanOut, type GenerationNotifier } from '@context-guru/storage';
 
 export interface Embedded {
@@ -25,7 +25,7 @@ export interface Embedded {
 function statsSource(gw: GatewayContext): GatewayStatsSource {
   return {
     tenants: () => gw.stats.tenants(),
-    snapshot: (tenant) => gw.stats.snapshot({}, tenant),
+    snapshot: (tenant) => statsDocument(gw, tenant),
     minutes: (tenant) => gw.stats.timeline.minutes(tenant),
     recentSessions: () => gw.stats.timeline.recentSessions(),
   };

@@ -8,3 +8,4 @@ export { prepareRequest, type PrepareDeps, type PrepareInput, type Prepared } fr
 export { createTenantRuntime, type TenantRuntime } from './tenancy/tenant-runtime';
 export { closeOnSignal } from './shutdown';
 export { exitOnBootFailure } from './boot-failure';
+export { statsDocument } from './ops/stats-document';

@@ -141,10 +141,12 @@ describe('the savings page (embedded default, real browser)', () => {
     const read = stats.cache_read_tokens;
     const all = read + stats.cache_write_tokens + stats.fresh_input_tokens;
     expect(await text(page, 'cache-share')).toMatch(new RegExp(`^${((read / all) * 100).toFixed(1)} % / `));
-    if (stats.money) {
-      expect(await text(page, 'billed-cost')).toMatch(/^\$\d/);
-      expect(await text(page, 'cost-without')).toMatch(/^\$\d/);
-    }
+    // Money as the gateway priced the provider-reported usage (observability's money block).
+    const usd = (n: number) => `$${n.toFixed(n >= 100 ? 2 : 4)}`;
+    expect(stats.money.bill_with_usd).toBeGreaterThan(0);
+    expect(stats.money.bill_without_usd).toBeGreaterThan(stats.money.bill_with_usd);
+    expect(await text(page, 'billed-cost')).toBe(usd(stats.money.bill_with_usd));
+    expect(await text(page, 'cost-without')).toBe(usd(stats.money.bill_without_usd));
     // The session row: its id, its turns, and what it sent against what the provider received.
     const row = page.locator('[data-testid="sessions"] tbody tr', { hasText: SESSION });
     await expect(row.count()).resolves.toBe(1);

@@ -62,6 +62,19 @@ describe('tenant directory', () => {
   });
 });
 
+describe('tenant key revocations', () => {
+  it('counts the keys that stopped working per tenant: revoked, tenant disabled, tenant gone — once each', () => {
+    const d = new TenantDirectory({ fallback, requireKey: false });
+    d.apply(new Map([['a', entry('a', [A, B])], ['b', entry('b', [B.replace('B', 'C')])], ['c', entry('c', [A.replace('A', 'D')])]]));
+    expect(d.drainRevocations()).toEqual(new Map());
+    d.apply(new Map([['a', entry('a', [A])], ['b', entry('b', [B.replace('B', 'C')], true)]]));
+    expect(d.drainRevocations()).toEqual(new Map([['a', 1], ['b', 1]]));
+    d.apply(new Map([['b', entry('b', [B.replace('B', 'C')], true)]]), new Set(['a', 'b']));
+    expect(d.drainRevocations()).toEqual(new Map([['c', 1]]));
+    expect(d.drainRevocations()).toEqual(new Map());
+  });
+});
+
 describe('tenant metric label', () => {
   it('keeps the first cap tenants (default always) and folds the rest into other', () => {
     const l = new TenantLabels(3);

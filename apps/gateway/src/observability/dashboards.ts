@@ -139,6 +139,7 @@ export const CONTROL = dashboard('cg-control-plane', 'context-guru / Control pla
   panel(2, 'Propagation time (commit → applied)', quantiles('cg_control_propagation_seconds', 'instance'), 's', 12, 0),
   panel(3, 'Config version per tenant and replica', [q(`max by (tenant, instance) (cg_config_version{${T}})`, '{{tenant}} {{instance}}')], 'none', 0, 8),
   panel(4, 'Requests refused or failed by outcome', [q(`sum by (outcome) (${rate('cg_requests_total', `${T},outcome!="ok"`)})`, '{{outcome}}')], 'reqps', 12, 8),
+  panel(5, 'Tenant key revocations applied per replica', [q(`sum by (tenant, instance) (${inc('cg_tenant_key_revocations_total')})`, '{{tenant}} {{instance}}')], 'short', 0, 16, 12, 8, 'Keys each replica stopped accepting (revoked, or their tenant disabled) in the range: every replica should show the same count.'),
 ]);
 
 export const DASHBOARDS: Record<string, Dashboard> = { savings: SAVINGS, components: COMPONENTS, health: HEALTH, 'control-plane': CONTROL };

@@ -35,6 +35,7 @@ export class GatewayMetrics {
   readonly failOpen = new Counter({ name: 'cg_fail_open_total', help: 'Requests forwarded pristine because an internal step failed.', labelNames: ['reason'] as const, registers: [this.registry] });
   readonly configVersion = new Gauge({ name: 'cg_config_version', help: 'Pipeline config version each tenant runtime serves.', labelNames: ['tenant'] as const, registers: [this.registry] });
   readonly controlGeneration = new Gauge({ name: 'cg_control_generation', help: 'Control-plane generation this replica has applied.', registers: [this.registry] });
+  readonly keyRevocations = new Counter({ name: 'cg_tenant_key_revocations_total', help: 'Tenant keys this replica stopped accepting after a control-plane change (revoked, or their tenant disabled).', labelNames: ['tenant'] as const, registers: [this.registry] });
   readonly controlPropagation = new Histogram({ name: 'cg_control_propagation_seconds', help: 'Time from a control-plane change committing to this replica applying it.', buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1, 2, 5, 10, 30], registers: [this.registry] });
   readonly storeUp = new Gauge({ name: 'cg_store_up', help: '1 when the hot store answered its last health probe.', registers: [this.registry] });
   // Usage and money (observability/usage-accounting.ts). origin: client = answers the client got,
@@ -115,6 +116,10 @@ export class GatewayMetrics {
     this.controlGeneration.set(generation);
     if (propagationMs !== undefined) this.controlPropagation.observe(propagationMs / 1000);
     for (const [tenant, version] of Object.entries(versions)) this.configVersion.set({ tenant: this.tenants.label(tenant) }, version);
+  }
+
+  recordRevocations(byTenant: ReadonlyMap<string, number>): void {
+    for (const [tenant, n] of byTenant) this.keyRevocations.inc({ tenant: this.tenants.label(tenant) }, n);
   }
 
   recordUpstream(dialect: string, status: number | 'error', seconds: number): void {

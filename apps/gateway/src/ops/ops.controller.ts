@@ -7,10 +7,9 @@ import { Controller, Get, Header, Inject, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GATEWAY } from '../gateway.tokens';
 import type { GatewayContext } from '../gateway-context';
-import { cmdfilterLedgers } from './ledgers';
+import { statsDocument } from './stats-document';
 import { gatewayError } from '../proxy/gateway-errors';
 import { TenantAuthError } from '../tenancy/tenant-resolver';
-import { DEFAULT_TENANT } from '../tenancy/tenant-runtime';
 
 @Controller()
 export class OpsController {
@@ -66,20 +65,7 @@ export class OpsController {
       reply.code(e.status).header('content-type', 'application/json').send(e.body);
       return;
     }
-    // Process-wide ledgers (command selectors, model spend, freeze health) are the operator's:
-    // only the default tenant's view carries them.
-    let extra: Record<string, unknown> = {};
-    if (tenant.id === DEFAULT_TENANT) {
-      const health = this.gw.store.health();
-      extra = {
-        frozen_dropped: health.frozenDropped,
-        frozen_repaired: health.frozenRepaired,
-        frozen_flips: Math.max(0, health.frozenDropped - health.frozenRepaired),
-        ...cmdfilterLedgers(),
-        ...this.gw.models.spend.snapshot(),
-      };
-    }
-    reply.code(200).header('content-type', 'application/json').send(this.gw.stats.snapshot({ ...extra, ...this.gw.usage.snapshot(tenant.id) }, tenant.id));
+    reply.code(200).header('content-type', 'application/json').send(statsDocument(this.gw, tenant.id));
   }
 
   @Get('metrics')

@@ -47,6 +47,7 @@ export async function createTenancy(o: TenancyOptions): Promise<Tenancy> {
     log: o.log,
     onApplied: (generation, propagationMs) => {
       o.metrics.recordControl(generation, propagationMs, directory.versions());
+      o.metrics.recordRevocations(directory.drainRevocations());
     },
   });
   await sync.start();

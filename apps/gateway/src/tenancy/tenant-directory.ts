@@ -23,10 +23,13 @@ export interface DirectoryOptions {
 }
 
 const REFUSED = 'unknown, revoked or disabled tenant key';
+const NONE: ReadonlySet<string> = new Set();
 
 export class TenantDirectory implements TenantResolver {
   private readonly byHash = new Map<string, string>();
   private readonly entries = new Map<string, TenantEntry>();
+  /** Keys per tenant that stopped working since the last drain (revoked, or the tenant disabled). */
+  private readonly revoked = new Map<string, number>();
 
   constructor(private readonly o: DirectoryOptions) {}
 
@@ -68,11 +71,33 @@ export class TenantDirectory implements TenantResolver {
   /** Replaces whole tenants and drops the ones that no longer exist; synchronous, so atomic. */
   apply(changed: ReadonlyMap<string, TenantEntry>, existing?: ReadonlySet<string>): void {
     for (const [id, entry] of changed) {
+      this.countRevoked(id, entry.disabled ? NONE : new Set(entry.keyHashes));
       this.forget(id);
       this.entries.set(id, entry);
       for (const h of entry.keyHashes) this.byHash.set(h, id);
     }
-    if (existing) for (const id of [...this.entries.keys()]) if (!existing.has(id)) this.forget(id);
+    if (existing) {
+      for (const id of [...this.entries.keys()]) {
+        if (existing.has(id)) continue;
+        this.countRevoked(id, NONE);
+        this.forget(id);
+      }
+    }
+  }
+
+  /** Revocations applied since the last call, per tenant (for cg_tenant_key_revocations_total). */
+  drainRevocations(): Map<string, number> {
+    const out = new Map(this.revoked);
+    this.revoked.clear();
+    return out;
+  }
+
+  /** `kept`: the key hashes that still work after the change. */
+  private countRevoked(id: string, kept: ReadonlySet<string>): void {
+    const old = this.entries.get(id);
+    if (!old || old.disabled) return;
+    const n = old.keyHashes.filter((h) => !kept.has(h)).length;
+    if (n > 0) this.revoked.set(id, (this.revoked.get(id) ?? 0) + n);
   }
 
   private forget(id: string): void {

@@ -1,0 +1,22 @@
+// One tenant's /stats document, built in one place for the route and for the admin's page in the
+// embedded process, so both always show the same figures.
+import type { GatewayContext } from '../gateway-context';
+import { DEFAULT_TENANT } from '../tenancy/tenant-runtime';
+import { cmdfilterLedgers } from './ledgers';
+
+export function statsDocument(gw: GatewayContext, tenant: string): Record<string, unknown> {
+  // Process-wide ledgers (command selectors, model spend, freeze health) are the operator's:
+  // only the default tenant's view carries them.
+  let extra: Record<string, unknown> = {};
+  if (tenant === DEFAULT_TENANT) {
+    const health = gw.store.health();
+    extra = {
+      frozen_dropped: health.frozenDropped,
+      frozen_repaired: health.frozenRepaired,
+      frozen_flips: Math.max(0, health.frozenDropped - health.frozenRepaired),
+      ...cmdfilterLedgers(),
+      ...gw.models.spend.snapshot(),
+    };
+  }
+  return gw.stats.snapshot({ ...extra, ...gw.usage.snapshot(tenant) }, tenant);
+}
