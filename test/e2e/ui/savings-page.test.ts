@@ -173,6 +173,9 @@ describe('the savings page (embedded default, real browser)', () => {
     await page.locator('#updated').filter({ hasNotText: stamp ?? '' }).waitFor({ timeout: 20_000 });
     expect(await boxes()).toEqual(before);
     await page.setViewportSize({ width: 420, height: 800 });
+    // The chart follows the window on its resize event: wait until it has (bounded).
+    for (let i = 0; i < 50 && ((await page.locator('#chart .uplot').boundingBox())?.width ?? 0) > 420; i++) await page.waitForTimeout(100);
+    expect((await page.locator('#chart .uplot').boundingBox())!.width).toBeLessThanOrEqual(420);
     const overflow = await page.evaluate(() => {
       const g = globalThis as unknown as PageGlobals;
       return g.document.documentElement.scrollWidth - g.innerWidth;
