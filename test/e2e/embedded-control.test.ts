@@ -3,12 +3,9 @@
 // own config, a pushed filter set applies without a restart, rollback restores the previous
 // behaviour, and an ops expand returns an original and shows up in the verified audit log.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { startEmbedded, type Embedded } from '@context-guru/embedded';
-import { parseEnv } from '@context-guru/gateway';
+import { useEmbedded } from '../support/embedded-harness';
 import { ACME_FILTER_YAML, acmeBuildRequest } from '../support/admin-fixtures';
 import { agentSteps, openaiTurn } from '../support/transcripts';
 
@@ -20,10 +17,9 @@ const run = promisify(execFile);
 const MARKER = /<<cg:([0-9a-f]{16})>>/;
 
 describe('the control plane in the embedded process', () => {
-  let app: Embedded;
-  let dataDir: string;
+  const running = useEmbedded('embedded-ctl', { ADMIN_TOKEN: TOKEN, PRESET: 'off' });
   const admin = async (method: string, p: string, body?: unknown) => {
-    const res = await fetch(app.adminUrl + p, {
+    const res = await fetch(running().adminUrl + p, {
       method,
       headers: { authorization: `Bearer ${TOKEN}`, ...(body ? { 'content-type': 'application/json' } : {}) },
       body: body ? JSON.stringify(body) : undefined,
@@ -33,12 +29,12 @@ describe('the control plane in the embedded process', () => {
   const cli = async (...args: string[]) => {
     const r = await run(process.execPath, ['-r', './scripts/register-ts.cjs', 'apps/admin/src/cli/cli.ts', ...args], {
       cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', ADMIN_URL: app.adminUrl, ADMIN_TOKEN: TOKEN },
+      env: { PATH: process.env.PATH ?? '', ADMIN_URL: running().adminUrl, ADMIN_TOKEN: TOKEN },
     });
     return JSON.parse(r.stdout);
   };
   const compact = async (key: string, body: unknown) => {
-    const res = await fetch(`${app.gatewayUrl}/compact?provider=openai&cache=off`, {
+    const res = await fetch(`${running().gatewayUrl}/compact?provider=openai&cache=off`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-context-guru-key': key, 'x-context-guru-session': 'ctl-1' },
       body: JSON.stringify(body),
@@ -55,14 +51,6 @@ describe('the control plane in the embedded process', () => {
     throw new Error('the change was not applied');
   };
 
-  beforeAll(async () => {
-    dataDir = mkdtempSync(path.join(tmpdir(), 'cg-embedded-ctl-'));
-    app = await startEmbedded(parseEnv({ PORT: '0', ADMIN_PORT: '0', DATA_DIR: dataDir, ADMIN_TOKEN: TOKEN, PRESET: 'off', LOG_LEVEL: 'error' }));
-  });
-  afterAll(async () => {
-    await app.close();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
 
   it('serves each tenant its own config, applies filter pushes and rollbacks live, and records ops expands', async () => {
     const sample = openaiTurn(agentSteps(12, 4), 12);

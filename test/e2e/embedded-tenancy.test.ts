@@ -1,11 +1,7 @@
 // Tenancy in the embedded single process (`npm start`: PGlite, no Redis): the gateway hears the
 // admin's changes on the in-process bus (its poll of the generation row still runs) and serves a
 // new tenant's key, the control plane's `default` tenant for keyless traffic, and a revocation.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { startEmbedded, type Embedded } from '@context-guru/embedded';
-import { parseEnv } from '@context-guru/gateway';
+import { useEmbedded } from '../support/embedded-harness';
 import { agentSteps, openaiTurn } from '../support/transcripts';
 
 jest.setTimeout(60_000);
@@ -15,10 +11,9 @@ const MARKER = /<<cg:[0-9a-f]{16}>>/;
 const raw = JSON.stringify(openaiTurn(agentSteps(10, 6), 10));
 
 describe('tenancy in the embedded process', () => {
-  let app: Embedded;
-  let dataDir: string;
+  const running = useEmbedded('embedded-tenancy', { ADMIN_TOKEN: TOKEN, PRESET: 'safe' });
   const admin = async (method: string, p: string, body?: unknown) => {
-    const res = await fetch(app.adminUrl + p, {
+    const res = await fetch(running().adminUrl + p, {
       method,
       headers: { authorization: `Bearer ${TOKEN}`, ...(body ? { 'content-type': 'application/json' } : {}) },
       body: body ? JSON.stringify(body) : undefined,
@@ -27,20 +22,12 @@ describe('tenancy in the embedded process', () => {
   };
   /** Waits until the gateway serves `generation` (announced on the bus; the poll backs it up). */
   const applied = async (generation: number) => {
-    while ((app.gw.tenancy.sync?.status().generation ?? -1) < generation) await new Promise((r) => setTimeout(r, 10));
+    while ((running().gw.tenancy.sync?.status().generation ?? -1) < generation) await new Promise((r) => setTimeout(r, 10));
   };
   let n = 0;
   const compact = (headers: Record<string, string>) =>
-    fetch(`${app.gatewayUrl}/compact?provider=openai&cache=off`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-context-guru-session': `e${++n}`, ...headers }, body: raw });
+    fetch(`${running().gatewayUrl}/compact?provider=openai&cache=off`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-context-guru-session': `e${++n}`, ...headers }, body: raw });
 
-  beforeAll(async () => {
-    dataDir = mkdtempSync(path.join(tmpdir(), 'cg-embedded-tenancy-'));
-    app = await startEmbedded(parseEnv({ PORT: '0', ADMIN_PORT: '0', DATA_DIR: dataDir, ADMIN_TOKEN: TOKEN, PRESET: 'safe', LOG_LEVEL: 'error' }));
-  });
-  afterAll(async () => {
-    await app.close();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
 
   it('a tenant created through the admin is served by its key; keyless traffic stays on PRESET', async () => {
     expect((await admin('POST', '/v1/tenants', { id: 'acme', name: 'Acme' })).status).toBe(201);
