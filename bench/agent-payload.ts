@@ -5,7 +5,8 @@
 // a compact synthetic body would not have. Deterministic: the same bytes on every run.
 import { fixtureCommandSteps } from './corpus';
 
-const SYSTEM = 'You are a coding agent working in a TypeScript and Python monorepo. Inspect before you edit; run the tests after every change.';
+const SYSTEM =
+  'You are a coding agent working in a TypeScript and Python monorepo. Inspect before you edit; run the tests after every change.';
 const TASK = 'The CI run on main is red. Find out which suites fail, fix the cause, and keep the HTTP client tests green.';
 const PREAMBLES = [
   'Let me look at the current state of the test suites before changing anything.',
@@ -43,7 +44,11 @@ export function agentPayload(targetBytes = 60_000): { body: Record<string, unkno
     messages.push({
       role: 'assistant',
       content: PREAMBLES[turn % PREAMBLES.length],
-      tool_calls: batch.map((s) => ({ id: `call_${turn}_${s.id}`, type: 'function', function: { name: 'bash', arguments: JSON.stringify(s.args) } })),
+      tool_calls: batch.map((s) => ({
+        id: `call_${turn}_${s.id}`,
+        type: 'function',
+        function: { name: 'bash', arguments: JSON.stringify(s.args) },
+      })),
     });
     for (const s of batch) messages.push({ role: 'tool', tool_call_id: `call_${turn}_${s.id}`, content: s.output });
     turn++;

@@ -24,7 +24,10 @@ function stopper(proc: ChildProcess): () => Promise<void> {
 
 /** Runs one of bench/procs/*.cjs and waits for the `PORT n` line it prints. */
 export function startScript(script: string, args: string[] = [], nodeArgs: string[] = [], env: Record<string, string> = {}): Promise<Proc> {
-  const proc = spawn(process.execPath, [...nodeArgs, join(__dirname, 'procs', script), ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
+  const proc = spawn(process.execPath, [...nodeArgs, join(__dirname, 'procs', script), ...args], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, ...env },
+  });
   return new Promise((resolve, reject) => {
     let out = '';
     proc.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
@@ -58,8 +61,18 @@ export interface LoadResult {
   errors: number;
 }
 
-export async function load(url: string, bodyFile: string, connections: number, seconds: number, headers: Record<string, string> = {}): Promise<LoadResult> {
-  const { stdout } = await promisify(execFile)(process.execPath, [join(__dirname, 'procs', 'load-client.cjs'), url, bodyFile, String(connections), String(seconds), JSON.stringify(headers)], { encoding: 'utf8' });
+export async function load(
+  url: string,
+  bodyFile: string,
+  connections: number,
+  seconds: number,
+  headers: Record<string, string> = {},
+): Promise<LoadResult> {
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    [join(__dirname, 'procs', 'load-client.cjs'), url, bodyFile, String(connections), String(seconds), JSON.stringify(headers)],
+    { encoding: 'utf8' },
+  );
   const r = JSON.parse(stdout) as LoadResult;
   if (r.non2xx || r.errors) throw new Error(`${r.non2xx} non-2xx and ${r.errors} errors from ${url}`);
   return r;

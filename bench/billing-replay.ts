@@ -47,7 +47,13 @@ export function addBill(a: Bill, b: Bill): void {
   for (const k of Object.keys(a) as Array<keyof Bill>) a[k] += b[k];
 }
 
-export async function replaySession(v: Variant, dialect: CacheDialect, spec: SessionSpec, schedule: Schedule, stats?: StatsRollup): Promise<SessionBill> {
+export async function replaySession(
+  v: Variant,
+  dialect: CacheDialect,
+  spec: SessionSpec,
+  schedule: Schedule,
+  stats?: StatsRollup,
+): Promise<SessionBill> {
   let now = 1_700_000_000_000;
   const clock = { now: () => now };
   const store = new MemoryHotStore({ now: clock.now, maxEntries: 200_000 });
@@ -64,7 +70,16 @@ export async function replaySession(v: Variant, dialect: CacheDialect, spec: Ses
       now += schedule === 'pause' && t === Math.floor(spec.turns / 2) ? PAUSE_MS : STEP_MS;
       const body = spec.body(dialect, t);
       const raw = JSON.stringify(body);
-      const p = await prepareRequest(deps, { route: dialect, dialect, raw, tenant, pipeline: tenant.built.pipeline, cacheMode: 'auto', sessionHeader: session, bypassHeader: false });
+      const p = await prepareRequest(deps, {
+        route: dialect,
+        dialect,
+        raw,
+        tenant,
+        pipeline: tenant.built.pipeline,
+        cacheMode: 'auto',
+        sessionHeader: session,
+        bypassHeader: false,
+      });
       stats?.record(p.report);
       const sent = JSON.parse(p.outgoing) as Json;
       const output = spec.output(t);

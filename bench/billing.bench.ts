@@ -17,7 +17,10 @@ type Json = Record<string, unknown>;
 const VARIANTS: Variant[] = [
   ...PRESET_NAMES.map((p) => ({ name: p, preset: p })),
   { name: '[format,dedup,collapse,mask]', config: 'pipeline: [format, dedup, collapse, mask]' },
-  { name: '[format,dedup,collapse,mask] cold_cache', config: 'pipeline: [format, dedup, collapse, mask]\ncomponents:\n  mask: { cold_cache: true }\n  collapse: { cold_cache: true }' },
+  {
+    name: '[format,dedup,collapse,mask] cold_cache',
+    config: 'pipeline: [format, dedup, collapse, mask]\ncomponents:\n  mask: { cold_cache: true }\n  collapse: { cold_cache: true }',
+  },
 ];
 
 /** The client as Claude Code behaves: breakpoints on the system prompt and on its newest block. */
@@ -117,8 +120,25 @@ export async function runBilling(): Promise<string> {
       }
     }
   }
-  const header = ['pipeline', 'dialect', 'schedule', 'input tok without', 'input tok with', 'Δ tokens', 'content saved cumul. / unique', 'cache-read share (with)', 'billed without', 'billed with', 'Δ billed', 'sessions billed more', 'message busts', 'tools/system busts'];
+  const header = [
+    'pipeline',
+    'dialect',
+    'schedule',
+    'input tok without',
+    'input tok with',
+    'Δ tokens',
+    'content saved cumul. / unique',
+    'cache-read share (with)',
+    'billed without',
+    'billed with',
+    'Δ billed',
+    'sessions billed more',
+    'message busts',
+    'tools/system busts',
+  ];
   const names = sessions.map((s) => `${s.name} (${s.turns} turns)`).join(', ');
-  const worseText = worst.length ? `\n\nSessions billed more with the gateway:\n${worst.map((s) => `- ${s}`).join('\n')}` : '\n\nNo session is billed more with the gateway than without.';
+  const worseText = worst.length
+    ? `\n\nSessions billed more with the gateway:\n${worst.map((s) => `- ${s}`).join('\n')}`
+    : '\n\nNo session is billed more with the gateway than without.';
   return `Sessions per row: ${names}; a turn every ${STEP_MS / 1000} s; "pause" adds one ${PAUSE_MS / 60_000}-min idle gap mid-session.\n\n${table(header, rows)}${worseText}`;
 }

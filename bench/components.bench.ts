@@ -23,10 +23,26 @@ async function measure(doc: { preset?: string; pipeline?: string[] }, dialect: '
   const t: Totals = { before: 0, after: 0, ms: 0, requests: 0 };
   for (const session of corpus()) {
     if (only && session.name !== only) continue;
-    const raw = JSON.stringify(dialect === 'openai' ? openaiTurn(session.steps, session.steps.length) : anthropicTurn(session.steps, session.steps.length));
-    const deps = { store: new MemoryHotStore({ ttlSeconds: 10_000, maxEntries: 100_000 }), clock: systemClock, log: createLogger('error', () => undefined), injectMode: 'auto' as const };
+    const raw = JSON.stringify(
+      dialect === 'openai' ? openaiTurn(session.steps, session.steps.length) : anthropicTurn(session.steps, session.steps.length),
+    );
+    const deps = {
+      store: new MemoryHotStore({ ttlSeconds: 10_000, maxEntries: 100_000 }),
+      clock: systemClock,
+      log: createLogger('error', () => undefined),
+      injectMode: 'auto' as const,
+    };
     const t0 = performance.now();
-    const p = await prepareRequest(deps, { route: dialect, dialect, raw, tenant, pipeline: tenant.built.pipeline, cacheMode: 'off', sessionHeader: session.name, bypassHeader: false });
+    const p = await prepareRequest(deps, {
+      route: dialect,
+      dialect,
+      raw,
+      tenant,
+      pipeline: tenant.built.pipeline,
+      cacheMode: 'off',
+      sessionHeader: session.name,
+      bypassHeader: false,
+    });
     t.ms += performance.now() - t0;
     t.requests++;
     t.before += p.report.tokensBefore;
@@ -50,10 +66,22 @@ export async function runComponents(): Promise<string> {
   for (const preset of PRESET_NAMES) presets.push(row(preset, await measure({ preset }, 'openai'), await measure({ preset }, 'anthropic')));
   const commands: string[][] = [];
   for (const name of ['cmdfilter', 'failed_run', 'extract', 'collapse']) {
-    commands.push(row(name, await measure({ pipeline: [name] }, 'openai', 'command-outputs'), await measure({ pipeline: [name] }, 'anthropic', 'command-outputs')));
+    commands.push(
+      row(
+        name,
+        await measure({ pipeline: [name] }, 'openai', 'command-outputs'),
+        await measure({ pipeline: [name] }, 'anthropic', 'command-outputs'),
+      ),
+    );
   }
   for (const preset of ['balanced', 'coding', 'agent']) {
-    commands.push(row(`preset ${preset}`, await measure({ preset }, 'openai', 'command-outputs'), await measure({ preset }, 'anthropic', 'command-outputs')));
+    commands.push(
+      row(
+        `preset ${preset}`,
+        await measure({ preset }, 'openai', 'command-outputs'),
+        await measure({ preset }, 'anthropic', 'command-outputs'),
+      ),
+    );
   }
   const sessions = corpus();
   const tokens = sessions.reduce((n, s) => n + s.steps.reduce((m, st) => m + countTokens(st.output), 0), 0);

@@ -27,10 +27,24 @@ function script(asked: Set<string>) {
     if (id) asked.add(id);
     if (req.dialect === 'anthropic') {
       if (!id) return { kind: 'sse', chunkSize: 512, events: [anthropicTextSse('Done with this step.')] };
-      return { kind: 'sse', chunkSize: 512, events: [anthropicSse([{ type: 'thinking', thinking: 'The output was shortened; I need all of it.', signature: SIGNATURE }, { type: 'text', text: 'Let me look at the full output.' }, { type: 'tool_use', id: `toolu_x${id}`, name: 'context_guru_expand', input: { id } }])] };
+      return {
+        kind: 'sse',
+        chunkSize: 512,
+        events: [
+          anthropicSse([
+            { type: 'thinking', thinking: 'The output was shortened; I need all of it.', signature: SIGNATURE },
+            { type: 'text', text: 'Let me look at the full output.' },
+            { type: 'tool_use', id: `toolu_x${id}`, name: 'context_guru_expand', input: { id } },
+          ]),
+        ],
+      };
     }
     if (!id) return { kind: 'sse', chunkSize: 512, events: [openAiTextSse('Done with this step.')] };
-    return { kind: 'sse', chunkSize: 512, events: [openAiSse('Let me look at the full output.', [{ id: `call_x${id}`, name: 'context_guru_expand', args: { id } }])] };
+    return {
+      kind: 'sse',
+      chunkSize: 512,
+      events: [openAiSse('Let me look at the full output.', [{ id: `call_x${id}`, name: 'context_guru_expand', args: { id } }])],
+    };
   };
 }
 
@@ -48,7 +62,16 @@ export async function runExpandStream(): Promise<string> {
           for (let t = 1; t <= tr.rounds.length; t++) {
             const body = { ...(dialect === 'anthropic' ? anthropicTrajectoryBody(tr, t) : openaiTrajectoryBody(tr, t)), stream: true };
             const path = dialect === 'anthropic' ? '/anthropic/v1/messages' : '/openai/v1/chat/completions';
-            const res = await fetch(`${gw.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': 'k', authorization: 'Bearer k', 'x-context-guru-session': `${preset}-${dialect}-${tr.name}` }, body: JSON.stringify(body) });
+            const res = await fetch(`${gw.url}${path}`, {
+              method: 'POST',
+              headers: {
+                'content-type': 'application/json',
+                'x-api-key': 'k',
+                authorization: 'Bearer k',
+                'x-context-guru-session': `${preset}-${dialect}-${tr.name}`,
+              },
+              body: JSON.stringify(body),
+            });
             const text = await res.text();
             requests++;
             if (text.includes('"name":"context_guru_expand"')) clientCalls++;
@@ -56,11 +79,28 @@ export async function runExpandStream(): Promise<string> {
         }
       }
       const stats = (await (await fetch(`${gw.url}/stats`)).json()) as Record<string, number>;
-      rows.push([preset, String(requests), String(asked.size), String(stats.expand_rounds), String(clientCalls), String(stats.sse_expand_after_stream)]);
+      rows.push([
+        preset,
+        String(requests),
+        String(asked.size),
+        String(stats.expand_rounds),
+        String(clientCalls),
+        String(stats.sse_expand_after_stream),
+      ]);
     } finally {
       await gw.close();
       await upstream.close();
     }
   }
-  return table(['preset', 'streamed requests', 'expand calls the model made', 'expand rounds run', 'expand calls the client received', 'sse_expand_after_stream'], rows);
+  return table(
+    [
+      'preset',
+      'streamed requests',
+      'expand calls the model made',
+      'expand rounds run',
+      'expand calls the client received',
+      'sse_expand_after_stream',
+    ],
+    rows,
+  );
 }

@@ -17,7 +17,11 @@ const mb = (n: number) => `${(n / 1024 / 1024).toFixed(0)} MB`;
 
 async function measure(name: string, env: Record<string, string>, upstream: string, bodies: Buffer[]): Promise<string[]> {
   const dataDir = mkdtempSync(join(tmpdir(), 'cg-mem-'));
-  const gw = await startReplica({ PRESET: 'agent', OPENAI_UPSTREAM: upstream, ANTHROPIC_UPSTREAM: upstream, DATA_DIR: dataDir, ...env }, 180_000, true);
+  const gw = await startReplica(
+    { PRESET: 'agent', OPENAI_UPSTREAM: upstream, ANTHROPIC_UPSTREAM: upstream, DATA_DIR: dataDir, ...env },
+    180_000,
+    true,
+  );
   const pid = gw.proc.pid!;
   // Idle: after boot settles (the first sample right after readiness still holds boot garbage).
   await new Promise((r) => setTimeout(r, 2000));
@@ -28,7 +32,11 @@ async function measure(name: string, env: Record<string, string>, upstream: stri
     for (const body of bodies) {
       await Promise.all(
         Array.from({ length: CONCURRENT }, (_, i) =>
-          fetch(`${gw.url}/openai/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-context-guru-session': `mem-${i}` }, body }).then((r) => r.text()),
+          fetch(`${gw.url}/openai/v1/chat/completions`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', 'x-context-guru-session': `mem-${i}` },
+            body,
+          }).then((r) => r.text()),
         ),
       );
     }
@@ -48,7 +56,14 @@ export async function runMemory(): Promise<string> {
   const rows: string[][] = [];
   try {
     rows.push(await measure('memory store (CG_ROLE=gateway, DURABLE_STORE=none)', { DURABLE_STORE: 'none' }, upstream.url, bodies));
-    rows.push(await measure('npm start default (gateway + admin, memory + PGlite)', { CG_ROLE: 'all', ADMIN_PORT: String(await freePort()) }, upstream.url, bodies));
+    rows.push(
+      await measure(
+        'npm start default (gateway + admin, memory + PGlite)',
+        { CG_ROLE: 'all', ADMIN_PORT: String(await freePort()) },
+        upstream.url,
+        bodies,
+      ),
+    );
   } finally {
     await upstream.stop();
   }

@@ -21,14 +21,29 @@ export async function runOverhead(): Promise<string> {
     for (const preset of ['off', 'agent']) {
       const store = new MemoryHotStore({ ttlSeconds: 10_000, maxEntries: 100_000 });
       const tenant = createTenantRuntime('bench', { preset }, 1);
-      const deps = { store, turns: new TurnCache(), clock: systemClock, log: createLogger('error', () => undefined), injectMode: 'auto' as const };
+      const deps = {
+        store,
+        turns: new TurnCache(),
+        clock: systemClock,
+        log: createLogger('error', () => undefined),
+        injectMode: 'auto' as const,
+      };
       // Bodies arrive as bytes, exactly as the route gets them; decoding them is part of the cost.
       const body = (t: number) => Buffer.from(JSON.stringify(dialect === 'openai' ? openaiTurn(steps, t) : anthropicTurn(steps, t)));
       const run = async (bytes: Buffer, session: string) => {
         const t0 = performance.now();
         // As the chat route: bytes in, decoded to text unless the pipeline is empty (preset off).
         const raw = preset === 'off' ? '' : bytes.toString('utf8');
-        await prepareRequest(deps, { route: dialect, dialect, raw, tenant, pipeline: tenant.built.pipeline, cacheMode: 'auto', sessionHeader: session, bypassHeader: false });
+        await prepareRequest(deps, {
+          route: dialect,
+          dialect,
+          raw,
+          tenant,
+          pipeline: tenant.built.pipeline,
+          cacheMode: 'auto',
+          sessionHeader: session,
+          bypassHeader: false,
+        });
         return performance.now() - t0;
       };
       const first = body(TURNS);
@@ -39,7 +54,15 @@ export async function runOverhead(): Promise<string> {
       for (let t = TURNS + 1; t <= TURNS + WARM_TURNS; t++) warm.push(await run(body(t), `cold-${preset}-${dialect}`));
       // A new session over already-seen content (memo warm, session state empty).
       const newSession = await run(first, `fresh-${preset}-${dialect}`);
-      rows.push([dialect, preset, `${(first.length / 1e6).toFixed(2)} MB`, cold.toFixed(1), newSession.toFixed(1), percentile(warm, 50).toFixed(2), percentile(warm, 90).toFixed(2)]);
+      rows.push([
+        dialect,
+        preset,
+        `${(first.length / 1e6).toFixed(2)} MB`,
+        cold.toFixed(1),
+        newSession.toFixed(1),
+        percentile(warm, 50).toFixed(2),
+        percentile(warm, 90).toFixed(2),
+      ]);
       await store.close();
     }
   }

@@ -33,12 +33,20 @@ export async function runOverload(): Promise<string> {
     // The replayed session, sequential, for as long as the flood lasts (and at least 5 turns).
     const replay = (async () => {
       for (let t = 1; t <= 40 && (flooding || t <= 5); t++) {
-        const res = await fetch(`${gw.url}/anthropic/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-context-guru-session': 'replayed' }, body: JSON.stringify(anthropicTurn(steps, t)) });
+        const res = await fetch(`${gw.url}/anthropic/v1/messages`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-context-guru-session': 'replayed' },
+          body: JSON.stringify(anthropicTurn(steps, t)),
+        });
         await res.text();
         turns++;
       }
     })();
-    const { stdout } = await promisify(execFile)(process.execPath, [join(__dirname, 'procs', 'burst-client.cjs'), `${gw.url}/openai/v1/chat/completions`, bodyFile, String(COUNT)], { encoding: 'utf8', maxBuffer: 1 << 24 });
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [join(__dirname, 'procs', 'burst-client.cjs'), `${gw.url}/openai/v1/chat/completions`, bodyFile, String(COUNT)],
+      { encoding: 'utf8', maxBuffer: 1 << 24 },
+    );
     flooding = false;
     await replay;
     const burst = JSON.parse(stdout) as { wallMs: number; ms: number[]; failed: number };
@@ -49,7 +57,22 @@ export async function runOverload(): Promise<string> {
     const metrics = await (await fetch(`${gw.url}/metrics`)).text();
     const shed = Number(/^cg_shed_total (\d+)/m.exec(metrics)?.[1] ?? 0);
     const p = (q: number) => percentile(burst.ms, q);
-    const rows = [[String(COUNT), `${(agentPayload(200_000).raw.length / 1000).toFixed(0)} KB`, `${DELAY_MS}`, p(50).toFixed(0), p(99).toFixed(0), (p(99) - DELAY_MS).toFixed(0), String(burst.failed), `${shed}`, `${(idle / 1048576).toFixed(0)} MB`, `${(peak / 1048576).toFixed(0)} MB`, `${turns}`, `${busts}`]];
+    const rows = [
+      [
+        String(COUNT),
+        `${(agentPayload(200_000).raw.length / 1000).toFixed(0)} KB`,
+        `${DELAY_MS}`,
+        p(50).toFixed(0),
+        p(99).toFixed(0),
+        (p(99) - DELAY_MS).toFixed(0),
+        String(burst.failed),
+        `${shed}`,
+        `${(idle / 1048576).toFixed(0)} MB`,
+        `${(peak / 1048576).toFixed(0)} MB`,
+        `${turns}`,
+        `${busts}`,
+      ],
+    ];
     return `${COUNT} concurrent requests (one connection each, each a new session), upstream stub answering after ${DELAY_MS} ms; one replayed Anthropic session alongside.\n\n${table(['requests', 'body', 'upstream ms', 'p50 ms', 'p99 ms', 'p99 − upstream ms', 'failed', 'shed', 'RSS idle', 'RSS peak', 'replayed turns', 'busts'], rows)}`;
   } finally {
     clearInterval(timer);

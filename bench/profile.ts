@@ -20,7 +20,9 @@ import { load, startGatewayProc, startScript, writeTemp } from './bench-procs';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 
 function summarise(file: string): string {
-  return execFileSync(process.execPath, [join(__dirname, 'procs', 'profile-summary.cjs'), file, process.env.PROFILE_TOP ?? '30'], { encoding: 'utf8' });
+  return execFileSync(process.execPath, [join(__dirname, 'procs', 'profile-summary.cjs'), file, process.env.PROFILE_TOP ?? '30'], {
+    encoding: 'utf8',
+  });
 }
 
 async function waitFor(ok: () => boolean): Promise<void> {
@@ -56,8 +58,24 @@ async function profileWarmTurns(): Promise<string> {
   const steps = agentSteps(140, 11);
   const store = new MemoryHotStore({ ttlSeconds: 10_000, maxEntries: 100_000 });
   const tenant = createTenantRuntime('prof', { preset: 'agent' }, 1);
-  const deps = { store, turns: new TurnCache(), clock: systemClock, log: createLogger('error', () => undefined), injectMode: 'auto' as const };
-  const turn = (t: number) => prepareRequest(deps, { route: 'openai', dialect: 'openai', raw: Buffer.from(JSON.stringify(openaiTurn(steps, t))).toString('utf8'), tenant, pipeline: tenant.built.pipeline, cacheMode: 'auto', sessionHeader: 'prof', bypassHeader: false });
+  const deps = {
+    store,
+    turns: new TurnCache(),
+    clock: systemClock,
+    log: createLogger('error', () => undefined),
+    injectMode: 'auto' as const,
+  };
+  const turn = (t: number) =>
+    prepareRequest(deps, {
+      route: 'openai',
+      dialect: 'openai',
+      raw: Buffer.from(JSON.stringify(openaiTurn(steps, t))).toString('utf8'),
+      tenant,
+      pipeline: tenant.built.pipeline,
+      cacheMode: 'auto',
+      sessionHeader: 'prof',
+      bypassHeader: false,
+    });
   const bodies = Array.from({ length: 40 }, (_, i) => Buffer.from(JSON.stringify(openaiTurn(steps, 100 + i))));
   await turn(100);
   const session = new Session();
@@ -67,7 +85,16 @@ async function profileWarmTurns(): Promise<string> {
   await session.post('Profiler.start');
   const t0 = performance.now();
   for (let i = 1; i < bodies.length; i++) {
-    await prepareRequest(deps, { route: 'openai', dialect: 'openai', raw: bodies[i]!.toString('utf8'), tenant, pipeline: tenant.built.pipeline, cacheMode: 'auto', sessionHeader: 'prof', bypassHeader: false });
+    await prepareRequest(deps, {
+      route: 'openai',
+      dialect: 'openai',
+      raw: bodies[i]!.toString('utf8'),
+      tenant,
+      pipeline: tenant.built.pipeline,
+      cacheMode: 'auto',
+      sessionHeader: 'prof',
+      bypassHeader: false,
+    });
   }
   const ms = (performance.now() - t0) / (bodies.length - 1);
   const { profile } = await session.post('Profiler.stop');

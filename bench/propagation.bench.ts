@@ -41,7 +41,10 @@ export async function runPropagation(): Promise<string> {
     let served = 0;
     const load = Array.from({ length: LOAD_CONCURRENCY }, async (_, w) => {
       for (let i = 0; !stop; i++) {
-        const res = await postTurn(replicas[(w + i) % 3]!, 'openai', openaiTurn(steps, 1 + (i % 12)), { 'x-context-guru-key': key, 'x-context-guru-session': `w${w}` });
+        const res = await postTurn(replicas[(w + i) % 3]!, 'openai', openaiTurn(steps, 1 + (i % 12)), {
+          'x-context-guru-key': key,
+          'x-context-guru-session': `w${w}`,
+        });
         await res.arrayBuffer();
         served++;
       }
@@ -66,7 +69,12 @@ export async function runPropagation(): Promise<string> {
     const seconds = (performance.now() - t0) / 1000;
     stop = true;
     await Promise.all(load);
-    const row = (what: string, xs: number[]) => [what, String(xs.length), ...[50, 90, 99].map((p) => percentile(xs, p).toFixed(0)), Math.max(...xs).toFixed(0)];
+    const row = (what: string, xs: number[]) => [
+      what,
+      String(xs.length),
+      ...[50, 90, 99].map((p) => percentile(xs, p).toFixed(0)),
+      Math.max(...xs).toFixed(0),
+    ];
     return [
       `${CHANGES} control-plane changes (config push, rollback, key issue + revoke) while ${LOAD_CONCURRENCY} clients load three replicas (${(served / seconds).toFixed(0)} req/s); per change and replica, in ms:`,
       '',

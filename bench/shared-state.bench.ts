@@ -16,7 +16,13 @@ const TURNS = 30;
 
 async function drive(store: HotStore, sessions: number, warmStart?: () => void): Promise<number[]> {
   const tenant = createTenantRuntime(`bench-${Date.now()}`, { preset: 'agent' }, 1);
-  const deps = { store, turns: new TurnCache(), clock: systemClock, log: createLogger('error', () => undefined), injectMode: 'auto' as const };
+  const deps = {
+    store,
+    turns: new TurnCache(),
+    clock: systemClock,
+    log: createLogger('error', () => undefined),
+    injectMode: 'auto' as const,
+  };
   const steps = agentSteps(TURNS, 9);
   const bodies = Array.from({ length: TURNS }, (_, t) => JSON.stringify(anthropicTurn(steps, t + 1)));
   const times: number[] = [];
@@ -24,7 +30,16 @@ async function drive(store: HotStore, sessions: number, warmStart?: () => void):
     Array.from({ length: sessions }, async (_, s) => {
       for (let t = 0; t < TURNS; t++) {
         const t0 = performance.now();
-        const p = await prepareRequest(deps, { route: 'anthropic', dialect: 'anthropic', raw: bodies[t]!, tenant, pipeline: tenant.built.pipeline, cacheMode: 'auto', sessionHeader: `s${s}`, bypassHeader: false });
+        const p = await prepareRequest(deps, {
+          route: 'anthropic',
+          dialect: 'anthropic',
+          raw: bodies[t]!,
+          tenant,
+          pipeline: tenant.built.pipeline,
+          cacheMode: 'auto',
+          sessionHeader: `s${s}`,
+          bypassHeader: false,
+        });
         if (p.report.failOpen) throw new Error(`failed open: ${p.report.failOpen}`);
         if (t >= 5) times.push(performance.now() - t0);
         if (t === 4) warmStart?.();
@@ -39,7 +54,14 @@ export async function runSharedState(): Promise<string> {
   for (const sessions of [1, 32]) {
     const memory = await drive(new MemoryHotStore({ ttlSeconds: 10_000, maxEntries: 100_000 }), sessions);
     rows.push([`memory`, String(sessions), percentile(memory, 50).toFixed(2), percentile(memory, 90).toFixed(2), '0']);
-    const stores = await createStores({ redisUrl: REDIS_URL, databaseUrl: DATABASE_URL, dataDir: '', ttlSeconds: 10_000, maxEntries: 100_000, redisPrefix: `cgbench${Date.now()}:` });
+    const stores = await createStores({
+      redisUrl: REDIS_URL,
+      databaseUrl: DATABASE_URL,
+      dataDir: '',
+      ttlSeconds: 10_000,
+      maxEntries: 100_000,
+      redisPrefix: `cgbench${Date.now()}:`,
+    });
     try {
       const redis = (stores.hot as TieredHotStore).hot as RedisHotStore;
       let before = 0;

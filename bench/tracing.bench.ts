@@ -15,7 +15,11 @@ const PER_ROUND = 40;
 
 async function timed(url: string, body: string, session: string): Promise<number> {
   const t0 = performance.now();
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer sk-bench', 'x-context-guru-session': session }, body });
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: 'Bearer sk-bench', 'x-context-guru-session': session },
+    body,
+  });
   await res.text();
   return performance.now() - t0;
 }
@@ -59,8 +63,16 @@ export async function runTracing(): Promise<string> {
   const ratio = (a: string, b: string) => m(a).map((x, i) => x / m(b)[i]!);
   const row = (name: string) => {
     const r = ratio(name, 'tracing off');
-    return [name, percentile(m(name), 50).toFixed(2), percentile(r, 50).toFixed(3), `${Math.min(...r).toFixed(3)}–${Math.max(...r).toFixed(3)}`];
+    return [
+      name,
+      percentile(m(name), 50).toFixed(2),
+      percentile(r, 50).toFixed(3),
+      `${Math.min(...r).toFixed(3)}–${Math.max(...r).toFixed(3)}`,
+    ];
   };
   const spans = receiver.spans.length;
-  return `${table(['target', 'median request ms', '× tracing off (median of rounds)', 'spread'], targets.map(([n]) => row(n)))}\n\n${ROUNDS} rounds × ${PER_ROUND} sequential requests per target, ${(body.length / 1024).toFixed(0)} KB OpenAI body, preset agent; ${spans} spans reached the OTLP receiver.`;
+  return `${table(
+    ['target', 'median request ms', '× tracing off (median of rounds)', 'spread'],
+    targets.map(([n]) => row(n)),
+  )}\n\n${ROUNDS} rounds × ${PER_ROUND} sequential requests per target, ${(body.length / 1024).toFixed(0)} KB OpenAI body, preset agent; ${spans} spans reached the OTLP receiver.`;
 }

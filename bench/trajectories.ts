@@ -88,9 +88,15 @@ export function anthropicTrajectoryBody(tr: Trajectory, t: number): Json {
   for (const r of tr.rounds.slice(0, t)) {
     messages.push({
       role: 'assistant',
-      content: [{ type: 'text', text: r.preamble }, ...r.calls.map((c) => ({ type: 'tool_use', id: `toolu_${c.id}`, name: c.tool, input: c.args }))],
+      content: [
+        { type: 'text', text: r.preamble },
+        ...r.calls.map((c) => ({ type: 'tool_use', id: `toolu_${c.id}`, name: c.tool, input: c.args })),
+      ],
     });
-    messages.push({ role: 'user', content: r.calls.map((c) => ({ type: 'tool_result', tool_use_id: `toolu_${c.id}`, content: c.output })) });
+    messages.push({
+      role: 'user',
+      content: r.calls.map((c) => ({ type: 'tool_result', tool_use_id: `toolu_${c.id}`, content: c.output })),
+    });
   }
   markNewestBlock(messages);
   return {
@@ -98,7 +104,11 @@ export function anthropicTrajectoryBody(tr: Trajectory, t: number): Json {
     max_tokens: 4096,
     system: [{ type: 'text', text: SYSTEM, cache_control: { type: 'ephemeral' } }],
     messages,
-    tools: TOOLS.map((name) => ({ name, description: `The ${name} tool.`, input_schema: { type: 'object', properties: { arg: { type: 'string' } } } })),
+    tools: TOOLS.map((name) => ({
+      name,
+      description: `The ${name} tool.`,
+      input_schema: { type: 'object', properties: { arg: { type: 'string' } } },
+    })),
   };
 }
 
@@ -111,14 +121,21 @@ export function openaiTrajectoryBody(tr: Trajectory, t: number): Json {
     messages.push({
       role: 'assistant',
       content: r.preamble,
-      tool_calls: r.calls.map((c) => ({ id: `call_${c.id}`, type: 'function', function: { name: c.tool, arguments: JSON.stringify(c.args) } })),
+      tool_calls: r.calls.map((c) => ({
+        id: `call_${c.id}`,
+        type: 'function',
+        function: { name: c.tool, arguments: JSON.stringify(c.args) },
+      })),
     });
     for (const c of r.calls) messages.push({ role: 'tool', tool_call_id: `call_${c.id}`, content: c.output });
   }
   return {
     model: 'gpt-fake',
     messages,
-    tools: TOOLS.map((name) => ({ type: 'function', function: { name, description: `The ${name} tool.`, parameters: { type: 'object', properties: { arg: { type: 'string' } } } } })),
+    tools: TOOLS.map((name) => ({
+      type: 'function',
+      function: { name, description: `The ${name} tool.`, parameters: { type: 'object', properties: { arg: { type: 'string' } } } },
+    })),
   };
 }
 

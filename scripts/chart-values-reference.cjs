@@ -16,7 +16,10 @@ const END = '<!-- values-reference:end -->';
 function rows() {
   const schema = JSON.parse(readFileSync(join(CHART, 'values.schema.json'), 'utf8'));
   const values = parse(readFileSync(join(CHART, 'values.yaml'), 'utf8'));
-  const deref = (node) => (node && node.$ref ? { ...schema.$defs[node.$ref.split('/').pop()], ...(node.description ? { description: node.description } : {}) } : node);
+  const deref = (node) =>
+    node && node.$ref
+      ? { ...schema.$defs[node.$ref.split('/').pop()], ...(node.description ? { description: node.description } : {}) }
+      : node;
   const typeOf = (n) => {
     if (n.enum) return n.enum.map((e) => `\`${e}\``).join(' \\| ');
     if (n.anyOf) return n.anyOf.map((a) => typeOf(deref(a))).join(' \\| ');

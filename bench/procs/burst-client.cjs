@@ -11,7 +11,12 @@ const dispatcher = new Agent({ connections: count, headersTimeout: 300_000, body
 
 async function one(i) {
   const t0 = performance.now();
-  const r = await request(url, { method: 'POST', body, dispatcher, headers: { 'content-type': 'application/json', 'x-context-guru-session': `burst-${i}`, ...extra } });
+  const r = await request(url, {
+    method: 'POST',
+    body,
+    dispatcher,
+    headers: { 'content-type': 'application/json', 'x-context-guru-session': `burst-${i}`, ...extra },
+  });
   await r.body.text();
   return { ms: performance.now() - t0, ok: r.statusCode === 200 };
 }

@@ -13,5 +13,13 @@ autocannon({ url, method: 'POST', body, headers, connections: Number(connections
     process.exit(1);
   }
   const l = res.latency;
-  process.stdout.write(JSON.stringify({ rps: res.requests.total / (res.duration || Number(seconds)), p50: l.p50, p99: l.p99, non2xx: res.non2xx, errors: res.errors + res.timeouts }));
+  process.stdout.write(
+    JSON.stringify({
+      rps: res.requests.total / (res.duration || Number(seconds)),
+      p50: l.p50,
+      p99: l.p99,
+      non2xx: res.non2xx,
+      errors: res.errors + res.timeouts,
+    }),
+  );
 });

@@ -21,8 +21,13 @@ for (const [id, us] of self) {
   rows.set(key, (rows.get(key) ?? 0) + us);
 }
 const idle = [...rows].filter(([k]) => k.startsWith('(idle)')).reduce((a, [, v]) => a + v, 0);
-process.stdout.write(`total ${(total / 1000).toFixed(0)} ms, idle ${((idle / total) * 100).toFixed(1)} %\n\n| self % of busy | self ms | function |\n|---|---|---|\n`);
+process.stdout.write(
+  `total ${(total / 1000).toFixed(0)} ms, idle ${((idle / total) * 100).toFixed(1)} %\n\n| self % of busy | self ms | function |\n|---|---|---|\n`,
+);
 const busy = total - idle;
-for (const [k, us] of [...rows].filter(([k]) => !k.startsWith('(idle)')).sort((a, b) => b[1] - a[1]).slice(0, top)) {
+for (const [k, us] of [...rows]
+  .filter(([k]) => !k.startsWith('(idle)'))
+  .sort((a, b) => b[1] - a[1])
+  .slice(0, top)) {
   process.stdout.write(`| ${((us / busy) * 100).toFixed(1)} | ${(us / 1000).toFixed(0)} | \`${k.replace(/\|/g, '\\|')}\` |\n`);
 }

@@ -5,14 +5,16 @@
 const { createServer } = require('node:http');
 
 const delayMs = Number(process.argv[2] ?? 0);
-const ANSWER = Buffer.from(JSON.stringify({
-  id: 'chatcmpl-bench',
-  object: 'chat.completion',
-  created: 1,
-  model: 'gpt-4.1',
-  choices: [{ index: 0, message: { role: 'assistant', content: 'Done: the parser tests pass now.' }, finish_reason: 'stop' }],
-  usage: { prompt_tokens: 15000, completion_tokens: 9, total_tokens: 15009 },
-}));
+const ANSWER = Buffer.from(
+  JSON.stringify({
+    id: 'chatcmpl-bench',
+    object: 'chat.completion',
+    created: 1,
+    model: 'gpt-4.1',
+    choices: [{ index: 0, message: { role: 'assistant', content: 'Done: the parser tests pass now.' }, finish_reason: 'stop' }],
+    usage: { prompt_tokens: 15000, completion_tokens: 9, total_tokens: 15009 },
+  }),
+);
 const HEADERS = ['content-type', 'application/json', 'content-length', String(ANSWER.length)];
 
 function answer(res) {

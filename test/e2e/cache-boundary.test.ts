@@ -10,7 +10,8 @@ import { agentSteps, anthropicTurn } from '../support/transcripts';
 
 const CONFIG = 'pipeline: [format, mask]\ncomponents:\n  mask: { keep_recent: 1, min_tokens: 50 }\n';
 const MASKED = /^\[older tool output masked/;
-const COMPACT_REQUEST = 'Your task is to create a detailed summary of the conversation so far, paying close attention to the explicit requests and your previous actions.';
+const COMPACT_REQUEST =
+  'Your task is to create a detailed summary of the conversation so far, paying close attention to the explicit requests and your previous actions.';
 
 let upstream: FakeUpstream;
 let gateway: GatewayHarness;
@@ -85,7 +86,8 @@ describe('the cache boundary', () => {
     const s = steps.slice(44, 56);
     for (let t = 1; t <= 10; t++) await send('summary-restart', anthropicTurn(s, t));
     const restarted = anthropicTurn(s.slice(7, 10), 3);
-    (restarted.messages[0] as { content: string }).content = 'This session is being continued from a previous conversation. Summary: parser tests fixed.';
+    (restarted.messages[0] as { content: string }).content =
+      'This session is being continued from a previous conversation. Summary: parser tests fixed.';
     expect(results(await send('summary-restart', restarted)).map((x) => MASKED.test(x))).toEqual([true, true, false]);
   });
 
@@ -140,7 +142,12 @@ describe('the cache boundary', () => {
     for (let t = 1; t <= 10; t++) {
       main.push(await send('threads', anthropicTurn(s, t)));
       // Claude Code probes with tiny one-message requests under the same session id.
-      await send('threads', { model: 'claude-haiku-4-5', max_tokens: 64, system: 'Summarize the topic in 5 words.', messages: [{ role: 'user', content: `turn ${t}` }] });
+      await send('threads', {
+        model: 'claude-haiku-4-5',
+        max_tokens: 64,
+        system: 'Summarize the topic in 5 words.',
+        messages: [{ role: 'user', content: `turn ${t}` }],
+      });
     }
     for (let k = 1; k < main.length; k++) expect([k, prefixBust(main[k - 1]!.body, main[k]!.body)]).toEqual([k, -1]);
     for (const r of main) expect(results(r).some((x) => MASKED.test(x))).toBe(false);

@@ -26,7 +26,8 @@ function toolTexts(req: RecordedRequest): Map<number, string> {
   (req.body.messages as Msg[]).forEach((m, i) => {
     if (m.role === 'tool' && typeof m.content === 'string') out.set(i, m.content);
     if (Array.isArray(m.content)) {
-      for (const b of m.content as Array<{ type: string; content?: unknown }>) if (b.type === 'tool_result' && typeof b.content === 'string') out.set(i, b.content);
+      for (const b of m.content as Array<{ type: string; content?: unknown }>)
+        if (b.type === 'tool_result' && typeof b.content === 'string') out.set(i, b.content);
     }
   });
   return out;

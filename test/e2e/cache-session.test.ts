@@ -8,7 +8,16 @@ import { MemoryHotStore } from '@context-guru/storage';
 import { RawIndex } from '../../apps/gateway/src/wire/json-scan';
 import { startFakeUpstream, type FakeUpstream, type RecordedRequest } from '../support/fake-upstream';
 import { startGateway, type GatewayHarness } from '../support/gateway-harness';
-import { PromptCacheSim, cachingScript, canonical, headChanged, prefixBust, promptSegments, type Bill, type BilledRequest } from '../support/prompt-cache';
+import {
+  PromptCacheSim,
+  cachingScript,
+  canonical,
+  headChanged,
+  prefixBust,
+  promptSegments,
+  type Bill,
+  type BilledRequest,
+} from '../support/prompt-cache';
 import { jsonScript } from '../support/scripted-model';
 import { agentSteps, anthropicTurn, openaiTurn } from '../support/transcripts';
 
@@ -125,7 +134,8 @@ describe.each(['anthropic', 'openai'] as const)('a 60-turn %s session through th
     store = new LossyStore(new MemoryHotStore({ now: () => now }));
     gateway = await startGateway(upstream.url, { CONFIG }, { clock: { now: () => now }, store });
     const path = dialect === 'anthropic' ? '/anthropic/v1/messages' : '/openai/v1/chat/completions';
-    const auth: Record<string, string> = dialect === 'anthropic' ? { 'x-api-key': 'sk-ant-e2e', 'anthropic-version': '2023-06-01' } : { authorization: 'Bearer sk-e2e' };
+    const auth: Record<string, string> =
+      dialect === 'anthropic' ? { 'x-api-key': 'sk-ant-e2e', 'anthropic-version': '2023-06-01' } : { authorization: 'Bearer sk-e2e' };
     for (let t = 1; t <= TURNS; t++) {
       now += t === COLD_TURN ? GAP_MS[dialect] : STEP_MS;
       if (t === LOSS_TURN) {

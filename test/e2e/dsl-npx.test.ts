@@ -27,7 +27,12 @@ let dir: string;
 beforeAll(() => (dir = mkdtempSync(path.join(tmpdir(), 'cg-npx-'))));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const npx = (...args: string[]) => spawnSync('npx', ['--no', 'context-guru-dsl', ...args], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, npm_config_offline: 'true' } });
+const npx = (...args: string[]) =>
+  spawnSync('npx', ['--no', 'context-guru-dsl', ...args], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    env: { ...process.env, npm_config_offline: 'true' },
+  });
 
 describe('npx context-guru-dsl verify', () => {
   it('the bin npm links at `npm ci` time is a committed file (dist/ does not exist yet then)', () => {
@@ -46,7 +51,13 @@ describe('npx context-guru-dsl verify', () => {
 
   it('prints a failing inline test as expected-vs-actual (exit 1)', () => {
     const file = path.join(dir, 'bad.yaml');
-    writeFileSync(file, GOOD.replace('        kept line\n`', '        something else\n`').replace(/expected: \|\n        kept line/, 'expected: |\n        something else'));
+    writeFileSync(
+      file,
+      GOOD.replace('        kept line\n`', '        something else\n`').replace(
+        /expected: \|\n        kept line/,
+        'expected: |\n        something else',
+      ),
+    );
     const r = npx('verify', file);
     expect(r.stdout).toMatch(/FAIL .*bad\.yaml:\d+: filter "hello" test "drops-noise"/);
     expect(r.status).toBe(1);

@@ -51,7 +51,6 @@ describe('the control plane in the embedded process', () => {
     throw new Error('the change was not applied');
   };
 
-
   it('serves each tenant its own config, applies filter pushes and rollbacks live, and records ops expands', async () => {
     const sample = openaiTurn(agentSteps(12, 4), 12);
     const raw = JSON.stringify(sample);

@@ -26,8 +26,11 @@ describe('tenancy in the embedded process', () => {
   };
   let n = 0;
   const compact = (headers: Record<string, string>) =>
-    fetch(`${running().gatewayUrl}/compact?provider=openai&cache=off`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-context-guru-session': `e${++n}`, ...headers }, body: raw });
-
+    fetch(`${running().gatewayUrl}/compact?provider=openai&cache=off`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-context-guru-session': `e${++n}`, ...headers },
+      body: raw,
+    });
 
   it('a tenant created through the admin is served by its key; keyless traffic stays on PRESET', async () => {
     expect((await admin('POST', '/v1/tenants', { id: 'acme', name: 'Acme' })).status).toBe(201);

@@ -27,7 +27,9 @@ describe('the embedded process', () => {
 
   beforeAll(async () => {
     dataDir = mkdtempSync(path.join(tmpdir(), 'cg-embedded-'));
-    app = await startEmbedded(parseEnv({ PORT: '0', ADMIN_PORT: '0', DATA_DIR: dataDir, ADMIN_TOKEN: TOKEN, PRESET: 'agent', LOG_LEVEL: 'error' }));
+    app = await startEmbedded(
+      parseEnv({ PORT: '0', ADMIN_PORT: '0', DATA_DIR: dataDir, ADMIN_TOKEN: TOKEN, PRESET: 'agent', LOG_LEVEL: 'error' }),
+    );
     app.bus.subscribe((g) => heard.push(g));
   });
   afterAll(async () => {
@@ -59,7 +61,13 @@ describe('the embedded process', () => {
     expect(got.status).toBe(200);
     expect(raw).toContain(JSON.stringify(got.json.original).slice(1, 60));
     const audit = await admin('GET', '/v1/audit?action=ops.expand');
-    expect(audit.json[0]).toMatchObject({ action: 'ops.expand', tenant: 'default', target: id, reason: 'support ticket 7', actor: 'bootstrap' });
+    expect(audit.json[0]).toMatchObject({
+      action: 'ops.expand',
+      tenant: 'default',
+      target: id,
+      reason: 'support ticket 7',
+      actor: 'bootstrap',
+    });
     expect((await admin('GET', '/v1/audit/verify')).json).toEqual({ ok: true, checked: 3 });
   });
 });

@@ -42,7 +42,8 @@ function compactIfJson(text: string): string {
   }
 }
 
-const expand = (id: string, session: string) => fetch(`${gateway.url}/expand?id=${encodeURIComponent(id)}&session=${encodeURIComponent(session)}`);
+const expand = (id: string, session: string) =>
+  fetch(`${gateway.url}/expand?id=${encodeURIComponent(id)}&session=${encodeURIComponent(session)}`);
 
 describe('explicit session ids', () => {
   const cases: Array<[string, string, boolean]> = [
@@ -77,7 +78,9 @@ describe('marker-shaped expand ids', () => {
       const script = jsonScript({ expand: true })(req);
       // The model copies the marker as it saw it, not just the HASH.
       if (script.kind === 'json') {
-        const text = JSON.stringify(script.body).replace(/"id":"([A-Za-z0-9_-]{16})"/g, '"id":"<<cg:$1>>"').replace(/\\"id\\":\\"([A-Za-z0-9_-]{16})\\"/g, '\\"id\\":\\"<<cg:$1>>\\"');
+        const text = JSON.stringify(script.body)
+          .replace(/"id":"([A-Za-z0-9_-]{16})"/g, '"id":"<<cg:$1>>"')
+          .replace(/\\"id\\":\\"([A-Za-z0-9_-]{16})\\"/g, '\\"id\\":\\"<<cg:$1>>\\"');
         return { ...script, body: JSON.parse(text) as unknown };
       }
       return script;

@@ -29,8 +29,18 @@ const readFile = { id: 'call_read_beside', name: 'read_file', input: { path: 'sr
 
 function anthropicBlocks(markerId: string): AnthropicBlock[] {
   const expand: AnthropicBlock = { type: 'tool_use', id: 'toolu_01ExpandAfter', name: 'context_guru_expand', input: { id: markerId } };
-  if (mode === 'thinking') return [{ type: 'thinking', thinking: 'The failing output was shortened; I need it whole.', signature: SIGNATURE }, { type: 'text', text: PREAMBLE }, expand];
-  if (mode === 'beside') return [{ type: 'text', text: PREAMBLE }, { type: 'tool_use', id: `toolu_${readFile.id}`, name: readFile.name, input: readFile.input }, expand];
+  if (mode === 'thinking')
+    return [
+      { type: 'thinking', thinking: 'The failing output was shortened; I need it whole.', signature: SIGNATURE },
+      { type: 'text', text: PREAMBLE },
+      expand,
+    ];
+  if (mode === 'beside')
+    return [
+      { type: 'text', text: PREAMBLE },
+      { type: 'tool_use', id: `toolu_${readFile.id}`, name: readFile.name, input: readFile.input },
+      expand,
+    ];
   return [{ type: 'text', text: PREAMBLE }, expand];
 }
 
@@ -38,13 +48,20 @@ function script(req: RecordedRequest): ScriptedReply {
   const turn = readTurn(req);
   const stream = req.body.stream === true;
   // The model asks for a marker on the turn the task arrives, not after its own read_file ran.
-  const wants = turn.advertised && turn.markerId !== undefined && turn.expandResults.length === 0 && !JSON.stringify(req.body.messages).includes(readFile.id);
+  const wants =
+    turn.advertised &&
+    turn.markerId !== undefined &&
+    turn.expandResults.length === 0 &&
+    !JSON.stringify(req.body.messages).includes(readFile.id);
   if (req.dialect === 'anthropic') {
     const blocks: AnthropicBlock[] = wants ? anthropicBlocks(turn.markerId!) : [{ type: 'text', text: answerText(turn) }];
     return stream ? { kind: 'sse', events: [anthropicSse(blocks)] } : { kind: 'json', body: anthropicMessage(blocks) };
   }
   const calls = wants
-    ? [...(mode === 'beside' ? [{ id: readFile.id, name: readFile.name, args: readFile.input }] : []), { id: 'call_ExpandAfter', name: 'context_guru_expand', args: { id: turn.markerId! } }]
+    ? [
+        ...(mode === 'beside' ? [{ id: readFile.id, name: readFile.name, args: readFile.input }] : []),
+        { id: 'call_ExpandAfter', name: 'context_guru_expand', args: { id: turn.markerId! } },
+      ]
     : [];
   const content = wants ? PREAMBLE : answerText(turn);
   return stream ? { kind: 'sse', events: [openAiSse(content, calls)] } : { kind: 'json', body: openAiCompletion(content, calls) };
@@ -60,10 +77,18 @@ afterAll(async () => {
   await upstream.close();
 });
 
-const anthropic = (session: string) => new Anthropic({ baseURL: `${gateway.url}/anthropic`, apiKey: 'sk-ant-x', maxRetries: 0, defaultHeaders: { 'x-context-guru-session': session } });
-const openai = (session: string) => new OpenAI({ baseURL: `${gateway.url}/openai/v1`, apiKey: 'sk-x', maxRetries: 0, defaultHeaders: { 'x-context-guru-session': session } });
+const anthropic = (session: string) =>
+  new Anthropic({
+    baseURL: `${gateway.url}/anthropic`,
+    apiKey: 'sk-ant-x',
+    maxRetries: 0,
+    defaultHeaders: { 'x-context-guru-session': session },
+  });
+const openai = (session: string) =>
+  new OpenAI({ baseURL: `${gateway.url}/openai/v1`, apiKey: 'sk-x', maxRetries: 0, defaultHeaders: { 'x-context-guru-session': session } });
 const anthropicBody = () => anthropicTurn(fresh(), 6) as unknown as Anthropic.MessageCreateParamsNonStreaming;
-const openaiBody = () => ({ ...openaiTurn(fresh(), 6), stream_options: { include_usage: true } }) as unknown as OpenAI.ChatCompletionCreateParamsStreaming;
+const openaiBody = () =>
+  ({ ...openaiTurn(fresh(), 6), stream_options: { include_usage: true } }) as unknown as OpenAI.ChatCompletionCreateParamsStreaming;
 
 /** The provider's tool_result for the expand call equals the stash, byte for byte. */
 async function expandResultIsStashed(session: string): Promise<void> {
@@ -72,7 +97,9 @@ async function expandResultIsStashed(session: string): Promise<void> {
   let id: string;
   let result: unknown;
   if (last.dialect === 'anthropic') {
-    const call = (messages[messages.length - 2]!.content as Array<{ type: string; name?: string; input?: { id: string } }>).find((b) => b.name === 'context_guru_expand')!;
+    const call = (messages[messages.length - 2]!.content as Array<{ type: string; name?: string; input?: { id: string } }>).find(
+      (b) => b.name === 'context_guru_expand',
+    )!;
     id = call.input!.id;
     result = (messages[messages.length - 1]!.content as Array<{ content: unknown }>)[0]!.content;
   } else {
@@ -102,7 +129,10 @@ describe.each(['text', 'thinking'] as const)('expand after %s', (m) => {
     const session = `sdk-a-json-${m}`;
     const final = await anthropic(session).messages.create(anthropicBody());
     expect(JSON.stringify(final)).not.toContain('context_guru_expand');
-    expect(final.content.slice(-2)).toEqual([expect.objectContaining({ text: PREAMBLE }), expect.objectContaining({ text: expect.stringMatching(/^expanded sha256=/) })]);
+    expect(final.content.slice(-2)).toEqual([
+      expect.objectContaining({ text: PREAMBLE }),
+      expect.objectContaining({ text: expect.stringMatching(/^expanded sha256=/) }),
+    ]);
     await expandResultIsStashed(session);
   });
 });
@@ -119,7 +149,10 @@ describe('OpenAI after content', () => {
 
   it('chat.completions.create (not streamed): the rounds merged', async () => {
     mode = 'text';
-    const final = await openai('sdk-o-json').chat.completions.create({ ...openaiBody(), stream: false } as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming);
+    const final = await openai('sdk-o-json').chat.completions.create({
+      ...openaiBody(),
+      stream: false,
+    } as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming);
     expect(final.choices[0]!.message.tool_calls).toBeUndefined();
     expect(final.choices[0]!.message.content).toMatch(/^Let me look at the full output\.expanded sha256=/);
     await expandResultIsStashed('sdk-o-json');
@@ -153,7 +186,7 @@ describe('OpenAI after content', () => {
   });
 });
 
-describe('expand beside the client\'s own tool call', () => {
+describe("expand beside the client's own tool call", () => {
   it('Anthropic, streamed and not: the client gets its read_file call only, and its next turn is valid', async () => {
     mode = 'beside';
     for (const stream of [true, false]) {
@@ -168,7 +201,11 @@ describe('expand beside the client\'s own tool call', () => {
       const call = first.content[1] as Anthropic.ToolUseBlock;
       const next = await client.messages.create({
         ...body,
-        messages: [...body.messages, { role: 'assistant', content: first.content }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: call.id, content: 'def parse(s): ...' }] }],
+        messages: [
+          ...body.messages,
+          { role: 'assistant', content: first.content },
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: call.id, content: 'def parse(s): ...' }] },
+        ],
       });
       expect(next.content[0]).toEqual(expect.objectContaining({ type: 'text' }));
       const sent = upstream.requests[upstream.requests.length - 1]!;

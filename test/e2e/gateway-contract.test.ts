@@ -64,7 +64,11 @@ describe('gateway-made errors', () => {
     const port = await freePort();
     const dead = await startGateway(`http://127.0.0.1:${port}`, { PRESET: 'agent' });
     try {
-      const res = await fetch(`${dead.url}/anthropic/v1/messages`, { method: 'POST', body: JSON.stringify({ model: 'm', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] }), headers: { 'content-type': 'application/json' } });
+      const res = await fetch(`${dead.url}/anthropic/v1/messages`, {
+        method: 'POST',
+        body: JSON.stringify({ model: 'm', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] }),
+        headers: { 'content-type': 'application/json' },
+      });
       expect(res.status).toBe(502);
       const text = await res.text();
       expect(text).not.toContain(String(port));
@@ -80,7 +84,11 @@ describe('gateway-made errors', () => {
     const slow = await startGateway(upstream.url, { PRESET: 'agent', UPSTREAM_HEADER_TIMEOUT_MS: '300' });
     upstream.setScript(() => ({ kind: 'hang' }));
     try {
-      const res = await fetch(`${slow.url}/openai/v1/chat/completions`, { method: 'POST', body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }), headers: { 'content-type': 'application/json' } });
+      const res = await fetch(`${slow.url}/openai/v1/chat/completions`, {
+        method: 'POST',
+        body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }),
+        headers: { 'content-type': 'application/json' },
+      });
       expect(res.status).toBe(504);
     } finally {
       upstream.setScript(jsonScript({ expand: false }));
@@ -89,7 +97,8 @@ describe('gateway-made errors', () => {
   });
 
   it('relays upstream errors verbatim', async () => {
-    const errorBody = '{"error":{"message":"You exceeded your current quota","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}';
+    const errorBody =
+      '{"error":{"message":"You exceeded your current quota","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}';
     upstream.setScript(() => ({ kind: 'raw', status: 429, body: errorBody, headers: { 'retry-after': '7' } }));
     try {
       const res = await post('/openai/v1/chat/completions', JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }));
@@ -170,7 +179,16 @@ describe('ops routes', () => {
     expect(metrics).toMatch(/cg_requests_total\{route="openai",outcome="ok",tenant="default"\} \d+/);
     expect(metrics).toContain('cg_upstream_duration_seconds_bucket');
     const stats = (await (await fetch(`${gateway.url}/stats`)).json()) as Record<string, unknown>;
-    for (const key of ['requests', 'tokens_before', 'tokens_after', 'saved_tokens', 'savings_pct', 'components', 'bounces', 'wasted_tokens']) {
+    for (const key of [
+      'requests',
+      'tokens_before',
+      'tokens_after',
+      'saved_tokens',
+      'savings_pct',
+      'components',
+      'bounces',
+      'wasted_tokens',
+    ]) {
       expect(stats).toHaveProperty(key);
     }
   });
@@ -221,5 +239,9 @@ describe('store.enabled: false', () => {
 });
 
 function post2(url: string, body: string): Promise<Response> {
-  return fetch(`${url}/openai/v1/chat/completions`, { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-context-guru-session': 'ephemeral' } });
+  return fetch(`${url}/openai/v1/chat/completions`, {
+    method: 'POST',
+    body,
+    headers: { 'content-type': 'application/json', 'x-context-guru-session': 'ephemeral' },
+  });
 }

@@ -72,7 +72,14 @@ describe('deep nesting', () => {
   });
 
   it('still serves JSON text nested deeply inside a string (components decline, the body goes out)', async () => {
-    const raw = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'run', arguments: '{}' } }] }, { role: 'tool', tool_call_id: 'c1', content: nested }] });
+    const raw = JSON.stringify({
+      model: 'm',
+      messages: [
+        { role: 'user', content: 'x' },
+        { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'run', arguments: '{}' } }] },
+        { role: 'tool', tool_call_id: 'c1', content: nested },
+      ],
+    });
     const r = await post(OPENAI, raw);
     expect(r.status).toBe(200);
     expect(r.forwarded).toBe(1);
@@ -82,12 +89,15 @@ describe('deep nesting', () => {
 describe('content types', () => {
   const ok = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] });
 
-  it.each(['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x'])('answers %s with 415 and forwards nothing', async (ct) => {
-    const r = await post(OPENAI, ok, { 'content-type': ct });
-    expect(r.status).toBe(415);
-    expect(r.json.error.message).toContain('content-type');
-    expect(r.forwarded).toBe(0);
-  });
+  it.each(['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x'])(
+    'answers %s with 415 and forwards nothing',
+    async (ct) => {
+      const r = await post(OPENAI, ok, { 'content-type': ct });
+      expect(r.status).toBe(415);
+      expect(r.json.error.message).toContain('content-type');
+      expect(r.forwarded).toBe(0);
+    },
+  );
 
   it('answers 415 in the Anthropic shape', async () => {
     const r = await post(ANTHROPIC, ok, { 'content-type': 'text/plain' });
@@ -107,7 +117,12 @@ describe('an upstream 200 that is not JSON', () => {
     [OPENAI, 'server_error'],
     [ANTHROPIC, 'api_error'],
   ])('%s answers 502 in the dialect shape', async (path, type) => {
-    upstream.setScript(() => ({ kind: 'raw', status: 200, body: '<html>upstream proxy page</html>', headers: { 'content-type': 'text/html' } }));
+    upstream.setScript(() => ({
+      kind: 'raw',
+      status: 200,
+      body: '<html>upstream proxy page</html>',
+      headers: { 'content-type': 'text/html' },
+    }));
     try {
       const body = JSON.stringify({ model: 'm', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] });
       const r = await post(path, body);
@@ -129,22 +144,44 @@ describe('a provider that stops sending mid-stream', () => {
       req.resume();
       req.on('end', () => {
         res.writeHead(200, { 'content-type': 'text/event-stream' });
-        res.write(req.url!.includes('/messages') ? 'event: message_start\ndata: {"type":"message_start","message":{"id":"m1","type":"message","role":"assistant","content":[],"model":"m","usage":{"input_tokens":1,"output_tokens":0}}}\n\n' : 'data: {"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"Hel"}}]}\n\n');
+        res.write(
+          req.url!.includes('/messages')
+            ? 'event: message_start\ndata: {"type":"message_start","message":{"id":"m1","type":"message","role":"assistant","content":[],"model":"m","usage":{"input_tokens":1,"output_tokens":0}}}\n\n'
+            : 'data: {"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"Hel"}}]}\n\n',
+        );
         res.on('close', closed);
       });
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, upstreamClosed, close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }) };
+    return {
+      url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      upstreamClosed,
+      close: () =>
+        new Promise<void>((r) => {
+          server.closeAllConnections();
+          server.close(() => r());
+        }),
+    };
   }
 
   it.each([
-    [ANTHROPIC, /event: error\ndata: \{"type":"error","error":\{"type":"api_error","message":"context-guru: upstream sent nothing for 300 ms"\}\}\n\n$/],
-    [OPENAI, /\n\ndata: \{"error":\{"message":"context-guru: upstream sent nothing for 300 ms","type":"server_error","code":"upstream_idle_timeout"\}\}\n\n$/],
+    [
+      ANTHROPIC,
+      /event: error\ndata: \{"type":"error","error":\{"type":"api_error","message":"context-guru: upstream sent nothing for 300 ms"\}\}\n\n$/,
+    ],
+    [
+      OPENAI,
+      /\n\ndata: \{"error":\{"message":"context-guru: upstream sent nothing for 300 ms","type":"server_error","code":"upstream_idle_timeout"\}\}\n\n$/,
+    ],
   ])('%s ends the client stream with the dialect error event and cancels upstream', async (path, tail) => {
     const provider = await stallingProvider();
     const gw = await startGateway(provider.url, { PRESET: 'agent', UPSTREAM_IDLE_TIMEOUT_MS: '300' });
     try {
-      const res = await fetch(`${gw.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', max_tokens: 5, stream: true, messages: [{ role: 'user', content: 'hi' }] }) });
+      const res = await fetch(`${gw.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'm', max_tokens: 5, stream: true, messages: [{ role: 'user', content: 'hi' }] }),
+      });
       expect(res.status).toBe(200);
       const text = await res.text();
       expect(text.startsWith(path === ANTHROPIC ? 'event: message_start' : 'data: {"id":"c1"')).toBe(true);
@@ -168,9 +205,16 @@ describe('a provider that stops sending mid-stream', () => {
       });
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const gw = await startGateway(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, { PRESET: 'agent', UPSTREAM_IDLE_TIMEOUT_MS: '300' });
+    const gw = await startGateway(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, {
+      PRESET: 'agent',
+      UPSTREAM_IDLE_TIMEOUT_MS: '300',
+    });
     try {
-      const res = await fetch(`${gw.url}${OPENAI}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }) });
+      const res = await fetch(`${gw.url}${OPENAI}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }),
+      });
       expect(res.status).toBe(200);
       await expect(res.text()).rejects.toThrow();
       await upstreamClosed;

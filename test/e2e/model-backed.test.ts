@@ -13,13 +13,19 @@ import { agentSteps, anthropicTurn, openaiTurn } from '../support/transcripts';
 const MARKER = /<<cg:([A-Za-z0-9_-]{1,64})>>/g;
 const FILTER = `const lines = INPUT.split('\\n');
 return lines.filter((l, i) => i < 3 || i >= lines.length - 2 || l.includes('FAILED') || l.includes('Error') || l.includes('function ') || l.includes('def ')).join('\\n');`;
-const SUMMARY = '<summary>Read the parser and HTTP client sources; pytest shows parser failures in tests/test_module_0.py. Next: fix parse().</summary>';
+const SUMMARY =
+  '<summary>Read the parser and HTTP client sources; pytest shows parser failures in tests/test_module_0.py. Next: fix parse().</summary>';
 
 const steps = agentSteps(16, 23);
 let model: FakeModelServer;
 let upstream: FakeUpstream;
 
-const cheapEnv = () => ({ CHEAP_MODEL: 'claude-haiku-4-5', CHEAP_MODEL_PROVIDER: 'anthropic', CHEAP_MODEL_BASE: model.url, CHEAP_MODEL_KEY: 'sk-cheap' });
+const cheapEnv = () => ({
+  CHEAP_MODEL: 'claude-haiku-4-5',
+  CHEAP_MODEL_PROVIDER: 'anthropic',
+  CHEAP_MODEL_BASE: model.url,
+  CHEAP_MODEL_KEY: 'sk-cheap',
+});
 const isExtractCall = (system: string) => system.includes('filter program');
 
 beforeAll(async () => {
@@ -36,7 +42,11 @@ beforeEach(() => {
 });
 
 async function post(gw: GatewayHarness, path: string, body: unknown, headers: Record<string, string>): Promise<number> {
-  const res = await fetch(`${gw.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  const res = await fetch(`${gw.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
   await res.arrayBuffer();
   return res.status;
 }
@@ -52,22 +62,35 @@ describe('model-backed components through the gateway', () => {
     });
     try {
       for (let t = 1; t <= steps.length; t++) {
-        const status = await post(gw, '/openai/v1/chat/completions', openaiTurn(steps, t), { authorization: 'Bearer sk-caller', 'x-context-guru-session': 'e2e-extract' });
+        const status = await post(gw, '/openai/v1/chat/completions', openaiTurn(steps, t), {
+          authorization: 'Bearer sk-caller',
+          'x-context-guru-session': 'e2e-extract',
+        });
         expect(status).toBe(200);
       }
       const sent = upstream.requests;
       for (const r of sent) expect(validateProviderShape('openai', r.body)).toEqual([]);
       // A tool output, once reduced, is forwarded with the same bytes on every later turn.
-      for (let t = 1; t < sent.length; t++) expect(toolTexts(sent[t]!).slice(0, toolTexts(sent[t - 1]!).length)).toEqual(toolTexts(sent[t - 1]!));
+      for (let t = 1; t < sent.length; t++)
+        expect(toolTexts(sent[t]!).slice(0, toolTexts(sent[t - 1]!).length)).toEqual(toolTexts(sent[t - 1]!));
       const reduced = toolTexts(sent[sent.length - 1]!).filter((t) => t.includes('<<cg:'));
       expect(reduced.length).toBe(steps.length);
       // Calls made: at most one per distinct output. Calls avoided: every later turn that re-sent one.
       const calls = model.calls.filter((c) => isExtractCall(c.system)).length;
       expect(calls).toBeLessThanOrEqual(new Set(steps.map((s) => s.output)).size);
-      const resent = sent.slice(1).reduce((n, r, t) => n + toolTexts(r).slice(0, toolTexts(sent[t]!).length).filter((x) => x.includes('<<cg:')).length, 0);
+      const resent = sent.slice(1).reduce(
+        (n, r, t) =>
+          n +
+          toolTexts(r)
+            .slice(0, toolTexts(sent[t]!).length)
+            .filter((x) => x.includes('<<cg:')).length,
+        0,
+      );
       expect(resent).toBeGreaterThan(calls);
       expect(model.calls.every((c) => c.headers['x-api-key'] === 'sk-cheap' && c.body.model === 'claude-haiku-4-5')).toBe(true);
-      const stats = (await (await fetch(`${gw.url}/stats`)).json()) as Record<string, unknown> & { components: Record<string, { gates?: Record<string, number> }> };
+      const stats = (await (await fetch(`${gw.url}/stats`)).json()) as Record<string, unknown> & {
+        components: Record<string, { gates?: Record<string, number> }>;
+      };
       expect(stats.saved_tokens).toBeGreaterThan(0);
       expect(stats.llm_calls).toBe(calls);
       expect(stats.llm_input_tokens).toBe(calls * 1000);
@@ -78,7 +101,8 @@ describe('model-backed components through the gateway', () => {
 
   it('summarize: valid Anthropic bodies, a checkpoint replayed without calls, the span restored by /expand', async () => {
     const gw = await startGateway(upstream.url, {
-      CONFIG: 'pipeline: [summarize]\ncomponents:\n  summarize: { keep_last: 4, resummarize_tokens: 20000, model: { source: config }, trigger: { min_messages: 9 } }\n',
+      CONFIG:
+        'pipeline: [summarize]\ncomponents:\n  summarize: { keep_last: 4, resummarize_tokens: 20000, model: { source: config }, trigger: { min_messages: 9 } }\n',
       ...cheapEnv(),
     });
     try {
@@ -115,7 +139,9 @@ describe('model-backed components through the gateway', () => {
     try {
       const headers = { authorization: 'Bearer sk-caller', 'x-context-guru-session': 'e2e-incoming' };
       expect(await post(gw, '/openai/v1/chat/completions', openaiTurn(steps, 6), headers)).toBe(200);
-      const compaction = upstream.requests.find((r) => String((r.body.messages as Array<{ content: unknown }>)[0]?.content).includes('condense the earlier part'));
+      const compaction = upstream.requests.find((r) =>
+        String((r.body.messages as Array<{ content: unknown }>)[0]?.content).includes('condense the earlier part'),
+      );
       expect(compaction).toBeDefined();
       expect(compaction!.body.model).toBe('gpt-fake');
       expect(compaction!.headers.authorization).toBe('Bearer sk-caller');

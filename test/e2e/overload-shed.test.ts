@@ -20,7 +20,10 @@ afterAll(async () => {
 
 const steps = agentSteps(8, 3);
 const session = { 'content-type': 'application/json', 'x-context-guru-session': 'shed-1' };
-const post = (t: number) => fetch(`${gateway.url}/openai/v1/chat/completions`, { method: 'POST', headers: session, body: JSON.stringify(openaiTurn(steps, t)) }).then((r) => r.status);
+const post = (t: number) =>
+  fetch(`${gateway.url}/openai/v1/chat/completions`, { method: 'POST', headers: session, body: JSON.stringify(openaiTurn(steps, t)) }).then(
+    (r) => r.status,
+  );
 const forwarded = (i: number) => (upstream.requests[i]!.body.messages as unknown[]).map((m) => JSON.stringify(m));
 
 /** Fills the one-place compression queue and keeps it full until released. */

@@ -23,12 +23,16 @@ afterAll(async () => {
 function post(parts: string[], length: boolean): Promise<{ status: number; text: string }> {
   const total = parts.reduce((n, p) => n + Buffer.byteLength(p), 0);
   return new Promise((resolve, reject) => {
-    const req = request(`${gateway.url}/openai/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', ...(length ? { 'content-length': String(total) } : {}) } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-    });
+    const req = request(
+      `${gateway.url}/openai/v1/chat/completions`,
+      { method: 'POST', headers: { 'content-type': 'application/json', ...(length ? { 'content-length': String(total) } : {}) } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      },
+    );
     req.on('error', reject);
     for (const p of parts) req.write(p);
     req.end();
@@ -59,7 +63,10 @@ describe('preset off forwards the client body as it is', () => {
 
   it('answers a chunked body over the limit with 413 and never forwards it', async () => {
     const before = upstream.requests.length;
-    const res = await post(Array.from({ length: 5 }, () => 'x'.repeat(60_000)), false);
+    const res = await post(
+      Array.from({ length: 5 }, () => 'x'.repeat(60_000)),
+      false,
+    );
     expect(res.status).toBe(413);
     expect(JSON.parse(res.text).error.message).toMatch(/200000 byte limit/);
     expect(upstream.requests.length).toBe(before);
@@ -78,11 +85,15 @@ describe('a streamed body is still checked on the way', () => {
     const before = upstream.requests.length;
     const bad = Buffer.concat([Buffer.from(halves[0]!), Buffer.from([0xc3, 0x28]), Buffer.from(halves[1]!)]);
     const res = await new Promise<{ status: number; text: string }>((resolve, reject) => {
-      const req = request(`${gateway.url}/openai/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(bad.length) } }, (r) => {
-        let text = '';
-        r.on('data', (c: Buffer) => (text += c.toString()));
-        r.on('end', () => resolve({ status: r.statusCode ?? 0, text }));
-      });
+      const req = request(
+        `${gateway.url}/openai/v1/chat/completions`,
+        { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(bad.length) } },
+        (r) => {
+          let text = '';
+          r.on('data', (c: Buffer) => (text += c.toString()));
+          r.on('end', () => resolve({ status: r.statusCode ?? 0, text }));
+        },
+      );
       req.on('error', reject);
       req.end(bad);
     });
@@ -93,7 +104,11 @@ describe('a streamed body is still checked on the way', () => {
 
   it('answers a non-JSON content type with 415 before streaming anything', async () => {
     const before = upstream.requests.length;
-    const res = await fetch(`${gateway.url}/openai/v1/chat/completions`, { method: 'POST', body, headers: { 'content-type': 'text/plain' } });
+    const res = await fetch(`${gateway.url}/openai/v1/chat/completions`, {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'text/plain' },
+    });
     expect(res.status).toBe(415);
     expect(upstream.requests.length).toBe(before);
   });

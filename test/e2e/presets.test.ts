@@ -24,10 +24,18 @@ describe.each(PRESET_NAMES)('preset %s', (preset) => {
         ['openai', '/openai/v1/chat/completions', openaiTurn(steps, 24)],
         ['anthropic', '/anthropic/v1/messages', anthropicTurn(steps, 24)],
       ] as const) {
-        const res = await fetch(`${gw.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-context-guru-session': `p-${preset}` }, body: JSON.stringify(body) });
+        const res = await fetch(`${gw.url}${path}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-context-guru-session': `p-${preset}` },
+          body: JSON.stringify(body),
+        });
         expect(res.status).toBe(200);
         expect(await res.text()).toContain('answer to ');
-        const compact = await fetch(`${gw.url}/compact?provider=${dialect}&cache=off`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+        const compact = await fetch(`${gw.url}/compact?provider=${dialect}&cache=off`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
         expect(compact.status).toBe(200);
         expect(validateProviderShape(dialect, await compact.json())).toEqual([]);
       }

@@ -32,7 +32,12 @@ const steps = agentSteps(TURNS, 11);
 describe('a 40-turn session through the gateway', () => {
   it('OpenAI: answers unchanged, valid shapes, markers resolve via /expand', async () => {
     const direct = new OpenAI({ baseURL: `${upstream.url}/v1`, apiKey: 'sk-test', maxRetries: 0 });
-    const via = new OpenAI({ baseURL: `${gateway.url}/openai/v1`, apiKey: 'sk-test', maxRetries: 0, defaultHeaders: { 'x-context-guru-session': 'e2e-openai' } });
+    const via = new OpenAI({
+      baseURL: `${gateway.url}/openai/v1`,
+      apiKey: 'sk-test',
+      maxRetries: 0,
+      defaultHeaders: { 'x-context-guru-session': 'e2e-openai' },
+    });
     upstream.requests.length = 0;
     for (let t = 1; t <= TURNS; t++) {
       const body = openaiTurn(steps, t) as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming;
@@ -63,7 +68,12 @@ describe('a 40-turn session through the gateway', () => {
 
   it('Anthropic: answers unchanged and valid shapes', async () => {
     const direct = new Anthropic({ baseURL: upstream.url, apiKey: 'sk-ant-test', maxRetries: 0 });
-    const via = new Anthropic({ baseURL: `${gateway.url}/anthropic`, apiKey: 'sk-ant-test', maxRetries: 0, defaultHeaders: { 'x-context-guru-session': 'e2e-anthropic' } });
+    const via = new Anthropic({
+      baseURL: `${gateway.url}/anthropic`,
+      apiKey: 'sk-ant-test',
+      maxRetries: 0,
+      defaultHeaders: { 'x-context-guru-session': 'e2e-anthropic' },
+    });
     upstream.requests.length = 0;
     for (let t = 1; t <= TURNS; t++) {
       const body = anthropicTurn(steps, t) as unknown as Anthropic.MessageCreateParamsNonStreaming;
@@ -77,7 +87,10 @@ describe('a 40-turn session through the gateway', () => {
   });
 
   it('the stats name the gates that declined messages', async () => {
-    const stats = (await (await fetch(`${gateway.url}/stats`)).json()) as { components: Record<string, { runs: number; gates?: Record<string, number> }>; saved_tokens: number };
+    const stats = (await (await fetch(`${gateway.url}/stats`)).json()) as {
+      components: Record<string, { runs: number; gates?: Record<string, number> }>;
+      saved_tokens: number;
+    };
     expect(stats.components.mask!.runs).toBeGreaterThan(0);
     expect(stats.components.mask!.gates).toHaveProperty('cached_prefix');
     expect(stats.components.mask!.gates).toHaveProperty('within_keep_recent');
@@ -87,7 +100,12 @@ describe('a 40-turn session through the gateway', () => {
   it('the model-callable expand tool hands the original back intact', async () => {
     upstream.setScript(jsonScript({ expand: true }));
     try {
-      const via = new OpenAI({ baseURL: `${gateway.url}/openai/v1`, apiKey: 'sk-test', maxRetries: 0, defaultHeaders: { 'x-context-guru-session': 'e2e-expand' } });
+      const via = new OpenAI({
+        baseURL: `${gateway.url}/openai/v1`,
+        apiKey: 'sk-test',
+        maxRetries: 0,
+        defaultHeaders: { 'x-context-guru-session': 'e2e-expand' },
+      });
       upstream.requests.length = 0;
       const expanded: string[] = [];
       for (let t = 1; t <= 12; t++) {

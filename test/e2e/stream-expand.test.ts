@@ -7,7 +7,15 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { createHash } from 'node:crypto';
 import { startFakeUpstream, type FakeUpstream, type RecordedRequest, type ScriptedReply } from '../support/fake-upstream';
-import { anthropicExpandSse, anthropicSse, anthropicTextSse, openAiSse, openAiTextSse, openAiExpandSse, SIGNATURE } from '../support/fake-upstream-sse';
+import {
+  anthropicExpandSse,
+  anthropicSse,
+  anthropicTextSse,
+  openAiSse,
+  openAiTextSse,
+  openAiExpandSse,
+  SIGNATURE,
+} from '../support/fake-upstream-sse';
 import { validateProviderShape } from '../../apps/gateway/src/wire/shape-validator';
 import { startGateway, type GatewayHarness } from '../support/gateway-harness';
 import { PromptCacheSim, cachingScript, type Bill, type BilledRequest } from '../support/prompt-cache';
@@ -57,15 +65,35 @@ function script(req: RecordedRequest, bill: Bill): ScriptedReply {
     const usage = anthropicUsage(bill);
     if (!wantsExpand) return { kind: 'sse', events: [anthropicTextSse(text, { usage })] };
     if (mode === 'expand_first') return { kind: 'sse', events: [anthropicExpandSse([turn.markerId!], { usage })] };
-    if (mode === 'text_then_expand') return { kind: 'sse', events: [anthropicExpandSse([turn.markerId!], { usage, lead: 'Let me look at the full log.' })] };
+    if (mode === 'text_then_expand')
+      return { kind: 'sse', events: [anthropicExpandSse([turn.markerId!], { usage, lead: 'Let me look at the full log.' })] };
     const thinking = 'Checking each failing assertion against the parser source. '.repeat(1300); // ≈ 76 KiB
     // Real providers send a long stream in network-sized reads, not 37-byte pieces.
-    return { kind: 'sse', chunkSize: 1460, events: [anthropicSse([{ type: 'thinking', thinking, signature: SIGNATURE }, { type: 'tool_use', id: 'toolu_01LongThink', name: 'context_guru_expand', input: { id: turn.markerId! } }], { usage })] };
+    return {
+      kind: 'sse',
+      chunkSize: 1460,
+      events: [
+        anthropicSse(
+          [
+            { type: 'thinking', thinking, signature: SIGNATURE },
+            { type: 'tool_use', id: 'toolu_01LongThink', name: 'context_guru_expand', input: { id: turn.markerId! } },
+          ],
+          { usage },
+        ),
+      ],
+    };
   }
   const usage = openAiUsage(bill);
   if (!wantsExpand) return { kind: 'sse', events: [openAiTextSse(text, { usage })] };
   if (mode === 'expand_first') return { kind: 'sse', events: [openAiExpandSse([turn.markerId!], { usage })] };
-  return { kind: 'sse', events: [openAiSse('Let me look at the full log.', [{ id: 'call_LateExpand', name: 'context_guru_expand', args: { id: turn.markerId! } }], { usage })] };
+  return {
+    kind: 'sse',
+    events: [
+      openAiSse('Let me look at the full log.', [{ id: 'call_LateExpand', name: 'context_guru_expand', args: { id: turn.markerId! } }], {
+        usage,
+      }),
+    ],
+  };
 }
 
 beforeAll(async () => {
@@ -90,12 +118,25 @@ async function statsAfter(before: Stats, n: number): Promise<Stats> {
   }
   throw new Error(`the gateway did not record ${n} more request(s)`);
 }
-const anthropic = (session: string) => new Anthropic({ baseURL: `${gateway.url}/anthropic`, apiKey: `sk-ant-${session}`, maxRetries: 0, defaultHeaders: { 'x-context-guru-session': session } });
-const openai = (session: string) => new OpenAI({ baseURL: `${gateway.url}/openai/v1`, apiKey: `sk-${session}`, maxRetries: 0, defaultHeaders: { 'x-context-guru-session': session } });
+const anthropic = (session: string) =>
+  new Anthropic({
+    baseURL: `${gateway.url}/anthropic`,
+    apiKey: `sk-ant-${session}`,
+    maxRetries: 0,
+    defaultHeaders: { 'x-context-guru-session': session },
+  });
+const openai = (session: string) =>
+  new OpenAI({
+    baseURL: `${gateway.url}/openai/v1`,
+    apiKey: `sk-${session}`,
+    maxRetries: 0,
+    defaultHeaders: { 'x-context-guru-session': session },
+  });
 
 /** Six outputs on the first turn: nothing is cached yet, so mask offloads the three oldest. */
 const anthropicBody = () => anthropicTurn(fresh(), 6) as unknown as Anthropic.MessageCreateParamsStreaming;
-const openaiBody = () => ({ ...openaiTurn(fresh(), 6), stream_options: { include_usage: true } }) as unknown as OpenAI.ChatCompletionCreateParamsStreaming;
+const openaiBody = () =>
+  ({ ...openaiTurn(fresh(), 6), stream_options: { include_usage: true } }) as unknown as OpenAI.ChatCompletionCreateParamsStreaming;
 
 describe('a stream that opens with an expand call is resolved and stitched', () => {
   it('Anthropic: the stream helper gets one message, the answer to the original', async () => {
@@ -174,7 +215,9 @@ describe('streams flow as they arrive', () => {
     const a = await anthropic('stream-a4').messages.stream(anthropicBody()).finalMessage();
     expect(a.content.map((b) => b.type)).toEqual(['thinking', 'text']);
     expect(a.content[0]).toEqual(expect.objectContaining({ signature: SIGNATURE }));
-    const sent = upstream.requests[upstream.requests.length - 1]!.body as { messages: Array<{ role: string; content: Array<{ type: string; signature?: string }> }> };
+    const sent = upstream.requests[upstream.requests.length - 1]!.body as {
+      messages: Array<{ role: string; content: Array<{ type: string; signature?: string }> }>;
+    };
     expect(sent.messages[sent.messages.length - 2]!.content.map((b) => [b.type, b.signature])).toEqual([
       ['thinking', SIGNATURE],
       ['tool_use', undefined],

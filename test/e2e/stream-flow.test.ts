@@ -53,7 +53,12 @@ afterAll(async () => {
 const steps = agentSteps(8, 67);
 
 it('Anthropic: the first words arrive while the provider is still holding the rest', async () => {
-  const client = new Anthropic({ baseURL: `${gateway.url}/anthropic`, apiKey: 'sk-ant-flow', maxRetries: 0, defaultHeaders: { 'x-context-guru-session': 'flow-a' } });
+  const client = new Anthropic({
+    baseURL: `${gateway.url}/anthropic`,
+    apiKey: 'sk-ant-flow',
+    maxRetries: 0,
+    defaultHeaders: { 'x-context-guru-session': 'flow-a' },
+  });
   const stream = client.messages.stream(anthropicTurn(steps, 6) as unknown as Anthropic.MessageCreateParamsStreaming);
   let firstWords = '';
   stream.on('text', (delta) => {
@@ -68,8 +73,15 @@ it('Anthropic: the first words arrive while the provider is still holding the re
 }, 20_000);
 
 it('OpenAI: the first words arrive while the provider is still holding the rest', async () => {
-  const client = new OpenAI({ baseURL: `${gateway.url}/openai/v1`, apiKey: 'sk-flow', maxRetries: 0, defaultHeaders: { 'x-context-guru-session': 'flow-o' } });
-  const stream = client.chat.completions.stream(openaiTurn(steps, 6, { stream_options: { include_usage: true } }) as unknown as OpenAI.ChatCompletionCreateParamsStreaming);
+  const client = new OpenAI({
+    baseURL: `${gateway.url}/openai/v1`,
+    apiKey: 'sk-flow',
+    maxRetries: 0,
+    defaultHeaders: { 'x-context-guru-session': 'flow-o' },
+  });
+  const stream = client.chat.completions.stream(
+    openaiTurn(steps, 6, { stream_options: { include_usage: true } }) as unknown as OpenAI.ChatCompletionCreateParamsStreaming,
+  );
   let firstWords = '';
   stream.on('content', (delta) => {
     if (!firstWords) firstWords = delta;

@@ -34,7 +34,11 @@ const grower: Component = {
 };
 
 async function post(path: string, body: unknown, headers: Record<string, string>): Promise<void> {
-  const res = await fetch(`${gateway.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  const res = await fetch(`${gateway.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
   expect(res.status).toBe(200);
   await res.text();
 }
@@ -64,7 +68,10 @@ beforeAll(async () => {
   const rt = createTenantRuntime('default', { pipeline: ['format'] }, 7);
   const runtime = { ...rt, built: { ...rt.built, pipeline: new Pipeline([...rt.built.pipeline.components, grower]) } };
   (gateway.gw.tenants as TenantDirectory).apply(new Map([['default', { runtime, disabled: false, keyHashes: [], generation: 1 }]]));
-  await post('/openai/v1/chat/completions', openaiTurn(steps, 2, { model: MODELS.openai }), { authorization: 'Bearer sk-trace', 'x-context-guru-session': 'reverted' });
+  await post('/openai/v1/chat/completions', openaiTurn(steps, 2, { model: MODELS.openai }), {
+    authorization: 'Bearer sk-trace',
+    'x-context-guru-session': 'reverted',
+  });
   // Closing flushes every buffered span to the receiver.
   await gateway.close();
 });
@@ -113,7 +120,9 @@ describe('a streamed request with an expand round', () => {
     const round = kids[3]!;
     expect(round.attributes).toEqual(expect.objectContaining({ 'cg.round': 1, 'cg.expand.ids': 1, 'cg.expand.continued': true }));
     const inner = childrenOf(receiver.spans, round);
-    expect(inner.map((s) => [s.name, s.kind, s.attributes['cg.round'], s.attributes['http.response.status_code']])).toEqual([['cg.upstream', 3, 1, 200]]);
+    expect(inner.map((s) => [s.name, s.kind, s.attributes['cg.round'], s.attributes['http.response.status_code']])).toEqual([
+      ['cg.upstream', 3, 1, 200],
+    ]);
     expect(kids[2]!.attributes['cg.round']).toBe(0);
   });
 

@@ -5,7 +5,14 @@
 import { startFakeModel, program, type FakeModelServer } from '../support/fake-model-server';
 import { startGateway, type GatewayHarness } from '../support/gateway-harness';
 import { metricSum, scrape } from '../support/metrics-text';
-import { KINDS, MODELS, SESSION_CONFIG, runObservedSession, startObservedUpstream, type ObservedUpstream } from '../support/observed-session';
+import {
+  KINDS,
+  MODELS,
+  SESSION_CONFIG,
+  runObservedSession,
+  startObservedUpstream,
+  type ObservedUpstream,
+} from '../support/observed-session';
 import { agentSteps, openaiTurn } from '../support/transcripts';
 import { createPriceTable } from '../../apps/gateway/src/observability/price-table';
 
@@ -105,7 +112,11 @@ describe('provider-reported usage is exported exactly', () => {
 describe('compaction-model calls are billed apart', () => {
   let model: FakeModelServer;
   beforeAll(async () => {
-    model = await startFakeModel(() => ({ ...program('return INPUT.split("\\n").slice(0, 3).join("\\n");'), inputTokens: 1234, outputTokens: 56 }));
+    model = await startFakeModel(() => ({
+      ...program('return INPUT.split("\\n").slice(0, 3).join("\\n");'),
+      inputTokens: 1234,
+      outputTokens: 56,
+    }));
   });
   afterAll(async () => model.close());
 
@@ -138,7 +149,10 @@ describe('compaction-model calls are billed apart', () => {
       expect(output).toBe(56 * model.calls.length);
       const p = createPriceTable().lookup('anthropic', 'claude-haiku-4-5');
       expect(p.family).toBe('claude-haiku-4.5');
-      expect(metricSum(m, 'cg_billed_usd_total', { origin: 'model', family: p.family })).toBeCloseTo((input * p.input + output * p.output) / 1e6, 9);
+      expect(metricSum(m, 'cg_billed_usd_total', { origin: 'model', family: p.family })).toBeCloseTo(
+        (input * p.input + output * p.output) / 1e6,
+        9,
+      );
       expect(spend.money.billed_usd.model).toBeCloseTo((input * p.input + output * p.output) / 1e6, 6);
     } finally {
       await gw.close();

@@ -14,7 +14,11 @@ export function acmeBuildRequest(noiseLines: number) {
     model: 'gpt-4o',
     messages: [
       { role: 'user', content: 'build it' },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'shell', arguments: '{"command":"acme-build all"}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'c1', type: 'function', function: { name: 'shell', arguments: '{"command":"acme-build all"}' } }],
+      },
       { role: 'tool', tool_call_id: 'c1', content: `$ acme-build all\n${noise}\ncompiled 3 units\ndone` },
     ],
   };

@@ -3,7 +3,15 @@
 import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import { createAdminServer, type AdminDeps } from '@context-guru/admin';
-import { DurableStore, RedisGenerationPublisher, RedisHotStore, TieredHotStore, controlChannel, migrate, type SqlClient } from '@context-guru/storage';
+import {
+  DurableStore,
+  RedisGenerationPublisher,
+  RedisHotStore,
+  TieredHotStore,
+  controlChannel,
+  migrate,
+  type SqlClient,
+} from '@context-guru/storage';
 import { postgresBackend } from '../int/storage/sql-backends';
 import { REDIS_URL, flushPrefix, uniquePrefix } from '../int/storage/redis-support';
 
@@ -45,7 +53,10 @@ export async function startAdmin(o: Partial<AdminDeps> = {}): Promise<AdminHarne
       const token = c.token === undefined ? ADMIN_TOKEN : c.token;
       const res = await fetch(url + path, {
         method,
-        headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(c.body === undefined ? {} : { 'content-type': 'application/json' }) },
+        headers: {
+          ...(token ? { authorization: `Bearer ${token}` } : {}),
+          ...(c.body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
         body: c.body === undefined ? undefined : typeof c.body === 'string' ? c.body : JSON.stringify(c.body),
       });
       const text = await res.text();

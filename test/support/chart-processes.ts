@@ -17,9 +17,17 @@ export interface ResolvedEnv {
 /** The downward API fields a pod would see (metadata.name, …), for env from fieldRef. */
 export type PodFields = Record<string, string>;
 
-export function resolveEnv(c: IContainer, objs: K8sObject[], secrets: SecretData, imageEnv: Record<string, string>, fields: PodFields = {}): ResolvedEnv {
+export function resolveEnv(
+  c: IContainer,
+  objs: K8sObject[],
+  secrets: SecretData,
+  imageEnv: Record<string, string>,
+  fields: PodFields = {},
+): ResolvedEnv {
   const cms = new Map(
-    objs.filter((o) => o.kind === 'ConfigMap').map((o) => [o.metadata.name, ((o as unknown as IConfigMap).data ?? {}) as Record<string, string>]),
+    objs
+      .filter((o) => o.kind === 'ConfigMap')
+      .map((o) => [o.metadata.name, ((o as unknown as IConfigMap).data ?? {}) as Record<string, string>]),
   );
   const cm = (name: string) => {
     const d = cms.get(name);
@@ -57,7 +65,10 @@ export function resolveEnv(c: IContainer, objs: K8sObject[], secrets: SecretData
 }
 
 /** Keys `parse` reads when handed `env`: every property access is recorded, so nothing is listed by hand. */
-export function keysRead<T>(parse: (src: Record<string, string | undefined>) => T, env: Record<string, string>): { read: Set<string>; parsed: T } {
+export function keysRead<T>(
+  parse: (src: Record<string, string | undefined>) => T,
+  env: Record<string, string>,
+): { read: Set<string>; parsed: T } {
   const read = new Set<string>();
   const src = new Proxy(env as Record<string, string | undefined>, {
     get(target, key) {
@@ -79,7 +90,8 @@ export interface Remap {
 export function applyRemaps(env: Record<string, string>, remaps: Remap[]): Record<string, string> {
   const out = { ...env };
   for (const r of remaps) {
-    if (out[r.key] !== r.chart) throw new Error(`remap ${r.key}: the chart sets ${JSON.stringify(out[r.key])}, the test expected ${JSON.stringify(r.chart)}`);
+    if (out[r.key] !== r.chart)
+      throw new Error(`remap ${r.key}: the chart sets ${JSON.stringify(out[r.key])}, the test expected ${JSON.stringify(r.chart)}`);
     out[r.key] = r.local;
   }
   return out;
@@ -102,7 +114,9 @@ export function runCommand(name: string, command: string[], env: Record<string, 
   const keep = (c: Buffer) => (out = (out + c.toString()).slice(-40_000));
   proc.stdout!.on('data', keep);
   proc.stderr!.on('data', keep);
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => proc.once('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    proc.once('exit', (code, signal) => resolve({ code, signal })),
+  );
   return {
     name,
     proc,

@@ -69,7 +69,8 @@ export async function createControlSeed(name: string, redisUrl?: string): Promis
       const k = generateKey('tenant');
       let id = '';
       await change(tenant, async (c) => {
-        id = (await apiKeysRepository.insert(c, { hash: k.hash, prefix: k.prefix, role: 'tenant', tenant, label: null, createdBy: 'test' })).id;
+        id = (await apiKeysRepository.insert(c, { hash: k.hash, prefix: k.prefix, role: 'tenant', tenant, label: null, createdBy: 'test' }))
+          .id;
       });
       return { id, key: k.key };
     },

@@ -17,9 +17,7 @@ export interface ModelCall {
 }
 
 export type ModelAnswer =
-  | { text: string; truncated?: boolean; inputTokens?: number; outputTokens?: number }
-  | { status: number; body: string }
-  | { hang: true };
+  { text: string; truncated?: boolean; inputTokens?: number; outputTokens?: number } | { status: number; body: string } | { hang: true };
 
 export type ModelScript = (call: ModelCall) => ModelAnswer;
 
@@ -34,24 +32,42 @@ function promptsOf(dialect: ModelDialect, body: Record<string, unknown>): { syst
   const messages = Array.isArray(body.messages) ? (body.messages as Array<{ role?: string; content?: unknown }>) : [];
   const text = (c: unknown) => (typeof c === 'string' ? c : '');
   if (dialect === 'anthropic') return { system: text(body.system), prompt: text(messages[0]?.content) };
-  return { system: text(messages.find((m) => m.role === 'system')?.content), prompt: text(messages.find((m) => m.role === 'user')?.content) };
+  return {
+    system: text(messages.find((m) => m.role === 'system')?.content),
+    prompt: text(messages.find((m) => m.role === 'user')?.content),
+  };
 }
 
 function reply(res: ServerResponse, dialect: ModelDialect, model: unknown, a: Extract<ModelAnswer, { text: string }>): void {
   const input = a.inputTokens ?? 1000;
   const output = a.outputTokens ?? 100;
-  const body = dialect === 'anthropic'
-    ? {
-        id: 'msg_model', type: 'message', role: 'assistant', model,
-        content: [{ type: 'text', text: a.text }],
-        stop_reason: a.truncated ? 'max_tokens' : 'end_turn', stop_sequence: null,
-        usage: { input_tokens: input, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, output_tokens: output },
-      }
-    : {
-        id: 'chatcmpl-model', object: 'chat.completion', created: 1_700_000_000, model,
-        choices: [{ index: 0, message: { role: 'assistant', content: a.text, refusal: null }, finish_reason: a.truncated ? 'length' : 'stop', logprobs: null }],
-        usage: { prompt_tokens: input, completion_tokens: output, total_tokens: input + output },
-      };
+  const body =
+    dialect === 'anthropic'
+      ? {
+          id: 'msg_model',
+          type: 'message',
+          role: 'assistant',
+          model,
+          content: [{ type: 'text', text: a.text }],
+          stop_reason: a.truncated ? 'max_tokens' : 'end_turn',
+          stop_sequence: null,
+          usage: { input_tokens: input, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, output_tokens: output },
+        }
+      : {
+          id: 'chatcmpl-model',
+          object: 'chat.completion',
+          created: 1_700_000_000,
+          model,
+          choices: [
+            {
+              index: 0,
+              message: { role: 'assistant', content: a.text, refusal: null },
+              finish_reason: a.truncated ? 'length' : 'stop',
+              logprobs: null,
+            },
+          ],
+          usage: { prompt_tokens: input, completion_tokens: output, total_tokens: input + output },
+        };
   res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
 }
 

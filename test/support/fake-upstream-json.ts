@@ -12,15 +12,30 @@ export function anthropicMessage(blocks: AnthropicBlock[], usage: Record<string,
     content: blocks,
     stop_reason: blocks.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn',
     stop_sequence: null,
-    usage: { input_tokens: 2095, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 503, service_tier: 'standard', ...usage },
+    usage: {
+      input_tokens: 2095,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 0,
+      output_tokens: 503,
+      service_tier: 'standard',
+      ...usage,
+    },
   };
 }
 
-export function openAiCompletion(content: string | null, calls: OpenAiCall[] = [], usage?: { prompt_tokens: number; completion_tokens: number; cached_tokens?: number }): Record<string, unknown> {
+export function openAiCompletion(
+  content: string | null,
+  calls: OpenAiCall[] = [],
+  usage?: { prompt_tokens: number; completion_tokens: number; cached_tokens?: number },
+): Record<string, unknown> {
   const u = usage ?? { prompt_tokens: 1843, completion_tokens: 64, cached_tokens: 1024 };
   const message: Record<string, unknown> = { role: 'assistant', content, refusal: null, annotations: [] };
   if (calls.length) {
-    message['tool_calls'] = calls.map((c, i) => ({ id: c.id ?? `call_${i}DhGwnZ2Kq7sL1xY4bT0pR`, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.args) } }));
+    message['tool_calls'] = calls.map((c, i) => ({
+      id: c.id ?? `call_${i}DhGwnZ2Kq7sL1xY4bT0pR`,
+      type: 'function',
+      function: { name: c.name, arguments: JSON.stringify(c.args) },
+    }));
   }
   return {
     id: 'chatcmpl-B9MBs8CjcvOU2jLn4n570S5qMJKcT',

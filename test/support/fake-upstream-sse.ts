@@ -101,7 +101,13 @@ export function anthropicExpandSse(ids: string[], o: StreamOptions & { lead?: st
 export const SIGNATURE = 'EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds4sVw8lI8Jf/wWv7nQzXrBXs4T0V3B2DZ8pfNn1Bc0sl==';
 
 export function anthropicThinkingTextSse(thinking: string, text: string, o: StreamOptions = {}): string {
-  return anthropicSse([{ type: 'thinking', thinking, signature: SIGNATURE }, { type: 'text', text }], o);
+  return anthropicSse(
+    [
+      { type: 'thinking', thinking, signature: SIGNATURE },
+      { type: 'text', text },
+    ],
+    o,
+  );
 }
 
 export interface OpenAiStreamOptions {
@@ -117,7 +123,14 @@ export interface OpenAiCall {
 
 export function openAiSse(content: string | null, calls: OpenAiCall[], o: OpenAiStreamOptions = {}): string {
   const usageOn = o.usage !== null;
-  const head = { id: o.id ?? 'chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG', object: 'chat.completion.chunk', created: 1741569952, model: OPENAI_MODEL, service_tier: 'default', system_fingerprint: 'fp_eb9dce56a8' };
+  const head = {
+    id: o.id ?? 'chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG',
+    object: 'chat.completion.chunk',
+    created: 1741569952,
+    model: OPENAI_MODEL,
+    service_tier: 'default',
+    system_fingerprint: 'fp_eb9dce56a8',
+  };
   const chunk = (delta: object, finish: string | null = null): string =>
     `data: ${JSON.stringify({ ...head, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], ...(usageOn ? { usage: null } : {}) })}\n\n`;
   let out = '';
@@ -127,7 +140,10 @@ export function openAiSse(content: string | null, calls: OpenAiCall[], o: OpenAi
   }
   calls.forEach((c, index) => {
     const open = { index, id: c.id ?? `call_${index}DhGwnZ2Kq7sL1xY4bT0pR`, type: 'function', function: { name: c.name, arguments: '' } };
-    out += index === 0 && content === null ? chunk({ role: 'assistant', content: null, tool_calls: [open], refusal: null }) : chunk({ tool_calls: [open] });
+    out +=
+      index === 0 && content === null
+        ? chunk({ role: 'assistant', content: null, tool_calls: [open], refusal: null })
+        : chunk({ tool_calls: [open] });
     for (const p of pieces(JSON.stringify(c.args), 5)) out += chunk({ tool_calls: [{ index, function: { arguments: p } }] });
   });
   out += chunk({}, calls.length ? 'tool_calls' : 'stop');
@@ -150,7 +166,11 @@ export function openAiTextSse(text: string, o: OpenAiStreamOptions = {}): string
 }
 
 export function openAiExpandSse(ids: string[], o: OpenAiStreamOptions = {}): string {
-  return openAiSse(null, ids.map((id, n) => ({ id: `call_Expand${n}Zq4WmT8`, name: 'context_guru_expand', args: { id } })), o);
+  return openAiSse(
+    null,
+    ids.map((id, n) => ({ id: `call_Expand${n}Zq4WmT8`, name: 'context_guru_expand', args: { id } })),
+    o,
+  );
 }
 
 /** Byte chunks of `body`, cut every `size` bytes (small odd sizes split lines and UTF-8 characters). */

@@ -71,7 +71,11 @@ export function parseDockerfile(path = join(ROOT, 'Dockerfile')): RuntimeStage {
 /** Production packages at the top of node_modules, as `npm ci --omit=dev` would install them. */
 function productionTopLevel(): string[] {
   // npm ls exits non-zero on an extraneous or missing package but still lists the tree.
-  const out = spawnSync('npm', ['ls', '--omit=dev', '--all', '--parseable'], { cwd: ROOT, encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 }).stdout;
+  const out = spawnSync('npm', ['ls', '--omit=dev', '--all', '--parseable'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    maxBuffer: 16 * 1024 * 1024,
+  }).stdout;
   if (!out) throw new Error('npm ls --omit=dev listed nothing: run npm ci');
   const nm = join(ROOT, 'node_modules') + '/';
   return out

@@ -12,7 +12,18 @@ import type { IPodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisrup
 import type { IServiceMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor';
 import { find, type K8sObject } from './helm';
 
-export type { IDeployment, IJob, IConfigMap, IService, IPodSpec, IContainer, INetworkPolicy, IHorizontalPodAutoscaler, IPodDisruptionBudget, IServiceMonitor };
+export type {
+  IDeployment,
+  IJob,
+  IConfigMap,
+  IService,
+  IPodSpec,
+  IContainer,
+  INetworkPolicy,
+  IHorizontalPodAutoscaler,
+  IPodDisruptionBudget,
+  IServiceMonitor,
+};
 
 interface Validatable {
   validate(): void;

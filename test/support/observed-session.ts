@@ -36,14 +36,21 @@ function reply(req: RecordedRequest, bill: Bill, expand: boolean): ScriptedReply
   const id = turn.markerId!;
   const text = answerText(turn);
   if (req.dialect === 'anthropic') {
-    const usage = { input_tokens: bill.fresh, cache_read_input_tokens: bill.cacheRead, cache_creation_input_tokens: bill.cacheWrite, output_tokens: bill.output };
+    const usage = {
+      input_tokens: bill.fresh,
+      cache_read_input_tokens: bill.cacheRead,
+      cache_creation_input_tokens: bill.cacheWrite,
+      output_tokens: bill.output,
+    };
     if (stream) return { kind: 'sse', events: [expand ? anthropicExpandSse([id], { usage }) : anthropicTextSse(text, { usage })] };
     const r = expand ? anthropicJson('', { id: 'toolu_expand_obs', name: 'context_guru_expand', input: { id } }) : anthropicJson(text);
     return { ...r, body: { ...(r as { body: object }).body, model: MODELS.anthropic } } as ScriptedReply;
   }
   const usage = { prompt_tokens: bill.fresh + bill.cacheRead, completion_tokens: bill.output, cached_tokens: bill.cacheRead };
   if (stream) return { kind: 'sse', events: [expand ? openAiExpandSse([id], { usage }) : openAiTextSse(text, { usage })] };
-  const r = expand ? openaiJson('', { id: 'call_expand_obs', name: 'context_guru_expand', args: JSON.stringify({ id }) }) : openaiJson(text);
+  const r = expand
+    ? openaiJson('', { id: 'call_expand_obs', name: 'context_guru_expand', args: JSON.stringify({ id }) })
+    : openaiJson(text);
   return { ...r, body: { ...(r as { body: object }).body, model: MODELS.openai } } as ScriptedReply;
 }
 
@@ -55,17 +62,22 @@ export async function startObservedUpstream(): Promise<ObservedUpstream> {
   let wantExpand = false;
   const sim = new PromptCacheSim();
   const upstream = await startFakeUpstream(
-    cachingScript(sim, (req, bill) => {
-      const turn = readTurn(req);
-      const expand = wantExpand && turn.advertised && turn.markerId !== undefined && turn.expandResults.length === 0;
-      const origin: Origin = turn.expandResults.length > 0 ? 'expand' : 'client';
-      const row = ledger[origin][req.dialect];
-      row.fresh += bill.fresh;
-      row.cache_read += bill.cacheRead;
-      row.cache_write += bill.cacheWrite;
-      row.output += bill.output;
-      return reply(req, bill, expand);
-    }, [], 17),
+    cachingScript(
+      sim,
+      (req, bill) => {
+        const turn = readTurn(req);
+        const expand = wantExpand && turn.advertised && turn.markerId !== undefined && turn.expandResults.length === 0;
+        const origin: Origin = turn.expandResults.length > 0 ? 'expand' : 'client';
+        const row = ledger[origin][req.dialect];
+        row.fresh += bill.fresh;
+        row.cache_read += bill.cacheRead;
+        row.cache_write += bill.cacheWrite;
+        row.output += bill.output;
+        return reply(req, bill, expand);
+      },
+      [],
+      17,
+    ),
   );
   return { upstream, ledger, expandNext: (on) => (wantExpand = on), close: () => upstream.close() };
 }
@@ -73,7 +85,9 @@ export async function startObservedUpstream(): Promise<ObservedUpstream> {
 /** As Claude Code does: the client marks the end of the newest message as a cache breakpoint. */
 function withClientBreakpoint<T extends { messages: Array<Record<string, unknown>> }>(body: T): T {
   const last = body.messages[body.messages.length - 1]!;
-  const blocks = Array.isArray(last.content) ? (last.content as Array<Record<string, unknown>>) : [{ type: 'text', text: String(last.content) }];
+  const blocks = Array.isArray(last.content)
+    ? (last.content as Array<Record<string, unknown>>)
+    : [{ type: 'text', text: String(last.content) }];
   const marked = blocks.map((b, i) => (i === blocks.length - 1 ? { ...b, cache_control: { type: 'ephemeral' } } : b));
   return { ...body, messages: [...body.messages.slice(0, -1), { ...last, content: marked }] };
 }
@@ -97,10 +111,15 @@ export async function runObservedSession(gatewayUrl: string, up: ObservedUpstrea
     for (let t = 4; t < 4 + n; t++) {
       const stream = t % 2 === 0;
       up.expandNext(t % 2 === 1 || t === 4);
-      const extra = { model: MODELS[dialect], stream, ...(stream && dialect === 'openai' ? { stream_options: { include_usage: true } } : {}) };
+      const extra = {
+        model: MODELS[dialect],
+        stream,
+        ...(stream && dialect === 'openai' ? { stream_options: { include_usage: true } } : {}),
+      };
       const body = dialect === 'anthropic' ? withClientBreakpoint(anthropicTurn(steps, t, extra)) : openaiTurn(steps, t, extra);
       const path = dialect === 'anthropic' ? '/anthropic/v1/messages' : '/openai/v1/chat/completions';
-      const auth: Record<string, string> = dialect === 'anthropic' ? { 'x-api-key': 'sk-ant-observed' } : { authorization: 'Bearer sk-observed' };
+      const auth: Record<string, string> =
+        dialect === 'anthropic' ? { 'x-api-key': 'sk-ant-observed' } : { authorization: 'Bearer sk-observed' };
       const res = await fetch(`${gatewayUrl}${path}`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'x-context-guru-session': `observed-${dialect}`, ...auth, ...(o.headers ?? {}) },

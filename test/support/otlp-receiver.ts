@@ -65,7 +65,12 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
       if (!(req.headers['content-type'] ?? '').includes('json')) return void res.writeHead(415).end();
       const text = Buffer.concat(chunks).toString('utf8');
       bodies.push(text);
-      const doc = JSON.parse(text) as { resourceSpans?: Array<{ resource?: { attributes?: OtlpKeyValue[] }; scopeSpans?: Array<{ spans?: Array<Record<string, unknown>> }> }> };
+      const doc = JSON.parse(text) as {
+        resourceSpans?: Array<{
+          resource?: { attributes?: OtlpKeyValue[] };
+          scopeSpans?: Array<{ spans?: Array<Record<string, unknown>> }>;
+        }>;
+      };
       for (const rs of doc.resourceSpans ?? []) {
         const resource = decodeAttributes(rs.resource?.attributes);
         for (const ss of rs.scopeSpans ?? []) {
@@ -104,5 +109,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
 
 /** The children of a span, in start order. */
 export function childrenOf(spans: readonly ReceivedSpan[], parent: ReceivedSpan): ReceivedSpan[] {
-  return spans.filter((s) => s.parentSpanId === parent.spanId && s.traceId === parent.traceId).sort((a, b) => (a.startNs < b.startNs ? -1 : a.startNs > b.startNs ? 1 : 0));
+  return spans
+    .filter((s) => s.parentSpanId === parent.spanId && s.traceId === parent.traceId)
+    .sort((a, b) => (a.startNs < b.startNs ? -1 : a.startNs > b.startNs ? 1 : 0));
 }

@@ -137,7 +137,8 @@ export class PromptCacheSim {
       ends.push(total);
     }
     const alive = (j: number): boolean => (store.get(hashes[j]!) ?? 0) > now;
-    const usage = dialect === 'anthropic' ? this.anthropic(segs, hashes, ends, alive, store, now) : this.openai(hashes, ends, total, alive, store, now);
+    const usage =
+      dialect === 'anthropic' ? this.anthropic(segs, hashes, ends, alive, store, now) : this.openai(hashes, ends, total, alive, store, now);
     const fresh = total - usage.read - usage.write;
     const u = { fresh, cacheRead: usage.read, cacheWrite: usage.write, output };
     return { prompt: total, ...u, usd: priceUsd(u) };
@@ -174,7 +175,14 @@ export class PromptCacheSim {
     return { read, write: Math.max(0, written - read) };
   }
 
-  private openai(hashes: string[], ends: number[], total: number, alive: (j: number) => boolean, store: Map<string, number>, now: number): { read: number; write: number } {
+  private openai(
+    hashes: string[],
+    ends: number[],
+    total: number,
+    alive: (j: number) => boolean,
+    store: Map<string, number>,
+    now: number,
+  ): { read: number; write: number } {
     let readEnd = -1;
     for (let j = hashes.length - 1; j >= 0; j--) {
       if (alive(j)) {
@@ -208,7 +216,11 @@ export function prefixBust(prev: Json, next: Json): number {
 
 /** The part of a prompt before the messages (tools, system) changed between two requests. */
 export function headChanged(dialect: CacheDialect, prev: Json, next: Json): boolean {
-  const head = (b: Json) => promptSegments(dialect, b).filter((s) => s.kind !== 'message').map((s) => s.text).join('\u0000');
+  const head = (b: Json) =>
+    promptSegments(dialect, b)
+      .filter((s) => s.kind !== 'message')
+      .map((s) => s.text)
+      .join('\u0000');
   return head(prev) !== head(next);
 }
 
@@ -232,7 +244,12 @@ export function withBilledUsage(reply: ScriptedReply, dialect: CacheDialect, bil
   if (reply.kind !== 'json' || !isObject(reply.body)) return reply;
   const usage =
     dialect === 'anthropic'
-      ? { input_tokens: bill.fresh, cache_creation_input_tokens: bill.cacheWrite, cache_read_input_tokens: bill.cacheRead, output_tokens: bill.output }
+      ? {
+          input_tokens: bill.fresh,
+          cache_creation_input_tokens: bill.cacheWrite,
+          cache_read_input_tokens: bill.cacheRead,
+          output_tokens: bill.output,
+        }
       : {
           prompt_tokens: bill.fresh + bill.cacheRead,
           completion_tokens: bill.output,

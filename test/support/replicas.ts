@@ -40,9 +40,16 @@ async function waitReady(url: string, proc: ChildProcess, timeoutMs: number): Pr
 }
 
 /** `built`: run apps/gateway/dist/main.js (needs `npm run build`), as production does. */
-export async function startReplica(env: Record<string, string>, timeoutMs = 60_000, built = false, nodeArgs: string[] = []): Promise<Replica> {
+export async function startReplica(
+  env: Record<string, string>,
+  timeoutMs = 60_000,
+  built = false,
+  nodeArgs: string[] = [],
+): Promise<Replica> {
   const port = await freePort();
-  const entry = built ? [join(ROOT, 'apps', 'gateway', 'dist', 'main.js')] : ['-r', join(ROOT, 'scripts', 'register-ts.cjs'), join(ROOT, 'apps', 'gateway', 'src', 'main.ts')];
+  const entry = built
+    ? [join(ROOT, 'apps', 'gateway', 'dist', 'main.js')]
+    : ['-r', join(ROOT, 'scripts', 'register-ts.cjs'), join(ROOT, 'apps', 'gateway', 'src', 'main.ts')];
   const proc = spawn(process.execPath, [...nodeArgs, ...entry], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', CG_ROLE: 'gateway', HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', ...env },
@@ -73,7 +80,9 @@ export async function startReplica(env: Record<string, string>, timeoutMs = 60_0
 /** A private redis-server, so FLUSHALL and restarts never disturb other tests. */
 export async function startPrivateRedis(): Promise<{ url: string; stop(): Promise<void> }> {
   const port = await freePort();
-  const proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+    stdio: 'ignore',
+  });
   const url = `redis://127.0.0.1:${port}`;
   const deadline = Date.now() + 10_000;
   for (;;) {

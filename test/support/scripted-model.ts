@@ -21,7 +21,9 @@ function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
   return content
-    .map((b: { type?: string; text?: string; content?: unknown }) => (b.type === 'text' ? (b.text ?? '') : b.type === 'tool_result' ? textOf(b.content) : ''))
+    .map((b: { type?: string; text?: string; content?: unknown }) =>
+      b.type === 'text' ? (b.text ?? '') : b.type === 'tool_result' ? textOf(b.content) : '',
+    )
     .join('');
 }
 
@@ -108,6 +110,8 @@ export function jsonScript(opts: { expand: boolean }) {
         ? openaiJson('', { id: 'call_expand_1', name: EXPAND, args: JSON.stringify({ id: turn.markerId }) })
         : openaiJson(answerText(turn));
     }
-    return wantExpand ? anthropicJson('', { id: 'toolu_expand_1', name: EXPAND, input: { id: turn.markerId } }) : anthropicJson(answerText(turn));
+    return wantExpand
+      ? anthropicJson('', { id: 'toolu_expand_1', name: EXPAND, input: { id: turn.markerId } })
+      : anthropicJson(answerText(turn));
   };
 }

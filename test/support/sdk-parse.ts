@@ -25,5 +25,7 @@ export async function anthropicFinal(sse: string | Buffer): Promise<Anthropic.Me
 
 export async function openAiFinal(sse: string | Buffer): Promise<OpenAI.Chat.Completions.ChatCompletion> {
   const client = new OpenAI({ apiKey: 'sk-test', maxRetries: 0, fetch: sseFetch(sse) });
-  return client.chat.completions.stream({ model: OPENAI_MODEL, messages: [{ role: 'user', content: 'hi' }], stream_options: { include_usage: true } }).finalChatCompletion();
+  return client.chat.completions
+    .stream({ model: OPENAI_MODEL, messages: [{ role: 'user', content: 'hi' }], stream_options: { include_usage: true } })
+    .finalChatCompletion();
 }

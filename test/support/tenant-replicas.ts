@@ -24,8 +24,18 @@ export async function waitGeneration(r: Replica, generation: number, timeoutMs =
   }
 }
 
-export function postTurn(r: Replica, dialect: 'openai' | 'anthropic', body: unknown, headers: Record<string, string> = {}, prefix = ''): Promise<Response> {
+export function postTurn(
+  r: Replica,
+  dialect: 'openai' | 'anthropic',
+  body: unknown,
+  headers: Record<string, string> = {},
+  prefix = '',
+): Promise<Response> {
   const path = dialect === 'openai' ? '/openai/v1/chat/completions' : '/anthropic/v1/messages';
   const cred: Record<string, string> = dialect === 'openai' ? { authorization: 'Bearer sk-test' } : { 'x-api-key': 'sk-ant-test' };
-  return fetch(`${r.url}${prefix}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...cred, ...headers }, body: JSON.stringify(body) });
+  return fetch(`${r.url}${prefix}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...cred, ...headers },
+    body: JSON.stringify(body),
+  });
 }

@@ -22,7 +22,15 @@ function prng(seed: number): () => number {
 }
 
 const ROOT = join(__dirname, '..', '..', 'node_modules');
-const SOURCE_DIRS = ['undici/lib/dispatcher', 'undici/lib/core', 'fastify/lib', 'ioredis/built', 'yaml/dist/compose', 'pg/lib', 'prom-client/lib'];
+const SOURCE_DIRS = [
+  'undici/lib/dispatcher',
+  'undici/lib/core',
+  'fastify/lib',
+  'ioredis/built',
+  'yaml/dist/compose',
+  'pg/lib',
+  'prom-client/lib',
+];
 
 let sourceFiles: string[] | undefined;
 export function realSourceFiles(): string[] {
@@ -43,17 +51,37 @@ export function realSourceFiles(): string[] {
 }
 
 function pytestRun(rnd: () => number, failing: number): string {
-  const lines = ['============================= test session starts ==============================', 'platform linux -- Python 3.11.7, pytest-8.3.2, pluggy-1.5.0', 'rootdir: /work/app', 'collected 48 items', ''];
-  for (let f = 0; f < 6; f++) lines.push(`tests/test_module_${f}.py ${'.'.repeat(6 + Math.floor(rnd() * 4))}${f < failing ? 'F' : '.'}  [${String(Math.floor(((f + 1) / 6) * 100)).padStart(3)}%]`);
+  const lines = [
+    '============================= test session starts ==============================',
+    'platform linux -- Python 3.11.7, pytest-8.3.2, pluggy-1.5.0',
+    'rootdir: /work/app',
+    'collected 48 items',
+    '',
+  ];
+  for (let f = 0; f < 6; f++)
+    lines.push(
+      `tests/test_module_${f}.py ${'.'.repeat(6 + Math.floor(rnd() * 4))}${f < failing ? 'F' : '.'}  [${String(Math.floor(((f + 1) / 6) * 100)).padStart(3)}%]`,
+    );
   if (failing) {
     lines.push('', '=================================== FAILURES ===================================');
     for (let f = 0; f < failing; f++) {
-      lines.push(`______________________________ test_parse_${f} _______________________________`, '', `    def test_parse_${f}():`, `        result = parse("a,b,${f}")`, `>       assert result == ["a", "b", "${f + 1}"]`, `E       AssertionError: assert ['a', 'b', '${f}'] == ['a', 'b', '${f + 1}']`, '', `tests/test_module_${f}.py:${20 + f}: AssertionError`);
+      lines.push(
+        `______________________________ test_parse_${f} _______________________________`,
+        '',
+        `    def test_parse_${f}():`,
+        `        result = parse("a,b,${f}")`,
+        `>       assert result == ["a", "b", "${f + 1}"]`,
+        `E       AssertionError: assert ['a', 'b', '${f}'] == ['a', 'b', '${f + 1}']`,
+        '',
+        `tests/test_module_${f}.py:${20 + f}: AssertionError`,
+      );
     }
     lines.push('=========================== short test summary info ============================');
     for (let f = 0; f < failing; f++) lines.push(`FAILED tests/test_module_${f}.py::test_parse_${f} - AssertionError`);
   }
-  lines.push(`========================= ${failing ? `${failing} failed, ` : ''}${48 - failing} passed in ${(1 + rnd() * 3).toFixed(2)}s =========================`);
+  lines.push(
+    `========================= ${failing ? `${failing} failed, ` : ''}${48 - failing} passed in ${(1 + rnd() * 3).toFixed(2)}s =========================`,
+  );
   return lines.join('\n');
 }
 
@@ -81,9 +109,19 @@ export function agentSteps(n: number, seed = 7): AgentStep[] {
       const f = files[Math.floor(rnd() * files.length)]!;
       steps.push({ id, tool: 'read_file', args: { path: f.slice(ROOT.length + 1) }, output: readFileSync(f, 'utf8') });
     } else if (r < 0.75) {
-      steps.push({ id, tool: 'bash', args: { command: 'python -m pytest -q' }, output: pytestRun(rnd, i === n - 1 ? 0 : 1 + Math.floor(rnd() * 2)) });
+      steps.push({
+        id,
+        tool: 'bash',
+        args: { command: 'python -m pytest -q' },
+        output: pytestRun(rnd, i === n - 1 ? 0 : 1 + Math.floor(rnd() * 2)),
+      });
     } else if (r < 0.9) {
-      steps.push({ id, tool: 'http_get', args: { url: 'https://api.example.test/issues' }, output: apiPayload(rnd, 8 + Math.floor(rnd() * 20)) });
+      steps.push({
+        id,
+        tool: 'http_get',
+        args: { url: 'https://api.example.test/issues' },
+        output: apiPayload(rnd, 8 + Math.floor(rnd() * 20)),
+      });
     } else if (steps.length) {
       const again = steps[Math.floor(rnd() * steps.length)]!;
       steps.push({ ...again, id });
@@ -114,7 +152,11 @@ export function openaiTurn(steps: AgentStep[], upto: number, extra: Record<strin
     { role: 'user', content: TASK },
   ];
   for (const s of steps.slice(0, upto)) {
-    messages.push({ role: 'assistant', content: null, tool_calls: [{ id: s.id, type: 'function', function: { name: s.tool, arguments: JSON.stringify(s.args) } }] });
+    messages.push({
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: s.id, type: 'function', function: { name: s.tool, arguments: JSON.stringify(s.args) } }],
+    });
     messages.push({ role: 'tool', tool_call_id: s.id, content: s.output });
   }
   return { model: 'gpt-fake', messages, tools: OPENAI_TOOLS, ...extra };

@@ -24,7 +24,8 @@ export function parseAdminEnv(src: Record<string, string | undefined> = process.
     const v = src[key];
     if (v === undefined || v === '') return def;
     const n = Number(v);
-    if (!Number.isInteger(n) || n < min || n > max) problems.push(`${key}=${JSON.stringify(v)}: expected an integer between ${min} and ${max}`);
+    if (!Number.isInteger(n) || n < min || n > max)
+      problems.push(`${key}=${JSON.stringify(v)}: expected an integer between ${min} and ${max}`);
     return Number.isInteger(n) ? n : def;
   };
   const oneOf = <T extends string>(key: string, allowed: readonly T[], def: T | undefined): T | undefined => {

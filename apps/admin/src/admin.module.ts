@@ -63,9 +63,15 @@ export class AdminModule {
 
 export async function createAdminServer(deps: AdminDeps): Promise<NestFastifyApplication> {
   // ignoreTrailingSlash: the page's address is /ui/ (so its relative assets resolve under /ui).
-  const adapter = new FastifyAdapter({ logger: false, bodyLimit: deps.bodyLimitBytes ?? 8 * 1024 * 1024, routerOptions: { ignoreTrailingSlash: true } });
+  const adapter = new FastifyAdapter({
+    logger: false,
+    bodyLimit: deps.bodyLimitBytes ?? 8 * 1024 * 1024,
+    routerOptions: { ignoreTrailingSlash: true },
+  });
   const app = await NestFactory.create<NestFastifyApplication>(AdminModule.forRoot(deps), adapter, { logger: ['warn', 'error'] });
-  app.useGlobalFilters(new AdminErrorFilter((err) => deps.log?.error('admin request failed', { err: err instanceof Error ? err.stack : String(err) })));
+  app.useGlobalFilters(
+    new AdminErrorFilter((err) => deps.log?.error('admin request failed', { err: err instanceof Error ? err.stack : String(err) })),
+  );
   await app.init();
   return app;
 }

@@ -31,7 +31,8 @@ function statsSource(gw: GatewayContext): GatewayStatsSource {
   };
 }
 
-const urlOf = (addr: AddressInfo | string | null) => (typeof addr === 'object' && addr ? `http://${addr.address}:${addr.port}` : String(addr));
+const urlOf = (addr: AddressInfo | string | null) =>
+  typeof addr === 'object' && addr ? `http://${addr.address}:${addr.port}` : String(addr);
 
 export async function startEmbedded(env: Env): Promise<Embedded> {
   const bus = new InProcessGenerationBus();
@@ -43,7 +44,9 @@ export async function startEmbedded(env: Env): Promise<Embedded> {
     closers.push(() => gateway.close());
     if (!gw.durable) throw new Error('the embedded admin needs a durable store (DURABLE_STORE=none leaves it nowhere to keep tenants)');
     // With Redis configured, other gateway processes may share this control plane: announce there too.
-    const publisher = env.redisUrl ? await RedisGenerationPublisher.connect({ url: env.redisUrl, prefix: env.redisPrefix, log: gw.log }) : undefined;
+    const publisher = env.redisUrl
+      ? await RedisGenerationPublisher.connect({ url: env.redisUrl, prefix: env.redisPrefix, log: gw.log })
+      : undefined;
     if (publisher) closers.push(() => publisher.close());
     const notifier: GenerationNotifier = publisher ? fanOut(bus, publisher) : bus;
     // Without ADMIN_TOKEN the control plane would be locked: the laptop default gets a random one

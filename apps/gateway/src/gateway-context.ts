@@ -1,7 +1,14 @@
 // Everything the gateway's request path depends on, built once at boot from the parsed
 // environment. Nest wires it into controllers; the hot path uses it as plain data.
 import { REGISTRY, closeSharedSandbox, systemClock, type Clock, type HotStore } from '@context-guru/components';
-import { EphemeralHotStore, createStores, type DurableStore, type GenerationSource, type SchemaStatus, type Stores } from '@context-guru/storage';
+import {
+  EphemeralHotStore,
+  createStores,
+  type DurableStore,
+  type GenerationSource,
+  type SchemaStatus,
+  type Stores,
+} from '@context-guru/storage';
 import type { Env } from './env';
 import type { ModelRuntime } from './model/http-model';
 import { createModelRuntime } from './model/model-resolver';

@@ -24,7 +24,10 @@ export async function createGatewayServer(gw: GatewayContext): Promise<NestFasti
     gw.env.bodyLimitBytes,
     (err, url) => gw.log.error('unhandled route error', { error: errorText(err), url }),
   );
-  const adapter = new FastifyAdapter({ logger: false, serverFactory: (handler: (req: IncomingMessage, res: ServerResponse) => void) => hot(handler) });
+  const adapter = new FastifyAdapter({
+    logger: false,
+    serverFactory: (handler: (req: IncomingMessage, res: ServerResponse) => void) => hot(handler),
+  });
   const app = await NestFactory.create<NestFastifyApplication>(GatewayModule.forRoot(gw), adapter, {
     bodyParser: false,
     logger: gw.env.logLevel === 'debug' ? ['log', 'warn', 'error', 'debug'] : ['warn', 'error'],

@@ -15,26 +15,51 @@ export const StoreOptions = Type.Object({
   max_entries: Type.Integer({ minimum: 1, default: 10000 }),
 });
 
+/**
+ * Measured savings (issue 16): this share of *new* sessions is forwarded untouched for its whole
+ * life, so the bill of treated and held-out sessions can be compared from provider usage.
+ */
+export const HoldoutOptions = Type.Object({
+  fraction: Type.Number({ minimum: 0, maximum: 1 }),
+});
+
+/**
+ * A candidate version of the same tenant's config, run off the hot path on a sampled share of
+ * requests to report what it would have removed; it never changes a forwarded byte.
+ */
+export const ShadowOptions = Type.Object({
+  version: Type.Integer({ minimum: 1 }),
+  sample: Type.Number({ minimum: 0, maximum: 1, default: 0.05 }),
+});
+
 const PipelineDocumentSchema = Type.Object({
   preset: Type.Optional(Type.String()),
   pipeline: Type.Optional(Type.Array(Type.String())),
   components: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
   store: Type.Optional(StoreOptions),
+  holdout: Type.Optional(HoldoutOptions),
+  shadow: Type.Optional(ShadowOptions),
 });
 
 export type PipelineDocument = Static<typeof PipelineDocumentSchema>;
 export type StoreConfig = Static<typeof StoreOptions>;
+export type HoldoutConfig = Static<typeof HoldoutOptions>;
+export type ShadowConfig = Static<typeof ShadowOptions>;
 
 export interface BuiltConfig {
   pipeline: Pipeline;
   names: string[];
   store: StoreConfig;
   preset?: string;
+  holdout?: HoldoutConfig;
+  shadow?: ShadowConfig;
 }
 
 export function parsePipelineDocument(raw: unknown, path = 'config'): PipelineDocument {
   const doc = decodeOptions(PipelineDocumentSchema, raw, path);
   if (doc.store) doc.store = decodeOptions(StoreOptions, doc.store, `${path}.store`);
+  if (doc.holdout) doc.holdout = decodeOptions(HoldoutOptions, doc.holdout, `${path}.holdout`);
+  if (doc.shadow) doc.shadow = decodeOptions(ShadowOptions, doc.shadow, `${path}.shadow`);
   return doc;
 }
 
@@ -77,7 +102,9 @@ export function buildPipeline(doc: PipelineDocument, path = 'config'): BuiltConf
     return def.create(opts);
   });
   const store = decodeOptions(StoreOptions, doc.store, `${path}.store`);
-  return { pipeline: new Pipeline(components), names, store, preset: doc.preset };
+  const holdout = doc.holdout ? decodeOptions(HoldoutOptions, doc.holdout, `${path}.holdout`) : undefined;
+  const shadow = doc.shadow ? decodeOptions(ShadowOptions, doc.shadow, `${path}.shadow`) : undefined;
+  return { pipeline: new Pipeline(components), names, store, preset: doc.preset, holdout, shadow };
 }
 
 /** A preset name or an explicit pipeline list, plus an optional overriding document. */
@@ -89,5 +116,7 @@ export function resolveDocument(preset: string | undefined, override?: PipelineD
     pipeline: override.pipeline ?? base.pipeline,
     components: { ...(base.components ?? {}), ...(override.components ?? {}) },
     store: override.store ?? base.store,
+    holdout: override.holdout,
+    shadow: override.shadow,
   };
 }

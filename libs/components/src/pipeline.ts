@@ -103,4 +103,3 @@ function changedIndices(before: readonly Message[], after: readonly Message[]): 
   }
   return out;
 }
-

@@ -11,7 +11,14 @@ import { checkFilterDocument } from './load';
 
 const USAGE = 'usage: context-guru-dsl verify [--builtins] <file.yaml...>';
 
-const indent = (s: string): string => (s === '' ? '    (empty)' : s.replace(/\n+$/, '').split('\n').map((l) => `    ${l}`).join('\n'));
+const indent = (s: string): string =>
+  s === ''
+    ? '    (empty)'
+    : s
+        .replace(/\n+$/, '')
+        .split('\n')
+        .map((l) => `    ${l}`)
+        .join('\n');
 
 function formatFailure(f: TestFailure): string {
   const head = `FAIL ${f.source}:${f.line}: filter "${f.filter}" test "${f.test}"`;

@@ -132,7 +132,11 @@ function readFilter(w: YamlWalker, name: string, node: unknown, line: number): C
     }
   }
   if (stripLine && f.keepLines.length > 0) {
-    w.fail(null, { filter: name, field: 'strip_lines_matching', line: stripLine }, 'strip_lines_matching and keep_lines_matching are exclusive: use one');
+    w.fail(
+      null,
+      { filter: name, field: 'strip_lines_matching', line: stripLine },
+      'strip_lines_matching and keep_lines_matching are exclusive: use one',
+    );
   }
   if (!f.match) w.fail(null, { filter: name, field: 'match', line }, 'missing: every filter needs a match regex (its selector)');
   return f as CompiledFilter;
@@ -156,7 +160,11 @@ function readReplace(w: YamlWalker, node: unknown, where: Where): ReplaceRule[] 
     if (replacement === undefined) return w.fail(null, { ...at, field: `${at.field}.replacement` }, 'missing (use "" to delete the match)');
     const group = highestGroupRef(replacement);
     if (group > pattern.groupCount()) {
-      w.fail(null, { ...at, field: `${at.field}.replacement`, line: replacementLine }, `refers to $${group} but the pattern has ${pattern.groupCount()} group(s)`);
+      w.fail(
+        null,
+        { ...at, field: `${at.field}.replacement`, line: replacementLine },
+        `refers to $${group} but the pattern has ${pattern.groupCount()} group(s)`,
+      );
     }
     return { pattern, replacement };
   });

@@ -39,7 +39,11 @@ export function runInlineTest(f: CompiledFilter, t: InlineTest, source: string):
   const base = { source, filter: f.name, test: t.name, line: t.line, index: t.index, expected: t.expected };
   const candidates = selectorCandidates(output, command);
   if (!filterMatches(f, candidates)) {
-    return { ...base, reason: 'not_selected', actual: `match ${JSON.stringify(f.match.source)} selects none of ${JSON.stringify(candidates)}` };
+    return {
+      ...base,
+      reason: 'not_selected',
+      actual: `match ${JSON.stringify(f.match.source)} selects none of ${JSON.stringify(candidates)}`,
+    };
   }
   const actual = applyFilter(f, output).output;
   return trimEnd(actual) === trimEnd(t.expected) ? undefined : { ...base, reason: 'mismatch', actual };

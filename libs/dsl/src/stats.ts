@@ -122,7 +122,8 @@ export class FilterActStats {
   }
 
   snapshot(): ActSnapshot {
-    const copy = (m: Map<string, ActCounts>) => Object.fromEntries([...m].sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, v]) => [k, { ...v }]));
+    const copy = (m: Map<string, ActCounts>) =>
+      Object.fromEntries([...m].sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, v]) => [k, { ...v }]));
     return { filters: copy(this.filters), families: copy(this.families) };
   }
 

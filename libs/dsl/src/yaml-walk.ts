@@ -43,7 +43,12 @@ export class YamlWalker {
   }
 
   /** The pairs of a mapping, with their keys read as strings; duplicate keys are refused. */
-  pairs(node: unknown, where: Where, what: string, keysAreFilters = false): Array<{ key: string; pair: Pair; value: unknown; line: number }> {
+  pairs(
+    node: unknown,
+    where: Where,
+    what: string,
+    keysAreFilters = false,
+  ): Array<{ key: string; pair: Pair; value: unknown; line: number }> {
     if (isAlias(node)) this.fail(node, where, 'YAML aliases are not supported');
     if (!isMap(node)) this.fail(node, where, `${what} must be a mapping`);
     const seen = new Set<string>();

@@ -19,7 +19,10 @@ function pct(xs, p) {
 async function run(name, store, counter) {
   const tenant = `bench-${Date.now()}`;
   const contentKeys = Array.from({ length: 40 }, (_, i) => ck(i));
-  await store.commitSession(tenant, 'sess', { frozen: new Map(contentKeys.slice(0, 10).map((k) => [`mask:${k}`, 'r'.repeat(200)])), offloaded: true });
+  await store.commitSession(tenant, 'sess', {
+    frozen: new Map(contentKeys.slice(0, 10).map((k) => [`mask:${k}`, 'r'.repeat(200)])),
+    offloaded: true,
+  });
   const times = [];
   for (let i = 0; i < N; i++) {
     const entries = Array.from({ length: 5 }, () => {
@@ -39,7 +42,9 @@ async function run(name, store, counter) {
     trips = counter() - before;
   }
   const warm = times.slice(Math.floor(N / 10));
-  console.log(`${name.padEnd(16)} p50 ${pct(warm, 50).toFixed(3)} ms  p99 ${pct(warm, 99).toFixed(3)} ms  round trips putStash+commitSession: ${trips}`);
+  console.log(
+    `${name.padEnd(16)} p50 ${pct(warm, 50).toFixed(3)} ms  p99 ${pct(warm, 99).toFixed(3)} ms  round trips putStash+commitSession: ${trips}`,
+  );
 }
 
 const mem = new s.MemoryHotStore();

@@ -53,14 +53,18 @@ export interface Stores {
   close(): Promise<void>;
 }
 
-export function resolveKinds(o: Pick<CreateStoresOptions, 'hot' | 'durable' | 'redisUrl' | 'databaseUrl'>): { hot: HotKind; durable: DurableKind } {
+export function resolveKinds(o: Pick<CreateStoresOptions, 'hot' | 'durable' | 'redisUrl' | 'databaseUrl'>): {
+  hot: HotKind;
+  durable: DurableKind;
+} {
   const hot = o.hot ?? (o.redisUrl ? 'redis' : 'memory');
   const durable = o.durable ?? (o.databaseUrl ? 'postgres' : 'pglite');
   if (!(HOT_KINDS as readonly string[]).includes(hot)) throw new Error(`unknown hot store "${hot}" (expected ${HOT_KINDS.join(' | ')})`);
   if (!(DURABLE_KINDS as readonly string[]).includes(durable)) {
     throw new Error(`unknown durable store "${durable}" (expected ${DURABLE_KINDS.join(' | ')})`);
   }
-  if (hot === 'redis' && !/^rediss?:\/\//.test(o.redisUrl ?? '')) throw new Error('hot store redis needs REDIS_URL (redis:// or rediss://)');
+  if (hot === 'redis' && !/^rediss?:\/\//.test(o.redisUrl ?? ''))
+    throw new Error('hot store redis needs REDIS_URL (redis:// or rediss://)');
   if (durable === 'postgres' && !/^postgres(ql)?:\/\//.test(o.databaseUrl ?? '')) {
     throw new Error('durable store postgres needs DATABASE_URL (postgres:// or postgresql://)');
   }

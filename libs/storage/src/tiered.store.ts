@@ -2,14 +2,7 @@
 // durable copy follows in batches; a hot loss (eviction, expiry, Redis restart or FLUSHDB) is
 // repaired from the archive and the checkpoint, so a marker still resolves and a frozen decision
 // replays byte-identically instead of flipping a cached prefix.
-import type {
-  HotStore,
-  SessionSnapshot,
-  SessionWrites,
-  StashEntry,
-  StoreHealth,
-  TurnRecord,
-} from '@context-guru/components';
+import type { HotStore, SessionSnapshot, SessionWrites, StashEntry, StoreHealth, TurnRecord } from '@context-guru/components';
 import type { DurableStore } from './sql/durable.store';
 import { errorText, silentLogger, type StorageLogger } from './storage-logger';
 import { WriteBehindQueue, type WriteBehindOptions, type WriteBehindStats } from './write-behind.queue';
@@ -91,7 +84,9 @@ export class TieredHotStore implements HotStore {
     }
     const text = this.queue.pendingStash(tenant, id)?.text ?? (await this.fromArchive(tenant, id, hotErr));
     if (text !== null && hotErr === undefined && this.hot.warmStash) {
-      await this.hot.warmStash(tenant, [{ id, text }]).catch((err: unknown) => this.log.warn('stash re-warm failed', { err: errorText(err) }));
+      await this.hot
+        .warmStash(tenant, [{ id, text }])
+        .catch((err: unknown) => this.log.warn('stash re-warm failed', { err: errorText(err) }));
     }
     return text;
   }

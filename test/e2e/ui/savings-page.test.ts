@@ -30,7 +30,11 @@ const int = (n: number) => Math.round(n).toLocaleString('en-US');
 
 /** Starts `node apps/embedded/dist/main.js` and reads the page's URL from what it prints. */
 async function startEmbeddedProcess(env: Record<string, string>): Promise<{ proc: ChildProcess; uiUrl: string; output: () => string }> {
-  const proc = spawn(process.execPath, [path.join(ROOT, 'apps/embedded/dist/main.js')], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [path.join(ROOT, 'apps/embedded/dist/main.js')], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   proc.stdout!.on('data', (c: Buffer) => (out += c.toString()));
   proc.stderr!.on('data', (c: Buffer) => (out += c.toString()));
@@ -67,7 +71,12 @@ describe('the savings page (embedded default, real browser)', () => {
   beforeAll(async () => {
     upstream = await startFakeUpstream(() => ({
       kind: 'json',
-      body: anthropicMessage([{ type: 'text', text: 'Looked at it.' }], { input_tokens: 1200, cache_read_input_tokens: 9000, cache_creation_input_tokens: 800, output_tokens: 40 }),
+      body: anthropicMessage([{ type: 'text', text: 'Looked at it.' }], {
+        input_tokens: 1200,
+        cache_read_input_tokens: 9000,
+        cache_creation_input_tokens: 800,
+        output_tokens: 40,
+      }),
     }));
     dataDir = mkdtempSync(path.join(tmpdir(), 'cg-ui-'));
     const [port, adminPort] = [await freePort(), await freePort()];
@@ -90,7 +99,12 @@ describe('the savings page (embedded default, real browser)', () => {
     for (let turn = 1; turn <= TURNS; turn++) {
       const res = await fetch(`${gatewayUrl}/anthropic/v1/messages`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-api-key': 'sk-test', 'anthropic-version': '2023-06-01', 'x-context-guru-session': SESSION },
+        headers: {
+          'content-type': 'application/json',
+          'x-api-key': 'sk-test',
+          'anthropic-version': '2023-06-01',
+          'x-context-guru-session': SESSION,
+        },
         body: JSON.stringify(anthropicTurn(steps, turn, { model: 'claude-sonnet-4-5' })),
       });
       expect(res.status).toBe(200);
@@ -159,7 +173,8 @@ describe('the savings page (embedded default, real browser)', () => {
     // The token left the address bar once read.
     expect(page.url()).not.toContain('token=');
     await page.screenshot({ path: path.join(OUT, 'savings-page.png'), fullPage: true });
-    if (process.env.CG_UPDATE_SCREENSHOTS === '1') copyFileSync(path.join(OUT, 'savings-page.png'), path.join(ROOT, 'docs', 'images', 'ui-savings.png'));
+    if (process.env.CG_UPDATE_SCREENSHOTS === '1')
+      copyFileSync(path.join(OUT, 'savings-page.png'), path.join(ROOT, 'docs', 'images', 'ui-savings.png'));
     await page.close();
   });
 
@@ -170,7 +185,10 @@ describe('the savings page (embedded default, real browser)', () => {
     const boxes = () => page.$$eval('.cards > div, #chart', (els) => els.map((e) => JSON.stringify(e.getBoundingClientRect())));
     const before = await boxes();
     const stamp = await page.locator('#updated').textContent();
-    await page.locator('#updated').filter({ hasNotText: stamp ?? '' }).waitFor({ timeout: 20_000 });
+    await page
+      .locator('#updated')
+      .filter({ hasNotText: stamp ?? '' })
+      .waitFor({ timeout: 20_000 });
     expect(await boxes()).toEqual(before);
     await page.setViewportSize({ width: 420, height: 800 });
     // The chart follows the window on its resize event: wait until it has (bounded).

@@ -33,11 +33,14 @@ describe('admin auth, roles and errors', () => {
     expect((await h.call('GET', '/v1/whoami')).json).toEqual({ id: 'bootstrap', role: 'admin' });
   });
 
-  it('readiness: the database answers and the schema is this build\'s', async () => {
+  it("readiness: the database answers and the schema is this build's", async () => {
     expect(await h.call('GET', '/readyz', { token: null })).toEqual({ status: 200, json: { ready: true, database: 'ok' } });
     const behind = await startAdmin({ schema: async () => ({ current: 4, required: 5, ok: false }) });
     try {
-      expect(await behind.call('GET', '/readyz', { token: null })).toEqual({ status: 503, json: { ready: false, database: 'ok', schema: { current: 4, required: 5, ok: false } } });
+      expect(await behind.call('GET', '/readyz', { token: null })).toEqual({
+        status: 503,
+        json: { ready: false, database: 'ok', schema: { current: 4, required: 5, ok: false } },
+      });
     } finally {
       await behind.close();
     }
@@ -77,13 +80,22 @@ describe('admin auth, roles and errors', () => {
 
   it('every declared route refuses a role below the one it names, and lets that role through', async () => {
     const RANK = { viewer: 0, operator: 1, admin: 2 } as const;
-    const fill = (p: string) => p.replace('{id}', 'acme').replace('{keyId}', '00000000-0000-0000-0000-000000000000').replace('{v}', '1').replace('{name}', 'x');
+    const fill = (p: string) =>
+      p.replace('{id}', 'acme').replace('{keyId}', '00000000-0000-0000-0000-000000000000').replace('{v}', '1').replace('{name}', 'x');
     for (const r of declaredRoutes()) {
       if (r.role === 'public') continue;
       for (const who of ['viewer', 'operator', 'admin'] as const) {
-        const res = await h.call(r.method, fill(r.path), { token: keys[who]!.key, body: ['POST', 'PUT', 'PATCH'].includes(r.method) ? {} : undefined });
+        const res = await h.call(r.method, fill(r.path), {
+          token: keys[who]!.key,
+          body: ['POST', 'PUT', 'PATCH'].includes(r.method) ? {} : undefined,
+        });
         const allowed = RANK[who] >= RANK[r.role];
-        expect([r.method, r.path, who, allowed ? res.status !== 403 && res.status !== 401 : res.status]).toEqual([r.method, r.path, who, allowed ? true : 403]);
+        expect([r.method, r.path, who, allowed ? res.status !== 403 && res.status !== 401 : res.status]).toEqual([
+          r.method,
+          r.path,
+          who,
+          allowed ? true : 403,
+        ]);
       }
     }
   });
@@ -117,7 +129,13 @@ describe('admin auth, roles and errors', () => {
     record(await h.call('POST', '/v1/tenants', { body: { id: 'big', name: 'x'.repeat(70 * 1024) } }));
     record(await h.call('POST', '/v1/tenants/acme/configs', { body: { document: { preset: 'nope' } } }));
     record(await h.call('PUT', '/v1/tenants/acme/filters/bad', { body: { yaml: 'schema_version: 2\n' } }));
-    for (let i = 0; i < 3; i++) record(await h.call('POST', '/v1/ops/expand', { token: keys.operator!.key, body: { tenant: 'acme', id: '0123456789abcdef', reason: 'ticket 1' } }));
+    for (let i = 0; i < 3; i++)
+      record(
+        await h.call('POST', '/v1/ops/expand', {
+          token: keys.operator!.key,
+          body: { tenant: 'acme', id: '0123456789abcdef', reason: 'ticket 1' },
+        }),
+      );
     // No stash store configured: ops expand cannot answer. A broken schema: an unexpected failure.
     const bare = await startAdmin({ store: undefined });
     try {

@@ -45,22 +45,35 @@ describe('context-guru-admin', () => {
   it('creates a tenant, issues a key, pushes, activates, rolls back, dry-runs, expands and verifies', async () => {
     expect((await cli(['tenant', 'create', 'acme', '--name', 'Acme'])).out).toMatchObject({ id: 'acme', name: 'Acme' });
     expect((await cli(['key', 'issue', 'acme', '--label', 'ci'])).out.key).toMatch(/^cg_live_/);
-    expect((await cli(['config', 'push', 'acme', path.join(dir, 'safe.yaml'), '--activate'])).out).toMatchObject({ version: 1, active: true });
+    expect((await cli(['config', 'push', 'acme', path.join(dir, 'safe.yaml'), '--activate'])).out).toMatchObject({
+      version: 1,
+      active: true,
+    });
     expect((await cli(['config', 'push', 'acme', path.join(dir, 'agent.yaml')])).out).toMatchObject({ version: 2, active: false });
     expect((await cli(['config', 'activate', 'acme', '2'])).out).toMatchObject({ version: 2, previous: 1 });
     expect((await cli(['config', 'diff', 'acme', '1', '2'])).out.preset).toEqual({ from: 'safe', to: 'agent' });
     expect((await cli(['config', 'rollback', 'acme'])).out).toMatchObject({ version: 1, previous: 2 });
     const filter = path.join(ROOT, 'test/fixtures/admin/acme-build.yaml');
-    expect((await cli(['filter', 'push', 'acme', 'acme', filter, '--activate'])).out).toMatchObject({ name: 'acme', version: 1, active: true });
+    expect((await cli(['filter', 'push', 'acme', 'acme', filter, '--activate'])).out).toMatchObject({
+      name: 'acme',
+      version: 1,
+      active: true,
+    });
 
     const dry = await cli(['dry-run', 'acme', 'openai', path.join(dir, 'request.json'), '--config', path.join(dir, 'agent.yaml')]);
     expect(dry.out.config.source).toBe('candidate');
     expect(dry.out.markers.length).toBeGreaterThan(0);
 
     await h.store.putStash('acme', 'acme:s', [{ id: 'cccccccccccccccc', text: 'the original' }]);
-    expect((await cli(['expand', 'acme', 'cccccccccccccccc', '--reason', 'ticket 9'])).out).toEqual({ id: 'cccccccccccccccc', original: 'the original' });
+    expect((await cli(['expand', 'acme', 'cccccccccccccccc', '--reason', 'ticket 9'])).out).toEqual({
+      id: 'cccccccccccccccc',
+      original: 'the original',
+    });
     expect((await cli(['audit', 'verify'])).out).toEqual({ ok: true, checked: 8 });
-    expect((await cli(['audit', 'list', '--action', 'ops.expand'])).out[0]).toMatchObject({ reason: 'ticket 9', target: 'cccccccccccccccc' });
+    expect((await cli(['audit', 'list', '--action', 'ops.expand'])).out[0]).toMatchObject({
+      reason: 'ticket 9',
+      target: 'cccccccccccccccc',
+    });
   });
 
   it('prints the API error as code: message and exits non-zero', async () => {

@@ -63,9 +63,17 @@ describe('admin configs, filters, tenants and keys', () => {
     const v1 = await h.call('POST', '/v1/tenants/acme/configs', { body: { document: 'preset: balanced\n' } });
     expect(v1).toMatchObject({ status: 201, json: { version: 1, active: false } });
     expect(await readGeneration(h.sql)).toBe(g0); // stored, not served: nothing to reload
-    expect((await h.call('GET', '/v1/tenants/acme/configs/1')).json).toMatchObject({ version: 1, active: false, created_by: 'bootstrap', document: { preset: 'balanced' } });
+    expect((await h.call('GET', '/v1/tenants/acme/configs/1')).json).toMatchObject({
+      version: 1,
+      active: false,
+      created_by: 'bootstrap',
+      document: { preset: 'balanced' },
+    });
     expect((await h.call('GET', '/v1/tenants/acme/configs/active')).status).toBe(404);
-    const v2doc = { pipeline: ['format', 'dedup', 'mask', 'cmdfilter'], components: { dedup: { min_tokens: 300 }, cmdfilter: { filters: [filterYaml] } } };
+    const v2doc = {
+      pipeline: ['format', 'dedup', 'mask', 'cmdfilter'],
+      components: { dedup: { min_tokens: 300 }, cmdfilter: { filters: [filterYaml] } },
+    };
     const v2 = await h.call('POST', '/v1/tenants/acme/configs', { body: { document: v2doc, activate: true } });
     expect(v2.json).toMatchObject({ version: 2, active: true, pipeline: ['format', 'dedup', 'mask', 'cmdfilter'] });
     expect(await readGeneration(h.sql)).toBe(g0 + 1);
@@ -89,7 +97,10 @@ describe('admin configs, filters, tenants and keys', () => {
     expect(rb.json).toEqual({ version: 1, active: true, previous: 2 });
     expect(await readGeneration(h.sql)).toBe(g0 + 2);
     const list = (await h.call('GET', '/v1/tenants/acme/configs')).json as Array<{ version: number; active: boolean; document: unknown }>;
-    expect(list.map((v) => [v.version, v.active])).toEqual([[1, true], [2, false]]);
+    expect(list.map((v) => [v.version, v.active])).toEqual([
+      [1, true],
+      [2, false],
+    ]);
     expect(list[1]!.document).toEqual(v2doc); // unchanged by activation
     expect((await h.call('POST', '/v1/tenants/acme/configs/7/activate')).status).toBe(404);
     expect((await h.call('GET', '/v1/tenants/acme/configs/0')).json.error.code).toBe('invalid_request');
@@ -103,7 +114,9 @@ describe('admin configs, filters, tenants and keys', () => {
     expect(bad.status).toBe(422);
     expect(bad.json.error.code).toBe('invalid_filter');
     expect(bad.json.error.message).toMatch(/^filters\/acme:10: filter "acme-build": .*inline test "drops-progress" failed/);
-    const unknown = await h.call('PUT', '/v1/tenants/acme/filters/acme', { body: { yaml: 'schema_version: 1\nfilters:\n  x:\n    mach: "a"\n' } });
+    const unknown = await h.call('PUT', '/v1/tenants/acme/filters/acme', {
+      body: { yaml: 'schema_version: 1\nfilters:\n  x:\n    mach: "a"\n' },
+    });
     expect(unknown.json.error.message).toMatch(/filters\/acme:\d+/);
     expect({ sets: await count('filter_sets'), audit: await count('audit_log') }).toEqual(before);
   });
@@ -113,7 +126,9 @@ describe('admin configs, filters, tenants and keys', () => {
     const p1 = await h.call('PUT', '/v1/tenants/acme/filters/acme', { body: { yaml: filterYaml } });
     expect(p1).toMatchObject({ status: 200, json: { name: 'acme', version: 1, active: false, filters: ['acme-build'] } });
     expect(await readGeneration(h.sql)).toBe(g0);
-    const p2 = await h.call('PUT', '/v1/tenants/acme/filters/acme', { body: { yaml: filterYaml.replace('progress noise', 'progress lines'), activate: true } });
+    const p2 = await h.call('PUT', '/v1/tenants/acme/filters/acme', {
+      body: { yaml: filterYaml.replace('progress noise', 'progress lines'), activate: true },
+    });
     expect(p2.json).toMatchObject({ version: 2, active: true });
     expect(await readGeneration(h.sql)).toBe(g0 + 1);
     expect((await h.call('GET', '/v1/tenants/acme/filters')).json).toEqual([{ name: 'acme', latest: 2, active: 2 }]);
@@ -131,30 +146,60 @@ describe('admin configs, filters, tenants and keys', () => {
   it('a disabled tenant keeps its history; patch re-enables; every write is on the verified chain', async () => {
     expect((await h.call('DELETE', '/v1/tenants/acme')).json).toMatchObject({ disabled: true });
     expect((await loadTenantState(h.sql, 'acme'))!.tenant.disabledAt).not.toBeNull();
-    expect((await h.call('PATCH', '/v1/tenants/acme', { body: { disabled: false, name: 'Acme Inc' } })).json).toMatchObject({ disabled: false, name: 'Acme Inc' });
+    expect((await h.call('PATCH', '/v1/tenants/acme', { body: { disabled: false, name: 'Acme Inc' } })).json).toMatchObject({
+      disabled: false,
+      name: 'Acme Inc',
+    });
     expect((await h.call('PATCH', '/v1/tenants/acme', { body: {} })).json.error.code).toBe('invalid_request');
-    const actions = ((await h.call('GET', '/v1/audit?tenant=acme&limit=1000')).json as Array<{ action: string }>).map((a) => a.action).reverse();
+    const actions = ((await h.call('GET', '/v1/audit?tenant=acme&limit=1000')).json as Array<{ action: string }>)
+      .map((a) => a.action)
+      .reverse();
     expect(actions).toEqual([
-      'tenant.create', 'key.issue', 'key.revoke', 'config.push', 'config.push_activate', 'config.rollback',
-      'filter.push', 'filter.push_activate', 'filter.activate', 'filter.delete', 'tenant.disable', 'tenant.update',
+      'tenant.create',
+      'key.issue',
+      'key.revoke',
+      'config.push',
+      'config.push_activate',
+      'config.rollback',
+      'filter.push',
+      'filter.push_activate',
+      'filter.activate',
+      'filter.delete',
+      'tenant.disable',
+      'tenant.update',
     ]);
     expect((await h.call('GET', '/v1/audit/verify')).json).toEqual({ ok: true, checked: actions.length });
   });
 
   it('concurrent pushes get distinct consecutive versions (the tenant row lock serialises numbering)', async () => {
     await h.call('POST', '/v1/tenants', { body: { id: 'busy', name: 'Busy' } });
-    const pushes = await Promise.all(Array.from({ length: 6 }, () => h.call('POST', '/v1/tenants/busy/configs', { body: { document: { preset: 'safe' } } })));
+    const pushes = await Promise.all(
+      Array.from({ length: 6 }, () => h.call('POST', '/v1/tenants/busy/configs', { body: { document: { preset: 'safe' } } })),
+    );
     expect(pushes.map((p) => p.status)).toEqual(Array(6).fill(201));
     expect(pushes.map((p) => p.json.version).sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6]);
     expect((await h.call('GET', '/v1/audit/verify')).json.ok).toBe(true);
   });
 
   it('GET /v1/replicas lists the replicas heartbeating into gateway_replicas, with the current generation', async () => {
-    await replicasRepository.heartbeat(h.sql, { id: 'gw-a', startedAt: new Date('2026-01-01T00:00:00Z'), generation: 3, tenantVersions: { acme: 1 }, lastPropagationMs: 40 });
+    await replicasRepository.heartbeat(h.sql, {
+      id: 'gw-a',
+      startedAt: new Date('2026-01-01T00:00:00Z'),
+      generation: 3,
+      tenantVersions: { acme: 1 },
+      lastPropagationMs: 40,
+    });
     const r = await h.call('GET', '/v1/replicas');
     expect(r.json.generation).toBe(await readGeneration(h.sql));
     expect(r.json.replicas).toEqual([
-      { id: 'gw-a', started_at: '2026-01-01T00:00:00.000Z', heartbeat_at: expect.any(String), generation: 3, tenant_versions: { acme: 1 }, last_propagation_ms: 40 },
+      {
+        id: 'gw-a',
+        started_at: '2026-01-01T00:00:00.000Z',
+        heartbeat_at: expect.any(String),
+        generation: 3,
+        tenant_versions: { acme: 1 },
+        last_propagation_ms: 40,
+      },
     ]);
   });
 });

@@ -58,9 +58,13 @@ describe('admin dry-run', () => {
     expect(off.json.config).toMatchObject({ source: 'version', version: 2, pipeline: [] });
     expect(off.json.forwarded).toEqual(sample);
     expect(off.json.markers).toEqual([]);
-    const cand = await h.call('POST', '/v1/tenants/acme/dry-run', { body: { provider: 'openai', body: JSON.stringify(sample), document: 'pipeline: [format]\n' } });
+    const cand = await h.call('POST', '/v1/tenants/acme/dry-run', {
+      body: { provider: 'openai', body: JSON.stringify(sample), document: 'pipeline: [format]\n' },
+    });
     expect(cand.json.config).toMatchObject({ source: 'candidate', version: null, pipeline: ['format'] });
-    const bad = await h.call('POST', '/v1/tenants/acme/dry-run', { body: { provider: 'openai', body: sample, document: { pipeline: ['nosuch'] } } });
+    const bad = await h.call('POST', '/v1/tenants/acme/dry-run', {
+      body: { provider: 'openai', body: sample, document: { pipeline: ['nosuch'] } },
+    });
     expect(bad.json.error).toMatchObject({ code: 'invalid_document', message: expect.stringMatching(/document\.pipeline\[0\]/) });
     const notJson = await h.call('POST', '/v1/tenants/acme/dry-run', { body: { provider: 'openai', body: '{"messages": [' } });
     expect(notJson.json.error.code).toBe('invalid_request');
@@ -71,7 +75,9 @@ describe('admin dry-run', () => {
   it("composes the tenant's active filter sets, like the gateway", async () => {
     await h.call('PUT', '/v1/tenants/acme/filters/acme', { body: { yaml: ACME_FILTER_YAML, activate: true } });
     const sample = acmeBuildRequest(400);
-    const r = await h.call('POST', '/v1/tenants/acme/dry-run', { body: { provider: 'openai', body: sample, document: { pipeline: ['cmdfilter'] } } });
+    const r = await h.call('POST', '/v1/tenants/acme/dry-run', {
+      body: { provider: 'openai', body: sample, document: { pipeline: ['cmdfilter'] } },
+    });
     expect(r.json.config.filter_sets).toEqual(['acme@1']);
     const tool = r.json.forwarded.messages[2].content as string;
     expect(tool).toContain('compiled 3 units');

@@ -35,11 +35,20 @@ describe('ops expand and the audit chain', () => {
   });
 
   it('needs a reason and is audited with actor, tenant, hash and reason', async () => {
-    expect((await expand({ tenant: 'acme', id: ID_A })).json.error).toMatchObject({ code: 'invalid_request', message: expect.stringMatching(/reason/) });
+    expect((await expand({ tenant: 'acme', id: ID_A })).json.error).toMatchObject({
+      code: 'invalid_request',
+      message: expect.stringMatching(/reason/),
+    });
     expect((await expand({ tenant: 'acme', id: ID_A, reason: '   ' })).json.error.code).toBe('invalid_request');
     const rows = (await h.call('GET', '/v1/audit?action=ops.expand')).json;
     expect(rows).toHaveLength(2); // the two that answered an original
-    expect(rows[0]).toMatchObject({ actor: `key:${(operator as any).id}`, tenant: 'acme', target: ID_A, reason: 'ticket 1', action: 'ops.expand' });
+    expect(rows[0]).toMatchObject({
+      actor: `key:${(operator as any).id}`,
+      tenant: 'acme',
+      target: ID_A,
+      reason: 'ticket 1',
+      action: 'ops.expand',
+    });
   });
 
   it('still finds an original after Redis lost it (the durable archive), then rate-limits the actor', async () => {

@@ -11,7 +11,16 @@ import { Redis } from 'ioredis';
 import { parseEnv } from '../../../apps/gateway/src/env';
 import { tracingEnabled } from '../../../apps/gateway/src/observability/tracing';
 import { parseAdminEnv } from '../../../apps/admin/src/admin-env';
-import { applyRemaps, keysRead, resolveEnv, runCommand, waitFor, type Proc, type Remap, type SecretData } from '../../support/chart-processes';
+import {
+  applyRemaps,
+  keysRead,
+  resolveEnv,
+  runCommand,
+  waitFor,
+  type Proc,
+  type Remap,
+  type SecretData,
+} from '../../support/chart-processes';
 import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream';
 import { anthropicMessage, openAiCompletion } from '../../support/fake-upstream-json';
 import { ROOT, render, type K8sObject } from '../../support/helm';
@@ -48,7 +57,8 @@ describe('the chart runs the real processes it describes', () => {
   const mapping: string[] = [];
 
   beforeAll(async () => {
-    if (!existsSync(join(ROOT, 'apps', 'gateway', 'dist', 'main.js'))) throw new Error('run `npm run build` first: the image runs the built tree');
+    if (!existsSync(join(ROOT, 'apps', 'gateway', 'dist', 'main.js')))
+      throw new Error('run `npm run build` first: the image runs the built tree');
     objs = render({ set: [`config.redisPrefix=${prefix}`, 'config.preset=safe', 'config.cheapModel.model=claude-haiku-4-5'] });
     const values = { secret: 'context-guru-secrets', keys: { db: 'DATABASE_URL', redis: 'REDIS_URL', token: 'ADMIN_TOKEN' } };
     admin = new PgSqlClient({ connectionString: DATABASE_URL, max: 1 });
@@ -84,7 +94,11 @@ describe('the chart runs the real processes it describes', () => {
   const podFields = (label: string) => ({ 'metadata.name': `cg-context-guru-${label}`, 'metadata.namespace': 'llm' });
 
   /** The container's env, with the local stand-ins listed; its port is remapped to a free one. */
-  async function podEnv(c: IContainer, portKey: string | undefined, label: string): Promise<{ env: Record<string, string>; port?: number; chartKeys: string[] }> {
+  async function podEnv(
+    c: IContainer,
+    portKey: string | undefined,
+    label: string,
+  ): Promise<{ env: Record<string, string>; port?: number; chartKeys: string[] }> {
     const { env, chartKeys } = resolveEnv(c, objs, secrets, stage.env, podFields(label));
     const remaps: Remap[] = [];
     let port: number | undefined;
@@ -94,8 +108,10 @@ describe('the chart runs the real processes it describes', () => {
       remaps.push({ key: portKey, chart: String(containerPort), local: String(port), why: 'replicas share one host here' });
       remaps.push({ key: 'HOST', chart: '0.0.0.0', local: '127.0.0.1', why: 'tests listen on loopback only' });
     }
-    if (env.OPENAI_UPSTREAM) remaps.push({ key: 'OPENAI_UPSTREAM', chart: 'https://api.openai.com', local: upstream.url, why: 'fake provider' });
-    if (env.ANTHROPIC_UPSTREAM) remaps.push({ key: 'ANTHROPIC_UPSTREAM', chart: 'https://api.anthropic.com', local: upstream.url, why: 'fake provider' });
+    if (env.OPENAI_UPSTREAM)
+      remaps.push({ key: 'OPENAI_UPSTREAM', chart: 'https://api.openai.com', local: upstream.url, why: 'fake provider' });
+    if (env.ANTHROPIC_UPSTREAM)
+      remaps.push({ key: 'ANTHROPIC_UPSTREAM', chart: 'https://api.anthropic.com', local: upstream.url, why: 'fake provider' });
     for (const r of remaps) mapping.push(`${label}: ${r.key} ${r.chart} → ${r.local} (${r.why})`);
     return { env: { ...applyRemaps(env, remaps), PATH: process.env.PATH ?? '/usr/bin:/bin' }, port, chartKeys };
   }
@@ -112,8 +128,19 @@ describe('the chart runs the real processes it describes', () => {
     const { env, chartKeys } = resolveEnv(c, objs, secrets, stage.env, podFields('gateway-x'));
     const { read, parsed } = keysRead(parseEnv, env);
     expect(chartKeys.filter((k) => !read.has(k))).toEqual([]);
-    expect(parsed).toMatchObject({ host: '0.0.0.0', port: c.ports![0]!.containerPort, hotStore: 'redis', durableStore: 'postgres', migrateOnBoot: false });
-    expect(parsed).toMatchObject({ upstreamHeaderTimeoutMs: 600_000, upstreamIdleTimeoutMs: 120_000, bodyLimitBytes: 32 * 1024 * 1024, turnCacheMb: 64 });
+    expect(parsed).toMatchObject({
+      host: '0.0.0.0',
+      port: c.ports![0]!.containerPort,
+      hotStore: 'redis',
+      durableStore: 'postgres',
+      migrateOnBoot: false,
+    });
+    expect(parsed).toMatchObject({
+      upstreamHeaderTimeoutMs: 600_000,
+      upstreamIdleTimeoutMs: 120_000,
+      bodyLimitBytes: 32 * 1024 * 1024,
+      turnCacheMb: 64,
+    });
     expect(parsed.redisUrl).toBe(REDIS_URL);
     expect(parsed.databaseUrl).toContain(schema);
     expect(parsed.replicaId).toBe('cg-context-guru-gateway-x');
@@ -123,7 +150,13 @@ describe('the chart runs the real processes it describes', () => {
     const ae = resolveEnv(a, objs, secrets, stage.env);
     const ar = keysRead(parseAdminEnv, ae.env);
     expect(ae.chartKeys.filter((k) => !ar.read.has(k))).toEqual([]);
-    expect(ar.parsed).toMatchObject({ host: '0.0.0.0', adminPort: a.ports![0]!.containerPort, adminToken: ADMIN_TOKEN, migrateOnBoot: false, durableStore: 'postgres' });
+    expect(ar.parsed).toMatchObject({
+      host: '0.0.0.0',
+      adminPort: a.ports![0]!.containerPort,
+      adminToken: ADMIN_TOKEN,
+      migrateOnBoot: false,
+      durableStore: 'postgres',
+    });
 
     const m = onlyContainer(job(objs, '-migrate'));
     const me = resolveEnv(m, objs, secrets, {});
@@ -133,7 +166,14 @@ describe('the chart runs the real processes it describes', () => {
 
   it('tracing and a price table: every key the chart adds is read (OTEL_SERVICE_NAME by the OpenTelemetry SDK itself)', () => {
     const traced = render({ set: ['tracing.otlpEndpoint=http://127.0.0.1:4318'] });
-    const withPrices = render({ set: ['config.priceTable.families[0].family=house', 'config.priceTable.families[0].match[0]=house-', 'config.priceTable.families[0].input=1', 'config.priceTable.families[0].output=2'] });
+    const withPrices = render({
+      set: [
+        'config.priceTable.families[0].family=house',
+        'config.priceTable.families[0].match[0]=house-',
+        'config.priceTable.families[0].input=1',
+        'config.priceTable.families[0].output=2',
+      ],
+    });
     for (const variant of [traced, withPrices]) {
       const c = onlyContainer(deployment(variant, '-gateway'));
       const { env, chartKeys } = resolveEnv(c, variant, secrets, stage.env, podFields('gateway-x'));
@@ -155,7 +195,11 @@ describe('the chart runs the real processes it describes', () => {
     expect(stage.user).toBe('node');
     expect(stage.cmd?.[0]).toBe('node');
     expect(stage.workdir).toBe('/app');
-    for (const c of [onlyContainer(deployment(objs, '-gateway')), onlyContainer(deployment(objs, '-admin')), onlyContainer(job(objs, '-migrate'))]) {
+    for (const c of [
+      onlyContainer(deployment(objs, '-gateway')),
+      onlyContainer(deployment(objs, '-admin')),
+      onlyContainer(job(objs, '-migrate')),
+    ]) {
       expect(c.command?.[0]).toBe('node');
       expect(existsSync(join(app, c.command![1]!))).toBe(true);
     }
@@ -178,7 +222,10 @@ describe('the chart runs the real processes it describes', () => {
     const base1 = `http://127.0.0.1:${gw1.port}`;
     const adminBase = `http://127.0.0.1:${ad.port}`;
     // App pods never migrate: on an empty schema both are alive but not ready, and say why.
-    for (const [p, base, live0, ready0] of [[early, base1, startup, ready], [adminProc, adminBase, adStartup, adReady]] as const) {
+    for (const [p, base, live0, ready0] of [
+      [early, base1, startup, ready],
+      [adminProc, adminBase, adStartup, adReady],
+    ] as const) {
       await waitFor(p, `${base}${live0}`, 200);
       const unready = await fetch(`${base}${ready0}`);
       expect(unready.status).toBe(503);
@@ -210,7 +257,10 @@ describe('the chart runs the real processes it describes', () => {
     // Each replica, reached the way its Service routes (service port → targetPort http → container port).
     const svc = service(objs, '-gateway');
     expect(svc.spec?.ports?.[0]?.targetPort).toBe('http');
-    for (const [p, port] of [[early, gw1.port], [second, gw2.port]] as const) {
+    for (const [p, port] of [
+      [early, gw1.port],
+      [second, gw2.port],
+    ] as const) {
       const base = `http://127.0.0.1:${port}`;
       for (const path of [startup, live, ready]) await waitFor(p, `${base}${path}`, 200);
       const before = upstream.requests.length;
@@ -243,7 +293,10 @@ describe('the chart runs the real processes it describes', () => {
     // whole, then the process exits 0 — the grace period only has to outlast the stream.
     const parts = Array.from({ length: 12 }, (_, i) => `part-${i} `);
     const events = [
-      ...parts.map((p) => `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', model: 'gpt-4o', choices: [{ index: 0, delta: { content: p }, finish_reason: null }] })}\n\n`),
+      ...parts.map(
+        (p) =>
+          `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', model: 'gpt-4o', choices: [{ index: 0, delta: { content: p }, finish_reason: null }] })}\n\n`,
+      ),
       `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', model: 'gpt-4o', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\n\n`,
       'data: [DONE]\n\n',
     ];

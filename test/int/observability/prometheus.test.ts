@@ -56,8 +56,20 @@ beforeAll(async () => {
   const port = await freePort();
   promUrl = `http://127.0.0.1:${port}`;
   const target = new URL(gateway.url).host;
-  writeFileSync(join(dir, 'prometheus.yml'), `global: { scrape_interval: 1s, evaluation_interval: 1s }\nscrape_configs: [ { job_name: gateway, static_configs: [ { targets: ['${target}'] } ] } ]\n`);
-  prom = spawn('prometheus', [`--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn'], { stdio: 'ignore' });
+  writeFileSync(
+    join(dir, 'prometheus.yml'),
+    `global: { scrape_interval: 1s, evaluation_interval: 1s }\nscrape_configs: [ { job_name: gateway, static_configs: [ { targets: ['${target}'] } ] } ]\n`,
+  );
+  prom = spawn(
+    'prometheus',
+    [
+      `--config.file=${join(dir, 'prometheus.yml')}`,
+      `--storage.tsdb.path=${join(dir, 'data')}`,
+      `--web.listen-address=127.0.0.1:${port}`,
+      '--log.level=warn',
+    ],
+    { stdio: 'ignore' },
+  );
   await until('the first scrape', async () => ((await query('up{job="gateway"} == 1')).data?.result.length ?? 0) > 0);
   // rate() needs two samples inside its window: wait for a few more scrapes.
   await until('three scrapes', async () => {
@@ -73,12 +85,17 @@ afterAll(async () => {
 });
 
 /** prom-client's own default collectors name three gauges *_total; nothing of ours may be linted. */
-const PROM_CLIENT_LINT = ['active_handles_total', 'active_requests_total', 'active_resources_total'].map((n) => `cg_process_nodejs_${n} non-counter metrics should not have "_total" suffix`);
+const PROM_CLIENT_LINT = ['active_handles_total', 'active_requests_total', 'active_resources_total'].map(
+  (n) => `cg_process_nodejs_${n} non-counter metrics should not have "_total" suffix`,
+);
 
 it('promtool check metrics finds nothing in our families (only prom-client default gauge names)', async () => {
   const text = await (await fetch(`${gateway.url}/metrics`)).text();
   const r = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' });
-  const problems = `${r.stdout}${r.stderr}`.split('\n').map((l) => l.trim()).filter(Boolean);
+  const problems = `${r.stdout}${r.stderr}`
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
   expect(problems.filter((l) => !PROM_CLIENT_LINT.includes(l))).toEqual([]);
   // 0 = clean, 3 = lint findings only (1 would be an unparseable exposition).
   expect([0, 3]).toContain(r.status);

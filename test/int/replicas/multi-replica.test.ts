@@ -69,10 +69,12 @@ function rawMessages(raw: string): string[] {
 /** Raw bytes of the prompt's head: `tools` and `system`. */
 function head(raw: string): string {
   const index = new RawIndex(raw);
-  return ['tools', 'system'].map((k) => {
-    const span = index.topLevel(k);
-    return span ? raw.slice(span.start, span.end) : '';
-  }).join('\u0000');
+  return ['tools', 'system']
+    .map((k) => {
+      const span = index.topLevel(k);
+      return span ? raw.slice(span.start, span.end) : '';
+    })
+    .join('\u0000');
 }
 
 function post(r: Replica, body: unknown, session: string): Promise<Response> {
@@ -125,7 +127,12 @@ describe('three replicas sharing Redis and Postgres', () => {
       const r = replicas[i % 3]!;
       const res = await fetch(`${r.url}/expand?id=${id}`, { headers: { 'x-context-guru-session': 'replicated' } });
       expect(res.status).toBe(200);
-      expect(createHash('sha256').update(await res.text()).digest('hex').slice(0, 16)).toBe(id);
+      expect(
+        createHash('sha256')
+          .update(await res.text())
+          .digest('hex')
+          .slice(0, 16),
+      ).toBe(id);
     }
   });
 
@@ -138,12 +145,14 @@ describe('three replicas sharing Redis and Postgres', () => {
       const reader = res.body!.getReader();
       await reader.read(); // the stream is flowing
       await victim.stop('SIGKILL');
-      await expect((async () => {
-        for (;;) {
-          const { done } = await reader.read();
-          if (done) return;
-        }
-      })()).rejects.toThrow();
+      await expect(
+        (async () => {
+          for (;;) {
+            const { done } = await reader.read();
+            if (done) return;
+          }
+        })(),
+      ).rejects.toThrow();
       upstream.setScript(jsonScript({ expand: false }));
       for (const r of [replicas[0]!, replicas[2]!]) {
         const again = await post(r, anthropicTurn(steps, TURNS), 'replicated');

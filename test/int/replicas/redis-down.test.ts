@@ -28,7 +28,13 @@ beforeAll(async () => {
   port = await freePort();
   await startRedis();
   upstream = await startFakeUpstream(jsonScript({ expand: false }));
-  gateway = await startGateway(upstream.url, { PRESET: 'agent', REDIS_URL: `redis://127.0.0.1:${port}`, HOT_STORE: 'redis', DURABLE_STORE: 'none', CACHE_MODE: 'off' });
+  gateway = await startGateway(upstream.url, {
+    PRESET: 'agent',
+    REDIS_URL: `redis://127.0.0.1:${port}`,
+    HOT_STORE: 'redis',
+    DURABLE_STORE: 'none',
+    CACHE_MODE: 'off',
+  });
 });
 afterAll(async () => {
   await gateway.close();
@@ -37,7 +43,12 @@ afterAll(async () => {
 });
 
 const body = JSON.stringify(openaiTurn(agentSteps(20, 6), 20));
-const send = () => fetch(`${gateway.url}/openai/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-context-guru-session': 'redis-down' }, body });
+const send = () =>
+  fetch(`${gateway.url}/openai/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-context-guru-session': 'redis-down' },
+    body,
+  });
 
 it('compresses, fails open while Redis is down, and recovers when it returns', async () => {
   upstream.requests.length = 0;
@@ -51,7 +62,10 @@ it('compresses, fails open while Redis is down, and recovers when it returns', a
   // Still ready (it serves, fail-open) but degraded: every replica sees the same outage.
   const ready = await fetch(`${gateway.url}/readyz`);
   expect(ready.status).toBe(200);
-  expect((await ready.json()) as { degraded?: boolean; store: { status: string } }).toMatchObject({ degraded: true, store: { status: 'unavailable' } });
+  expect((await ready.json()) as { degraded?: boolean; store: { status: string } }).toMatchObject({
+    degraded: true,
+    store: { status: 'unavailable' },
+  });
   const stats = (await (await fetch(`${gateway.url}/stats`)).json()) as { fail_open: number };
   expect(stats.fail_open).toBeGreaterThanOrEqual(1);
 

@@ -59,7 +59,14 @@ describe.each<[string, SqlBackend]>([
     const k = generateKey('tenant');
     expect(k.key).toMatch(/^cg_live_[A-Za-z0-9]{32}$/);
     expect(k.hash).toBe(hashKey(k.key));
-    const rec = await apiKeysRepository.insert(sql, { hash: k.hash, prefix: k.prefix, role: 'tenant', tenant: 'acme', label: 'ci', createdBy: 'admin' });
+    const rec = await apiKeysRepository.insert(sql, {
+      hash: k.hash,
+      prefix: k.prefix,
+      role: 'tenant',
+      tenant: 'acme',
+      label: 'ci',
+      createdBy: 'admin',
+    });
     const found = await apiKeysRepository.findByHash(sql, k.hash);
     expect(found).toMatchObject({ id: rec.id, tenant: 'acme', role: 'tenant', revokedAt: null, tenantDisabled: false });
     await tenantsRepository.update(sql, 'acme', { disabled: true });
@@ -74,12 +81,19 @@ describe.each<[string, SqlBackend]>([
 
   it('config and filter versions number per tenant, activate one at a time, and compose into the served document', async () => {
     const v1 = await configsRepository.insert(sql, 'acme', { preset: 'safe' }, 'admin');
-    const v2 = await configsRepository.insert(sql, 'acme', { pipeline: ['cmdfilter'], components: { cmdfilter: { filters: ['inline'] } } }, 'admin');
+    const v2 = await configsRepository.insert(
+      sql,
+      'acme',
+      { pipeline: ['cmdfilter'], components: { cmdfilter: { filters: ['inline'] } } },
+      'admin',
+    );
     expect([v1.version, v2.version]).toEqual([1, 2]);
     await configsRepository.activate(sql, 'acme', 2);
     await configsRepository.activate(sql, 'acme', 1);
     expect((await configsRepository.active(sql, 'acme'))!.version).toBe(1);
-    await expect(sql.query(`UPDATE pipeline_configs SET document = '{}'::jsonb WHERE tenant = 'acme'`)).rejects.toThrow(/history is immutable/);
+    await expect(sql.query(`UPDATE pipeline_configs SET document = '{}'::jsonb WHERE tenant = 'acme'`)).rejects.toThrow(
+      /history is immutable/,
+    );
     await configsRepository.activate(sql, 'acme', 2);
     await filtersRepository.insert(sql, 'acme', 'pytest', 'a: 1', 'admin');
     const f2 = await filtersRepository.insert(sql, 'acme', 'pytest', 'a: 2', 'admin');
@@ -96,7 +110,15 @@ describe.each<[string, SqlBackend]>([
 
   it('the audit chain verifies, and catches an edited row, a deleted row and a deleted tail', async () => {
     for (let i = 0; i < 4; i++) {
-      await sql.transaction((tx) => auditRepository.append(tx, { actor: 'admin', action: 'test', tenant: 'acme', target: String(i), after: { b: i, a: [1, { z: 1, y: 2 }] } }));
+      await sql.transaction((tx) =>
+        auditRepository.append(tx, {
+          actor: 'admin',
+          action: 'test',
+          tenant: 'acme',
+          target: String(i),
+          after: { b: i, a: [1, { z: 1, y: 2 }] },
+        }),
+      );
     }
     expect(await auditRepository.verify(sql)).toEqual({ ok: true, checked: 4 });
     const rows = await auditRepository.list(sql, { action: 'test', limit: 10 });
@@ -114,7 +136,13 @@ describe.each<[string, SqlBackend]>([
   });
 
   it('replica heartbeats upsert and list the live ones', async () => {
-    await replicasRepository.heartbeat(sql, { id: 'r1', startedAt: new Date(), generation: 3, tenantVersions: { acme: 2 }, lastPropagationMs: 12 });
+    await replicasRepository.heartbeat(sql, {
+      id: 'r1',
+      startedAt: new Date(),
+      generation: 3,
+      tenantVersions: { acme: 2 },
+      lastPropagationMs: 12,
+    });
     await replicasRepository.heartbeat(sql, { id: 'r1', startedAt: new Date(), generation: 4, tenantVersions: { acme: 3 } });
     const [r] = await replicasRepository.live(sql);
     expect(r).toMatchObject({ id: 'r1', generation: 4, tenantVersions: { acme: 3 }, lastPropagationMs: 12 });

@@ -68,7 +68,16 @@ describe('createStores', () => {
       expect(stores.hot.kind).toBe('redis+postgres');
       const tables = await adminSql.query('SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1', [schema]);
       expect(tables.map((r) => r.table_name)).toEqual(
-        expect.arrayContaining(['schema_migrations', 'stash_archive', 'session_checkpoint', 'ownership', 'kept', 'tenants', 'api_keys', 'audit_log']),
+        expect.arrayContaining([
+          'schema_migrations',
+          'stash_archive',
+          'session_checkpoint',
+          'ownership',
+          'kept',
+          'tenants',
+          'api_keys',
+          'audit_log',
+        ]),
       );
       const T = uniqueTenant();
       await stores.hot.putStash(T, 'sess', [{ id: 'aaaabbbbccccdddd', text: 'x' }]);

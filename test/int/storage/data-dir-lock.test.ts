@@ -18,7 +18,11 @@ interface Run {
 }
 
 function run(args: string[], env: Record<string, string> = {}): Run {
-  const child = spawn(process.execPath, ['-r', REGISTER, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['-r', REGISTER, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const r: Run = { child, out: '', err: '', exited: new Promise((resolve) => child.once('exit', (code) => resolve(code))) };
   child.stdout!.on('data', (c: Buffer) => (r.out += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (r.err += c.toString()));
@@ -80,10 +84,20 @@ describe('the DATA_DIR lock', () => {
     const dataDir = path.join(base, 'data');
     const release = lockDataDir(path.join(dataDir, 'pglite')); // this test process holds it
     try {
-      const gw = run([path.join(ROOT, 'apps/embedded/src/main.ts')], { DATA_DIR: dataDir, PORT: '0', ADMIN_PORT: '0', REDIS_URL: '', DATABASE_URL: '', HOT_STORE: '', DURABLE_STORE: '' });
+      const gw = run([path.join(ROOT, 'apps/embedded/src/main.ts')], {
+        DATA_DIR: dataDir,
+        PORT: '0',
+        ADMIN_PORT: '0',
+        REDIS_URL: '',
+        DATABASE_URL: '',
+        HOT_STORE: '',
+        DURABLE_STORE: '',
+      });
       children.push(gw.child);
       expect(await gw.exited).toBe(1);
-      expect(gw.err).toContain(`context-guru cannot start: the embedded database in ${path.join(dataDir, 'pglite')} is in use by process ${process.pid}`);
+      expect(gw.err).toContain(
+        `context-guru cannot start: the embedded database in ${path.join(dataDir, 'pglite')} is in use by process ${process.pid}`,
+      );
       expect(gw.err).not.toMatch(/\n\s+at /); // a message, not a stack trace
     } finally {
       release();

@@ -56,9 +56,14 @@ describe.each<[string, SqlBackend]>([
   });
 
   it('rolls back a failing migration with its ledger row', async () => {
-    const broken = [...loadMigrations(), { version: 9999, name: 'broken', sql: 'CREATE TABLE cg_half (x int); SELECT no_such_fn();', checksum: 'x' }];
+    const broken = [
+      ...loadMigrations(),
+      { version: 9999, name: 'broken', sql: 'CREATE TABLE cg_half (x int); SELECT no_such_fn();', checksum: 'x' },
+    ];
     await expect(migrate(sql, { migrations: broken })).rejects.toThrow();
-    expect(await sql.query("SELECT 1 FROM information_schema.tables WHERE table_name = 'cg_half' AND table_schema = current_schema()")).toEqual([]);
+    expect(
+      await sql.query("SELECT 1 FROM information_schema.tables WHERE table_name = 'cg_half' AND table_schema = current_schema()"),
+    ).toEqual([]);
     expect(await sql.query('SELECT 1 FROM schema_migrations WHERE version = 9999')).toEqual([]);
   });
 
@@ -106,7 +111,14 @@ describe.each<[string, SqlBackend]>([
 
   it('checkpoints frozen decisions: last write wins, filtered by content key, isolated by tenant', async () => {
     const replacement = '[masked 412 lines] <<cg:0123456789abcdef>> [full output: call context_guru_expand]\n';
-    await store.saveCheckpoint('tc', 'sess', new Map([[`mask:${ck(1)}`, 'first'], [`failed_run:${ck(2)}`, 'fr']]));
+    await store.saveCheckpoint(
+      'tc',
+      'sess',
+      new Map([
+        [`mask:${ck(1)}`, 'first'],
+        [`failed_run:${ck(2)}`, 'fr'],
+      ]),
+    );
     await store.saveCheckpoints([
       { tenant: 'tc', session: 'sess', frozen: new Map([[`mask:${ck(1)}`, replacement]]), offloaded: true },
       { tenant: 'td', session: 'sess', frozen: new Map([[`mask:${ck(1)}`, 'other tenant']]), offloaded: false },

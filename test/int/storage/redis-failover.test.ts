@@ -58,7 +58,9 @@ describe('RedisHotStore failure behaviour', () => {
   });
 
   it('refuses to boot when Redis never answers', async () => {
-    await expect(RedisHotStore.connect({ url: `redis://127.0.0.1:${port}`, readyTimeoutMs: 300, connectTimeoutMs: 200 })).rejects.toThrow(/not ready/);
+    await expect(RedisHotStore.connect({ url: `redis://127.0.0.1:${port}`, readyTimeoutMs: 300, connectTimeoutMs: 200 })).rejects.toThrow(
+      /not ready/,
+    );
   });
 
   it('rejects every call while Redis is down, then recovers by itself', async () => {

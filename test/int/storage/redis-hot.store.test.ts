@@ -92,7 +92,10 @@ describe('RedisHotStore specifics', () => {
     const T = uniqueTenant();
     await store.advanceTurn(T, 'conv', { n: 4, at: 1000, ttlMs: 300_000 });
     const before = store.roundTrips;
-    const [prev, snap] = await Promise.all([store.advanceTurn(T, 'conv', { n: 6, at: 2000, ttlMs: 300_000 }), store.loadSession(T, 'sess', [ck(1)])]);
+    const [prev, snap] = await Promise.all([
+      store.advanceTurn(T, 'conv', { n: 6, at: 2000, ttlMs: 300_000 }),
+      store.loadSession(T, 'sess', [ck(1)]),
+    ]);
     expect(prev?.n).toBe(4);
     expect(snap.frozen.size).toBe(0);
     await Promise.all([
@@ -110,7 +113,11 @@ describe('RedisHotStore specifics', () => {
     const { store } = await connect();
     const T = uniqueTenant();
     const before = store.roundTrips;
-    await store.putStash(T, 'sess', Array.from({ length: 25 }, (_, i) => ({ id: id(100 + i), text: 'y'.repeat(4096) })));
+    await store.putStash(
+      T,
+      'sess',
+      Array.from({ length: 25 }, (_, i) => ({ id: id(100 + i), text: 'y'.repeat(4096) })),
+    );
     expect(store.roundTrips - before).toBe(1);
     await store.commitSession(T, 'sess', writes({ [`mask:${ck(1)}`]: 'a', [`mask:${ck(2)}`]: 'b' }, true));
     expect(store.roundTrips - before).toBe(2);

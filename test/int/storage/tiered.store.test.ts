@@ -49,7 +49,12 @@ describe('TieredHotStore', () => {
     await store.flush();
     await flushPrefix(admin, prefix);
     // Without the durable copy this would read as a first turn: everything "uncached".
-    expect(await store.advanceTurn(T, 'conv', { n: 7, at: 2000, ttlMs: 300_000 })).toEqual({ n: 5, at: 1000, ttlMs: 300_000, rewritten: [2, 4] });
+    expect(await store.advanceTurn(T, 'conv', { n: 7, at: 2000, ttlMs: 300_000 })).toEqual({
+      n: 5,
+      at: 1000,
+      ttlMs: 300_000,
+      rewritten: [2, 4],
+    });
   });
 
   it('after a FLUSHDB-style loss: stash from the archive, decisions and flags from the checkpoint, byte-identical', async () => {

@@ -73,7 +73,8 @@ describe.each(['anthropic', 'openai'] as const)('%s: a preset switch mid-session
     expect(busts.filter((b) => b >= 0)).toEqual([]);
     const firstOffload = sent.findIndex((s) => JSON.stringify(s.body).includes('context_guru_expand'));
     expect(firstOffload).toBeGreaterThanOrEqual(0);
-    for (let t = firstOffload + 1; t < sent.length; t++) expect([t, headChanged(dialect, sent[t - 1]!.body, sent[t]!.body)]).toEqual([t, false]);
+    for (let t = firstOffload + 1; t < sent.length; t++)
+      expect([t, headChanged(dialect, sent[t - 1]!.body, sent[t]!.body)]).toEqual([t, false]);
   });
 
   it('each version decides only the messages that are new under it', () => {
@@ -90,6 +91,7 @@ describe.each(['anthropic', 'openai'] as const)('%s: a preset switch mid-session
   it('the provider read the cached prefix on the warm turns right after each switch', () => {
     // OpenAI caches every prefix automatically (Anthropic only at breakpoints, none in this transcript).
     if (dialect !== 'openai') return;
-    for (const t of [SWITCH_OFF, SWITCH_OFF + 1, ROLLBACK, ROLLBACK + 1]) expect([t, sent[t - 1]!.bill.cacheRead > sent[t - 2]!.bill.cacheRead]).toEqual([t, true]);
+    for (const t of [SWITCH_OFF, SWITCH_OFF + 1, ROLLBACK, ROLLBACK + 1])
+      expect([t, sent[t - 1]!.bill.cacheRead > sent[t - 2]!.bill.cacheRead]).toEqual([t, true]);
   });
 });

@@ -34,7 +34,13 @@ beforeAll(async () => {
   const u = new URL(seed.dbUrl);
   proxy = await startTcpProxy(u.hostname, Number(u.port || 5432));
   u.port = String(proxy.port);
-  env = { REDIS_URL: redis.url, DATABASE_URL: u.toString(), OPENAI_UPSTREAM: upstream.url, ANTHROPIC_UPSTREAM: upstream.url, REQUIRE_TENANT_KEY: 'true' };
+  env = {
+    REDIS_URL: redis.url,
+    DATABASE_URL: u.toString(),
+    OPENAI_UPSTREAM: upstream.url,
+    ANTHROPIC_UPSTREAM: upstream.url,
+    REQUIRE_TENANT_KEY: 'true',
+  };
   replica = await startReplica(env);
 });
 

@@ -62,7 +62,13 @@ beforeAll(async () => {
   admin = await createAdminServer({ sql: seed.sql, store, notifier: publisher, adminToken: TOKEN });
   await admin.listen(0, '127.0.0.1');
   adminUrl = `http://127.0.0.1:${(admin.getHttpServer().address() as AddressInfo).port}`;
-  const env = { REDIS_URL: redis.url, DATABASE_URL: seed.dbUrl, OPENAI_UPSTREAM: upstream.url, ANTHROPIC_UPSTREAM: upstream.url, PRESET: 'off' };
+  const env = {
+    REDIS_URL: redis.url,
+    DATABASE_URL: seed.dbUrl,
+    OPENAI_UPSTREAM: upstream.url,
+    ANTHROPIC_UPSTREAM: upstream.url,
+    PRESET: 'off',
+  };
   replicas = await Promise.all([startReplica(env), startReplica(env), startReplica(env)]);
 });
 
@@ -83,14 +89,27 @@ const acmeBuild = {
   model: 'gpt-fake',
   messages: [
     { role: 'user', content: 'build it' },
-    { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'bash', arguments: JSON.stringify({ command: 'acme-build all' }) } }] },
-    { role: 'tool', tool_call_id: 'call_1', content: `${Array.from({ length: 80 }, (_, i) => `progress ${i}% compiling the acme units of the build`).join('\n')}\ncompiled 3 units\ndone\n` },
+    {
+      role: 'assistant',
+      content: null,
+      tool_calls: [
+        { id: 'call_1', type: 'function', function: { name: 'bash', arguments: JSON.stringify({ command: 'acme-build all' }) } },
+      ],
+    },
+    {
+      role: 'tool',
+      tool_call_id: 'call_1',
+      content: `${Array.from({ length: 80 }, (_, i) => `progress ${i}% compiling the acme units of the build`).join('\n')}\ncompiled 3 units\ndone\n`,
+    },
   ],
 };
 
 describe('an operator runs two tenants through the admin API', () => {
   it('creates two tenants with different presets; each key is served its own config on every replica', async () => {
-    for (const [id, document] of [['alpha', { preset: 'agent', components: { mask: { keep_recent: 2 } } }], ['beta', { preset: 'safe' }]] as const) {
+    for (const [id, document] of [
+      ['alpha', { preset: 'agent', components: { mask: { keep_recent: 2 } } }],
+      ['beta', { preset: 'safe' }],
+    ] as const) {
       expect((await api('POST', '/v1/tenants', { id, name: id })).status).toBe(201);
       const key = await api('POST', `/v1/tenants/${id}/keys`, { label: 'ci' });
       expect(key.status).toBe(201);
@@ -108,7 +127,9 @@ describe('an operator runs two tenants through the admin API', () => {
   });
 
   it('a pushed filter set applies on every replica without a restart, and rollback restores the previous behaviour', async () => {
-    expect((await api('POST', '/v1/tenants/beta/configs', { document: { pipeline: ['format', 'cmdfilter'] }, activate: true })).status).toBe(201);
+    expect(
+      (await api('POST', '/v1/tenants/beta/configs', { document: { pipeline: ['format', 'cmdfilter'] }, activate: true })).status,
+    ).toBe(201);
     const put = await api('PUT', '/v1/tenants/beta/filters/acme-build', { yaml: FILTER, activate: true });
     expect(put.status).toBe(200);
     await allApplied();
@@ -126,7 +147,7 @@ describe('an operator runs two tenants through the admin API', () => {
     }
   });
 
-  it('an ops expand returns the tenant\'s original and shows up in the verified audit log', async () => {
+  it("an ops expand returns the tenant's original and shows up in the verified audit log", async () => {
     expect((await postTurn(replicas[0]!, 'openai', openaiTurn(steps, 10), as('alpha'))).status).toBe(200);
     const id = [...last().raw.matchAll(MARKER)][0]![1]!;
     const other = await api('POST', '/v1/ops/expand', { tenant: 'beta', id, reason: 'support ticket 42' });
@@ -135,7 +156,12 @@ describe('an operator runs two tenants through the admin API', () => {
     expect(own.status).toBe(200);
     expect(own.json.original.length).toBeGreaterThan(100);
     const audit = await api('GET', '/v1/audit?tenant=alpha&action=ops.expand');
-    expect(audit.json[0] ?? audit.json.entries?.[0]).toMatchObject({ action: 'ops.expand', tenant: 'alpha', target: id, reason: 'support ticket 42' });
+    expect(audit.json[0] ?? audit.json.entries?.[0]).toMatchObject({
+      action: 'ops.expand',
+      tenant: 'alpha',
+      target: id,
+      reason: 'support ticket 42',
+    });
     expect((await api('GET', '/v1/audit/verify')).json).toMatchObject({ ok: true });
   });
 });

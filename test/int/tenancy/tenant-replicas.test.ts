@@ -36,7 +36,14 @@ beforeAll(async () => {
   await seed.createTenant('off', { preset: 'off' });
   keys.off = await seed.issueKey('off');
   generation = await seed.disableTenant('off');
-  const env = { REDIS_URL: redis.url, DATABASE_URL: seed.dbUrl, OPENAI_UPSTREAM: upstream.url, ANTHROPIC_UPSTREAM: upstream.url, PRESET: 'off', LOG_LEVEL: 'info' };
+  const env = {
+    REDIS_URL: redis.url,
+    DATABASE_URL: seed.dbUrl,
+    OPENAI_UPSTREAM: upstream.url,
+    ANTHROPIC_UPSTREAM: upstream.url,
+    PRESET: 'off',
+    LOG_LEVEL: 'info',
+  };
   replicas = await Promise.all([startReplica(env), startReplica(env), startReplica(env)]);
   await Promise.all(replicas.map((r) => waitGeneration(r, generation)));
 });
@@ -73,13 +80,19 @@ describe('tenants on three replicas', () => {
   });
 
   it('the path form /t/<key>/… names the tenant like the header', async () => {
-    const res = await postTurn(replicas[1]!, 'openai', openaiTurn(steps, 12), { 'x-context-guru-session': 'path-form' }, `/t/${keys.heavy!.key}`);
+    const res = await postTurn(
+      replicas[1]!,
+      'openai',
+      openaiTurn(steps, 12),
+      { 'x-context-guru-session': 'path-form' },
+      `/t/${keys.heavy!.key}`,
+    );
     expect(res.status).toBe(200);
     expect(last().path).toBe('/v1/chat/completions');
     expect(last().raw.match(MARKER)?.length ?? 0).toBeGreaterThan(3);
   });
 
-  it('unknown, disabled and conflicting keys get 401 in each dialect\'s error shape', async () => {
+  it("unknown, disabled and conflicting keys get 401 in each dialect's error shape", async () => {
     const r = replicas[2]!;
     for (const headers of [{ 'x-context-guru-key': 'cg_live_nope' }, key('off'), { ...key('heavy'), 'x-api-key': keys.lite!.key }]) {
       const o = await postTurn(r, 'openai', openaiTurn(steps, 1), headers);
@@ -100,7 +113,12 @@ describe('tenants on three replicas', () => {
     const id = [...last().raw.matchAll(MARKER)][0]![1]!;
     const own = await fetch(`${replicas[1]!.url}/expand?id=${id}`, { headers: { ...key('heavy'), ...session } });
     expect(own.status).toBe(200);
-    expect(createHash('sha256').update(await own.text()).digest('hex').slice(0, 16)).toBe(id);
+    expect(
+      createHash('sha256')
+        .update(await own.text())
+        .digest('hex')
+        .slice(0, 16),
+    ).toBe(id);
     // Same session name, same id, another tenant's key (or none): not found.
     for (const headers of [key('lite'), {}]) {
       const other = await fetch(`${replicas[2]!.url}/expand?id=${id}`, { headers: { ...headers, ...session } });
@@ -170,14 +188,14 @@ describe('tenants on three replicas', () => {
     expect(served).toBeGreaterThan(0);
   });
 
-  it('no tenant key ever appears in a replica\'s log', () => {
+  it("no tenant key ever appears in a replica's log", () => {
     for (const r of replicas) {
       expect(r.stderr()).toMatch(/control generation applied/);
       expect(r.stderr()).not.toContain('cg_live_');
     }
   });
 
-  it('a pushed filter set applies to the tenant\'s cmdfilter on every replica', async () => {
+  it("a pushed filter set applies to the tenant's cmdfilter on every replica", async () => {
     const filter = [
       'schema_version: 1',
       'filters:',
@@ -198,7 +216,13 @@ describe('tenants on three replicas', () => {
       model: 'gpt-fake',
       messages: [
         { role: 'user', content: 'deploy it' },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'bash', arguments: JSON.stringify({ command: 'deploy-tool --all' }) } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            { id: 'call_1', type: 'function', function: { name: 'bash', arguments: JSON.stringify({ command: 'deploy-tool --all' }) } },
+          ],
+        },
         { role: 'tool', tool_call_id: 'call_1', content: output },
       ],
     };

@@ -103,7 +103,8 @@ export function prefixChanges(
       out.messages.push(`forwarded request ${k}: no client request carries the same tool results`);
       continue;
     }
-    if (headOf(cp) === headOf(cn) && headOf(fp) !== headOf(fn)) out.head.push(`forwarded request ${k}: tools or system changed (the client kept them)`);
+    if (headOf(cp) === headOf(cn) && headOf(fp) !== headOf(fn))
+      out.head.push(`forwarded request ${k}: tools or system changed (the client kept them)`);
     const clientChange = firstChange(messagesOf(cp), messagesOf(cn));
     const kept = clientChange === -1 ? messagesOf(fp).length : clientChange;
     const [prev, next, own] = [messagesOf(fp), messagesOf(fn), messagesOf(cn)];
@@ -151,7 +152,12 @@ export function expandExchanges(forwarded: RecordedRequest[]): ExpandExchange[] 
       for (const c of round.calls) {
         const result = round.results.get(c.id);
         if (c.name !== EXPAND_TOOL || result === undefined || seen.has(c.id)) continue;
-        seen.set(c.id, { hash: String(c.args.id ?? '').trim().replace(/^<<cg:|>>$/g, ''), result });
+        seen.set(c.id, {
+          hash: String(c.args.id ?? '')
+            .trim()
+            .replace(/^<<cg:|>>$/g, ''),
+          result,
+        });
       }
     }
   }

@@ -101,7 +101,20 @@ function claudeCommand(root: string, o: AgentRunOptions): { env: Record<string, 
     CLAUDE_CODE_MAX_RETRIES: '1',
     IS_SANDBOX: '1',
   };
-  return { env, argv: [claudeBinary(), '-p', o.prompt, '--dangerously-skip-permissions', '--output-format', 'stream-json', '--verbose', '--max-turns', '20'] };
+  return {
+    env,
+    argv: [
+      claudeBinary(),
+      '-p',
+      o.prompt,
+      '--dangerously-skip-permissions',
+      '--output-format',
+      'stream-json',
+      '--verbose',
+      '--max-turns',
+      '20',
+    ],
+  };
 }
 
 function qwenCommand(root: string, o: AgentRunOptions): { env: Record<string, string>; argv: string[] } {
@@ -127,7 +140,22 @@ function qwenCommand(root: string, o: AgentRunOptions): { env: Record<string, st
     // it, and one Node start less is seconds on a loaded 2-core machine.
     QWEN_CODE_NO_RELAUNCH: 'true',
   };
-  return { env, argv: [process.execPath, QWEN_ENTRY, '--yolo', '--auth-type', 'openai', '-o', 'stream-json', '--max-session-turns', '20', '-p', o.prompt] };
+  return {
+    env,
+    argv: [
+      process.execPath,
+      QWEN_ENTRY,
+      '--yolo',
+      '--auth-type',
+      'openai',
+      '-o',
+      'stream-json',
+      '--max-session-turns',
+      '20',
+      '-p',
+      o.prompt,
+    ],
+  };
 }
 
 function parseEvents(stdout: string): Record<string, unknown>[] {

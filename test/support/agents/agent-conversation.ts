@@ -56,7 +56,10 @@ function toolNames(body: Obj): string[] {
 
 function systemText(dialect: Dialect, body: Obj, messages: Obj[]): string {
   if (dialect === 'anthropic') return typeof body.system === 'string' ? body.system : contentText(body.system);
-  return messages.filter((m) => m.role === 'system' || m.role === 'developer').map((m) => contentText(m.content)).join('\n');
+  return messages
+    .filter((m) => m.role === 'system' || m.role === 'developer')
+    .map((m) => contentText(m.content))
+    .join('\n');
 }
 
 function anthropicRounds(messages: Obj[]): Round[] {
@@ -64,7 +67,9 @@ function anthropicRounds(messages: Obj[]): Round[] {
   for (const m of messages) {
     const blocks = Array.isArray(m.content) ? m.content.filter(isObj) : [];
     if (m.role === 'assistant') {
-      const calls = blocks.filter((b) => b.type === 'tool_use').map((b) => ({ id: String(b.id), name: String(b.name), args: parseArgs(b.input) }));
+      const calls = blocks
+        .filter((b) => b.type === 'tool_use')
+        .map((b) => ({ id: String(b.id), name: String(b.name), args: parseArgs(b.input) }));
       if (calls.length) rounds.push({ calls, results: new Map() });
     } else if (m.role === 'user') {
       const last = rounds[rounds.length - 1];

@@ -80,7 +80,10 @@ function reply(req: RecordedRequest, d: Decision): ScriptedReply {
 }
 
 function models(): ScriptedReply {
-  return { kind: 'json', body: { object: 'list', data: [{ id: FAKE_MODEL, object: 'model', created: 1_741_569_952, owned_by: 'context-guru-e2e' }] } };
+  return {
+    kind: 'json',
+    body: { object: 'list', data: [{ id: FAKE_MODEL, object: 'model', created: 1_741_569_952, owned_by: 'context-guru-e2e' }] },
+  };
 }
 
 export async function startAgentProvider(o: ScriptOptions, task: string): Promise<AgentProvider> {

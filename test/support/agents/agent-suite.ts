@@ -4,7 +4,19 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readConversation } from './agent-conversation';
 import { sha256Hex } from '@context-guru/components';
-import { addedShapeViolations, clientOf, clientSteps, expandExchanges, finalVerdict, mainLoop, markedResults, prefixChanges, turnRequests, UNKNOWN_TOOL_MESSAGES, unknownToolRefusals } from './agent-assertions';
+import {
+  addedShapeViolations,
+  clientOf,
+  clientSteps,
+  expandExchanges,
+  finalVerdict,
+  mainLoop,
+  markedResults,
+  prefixChanges,
+  turnRequests,
+  UNKNOWN_TOOL_MESSAGES,
+  unknownToolRefusals,
+} from './agent-assertions';
 import type { AgentKind } from './agent-cli';
 import { runScenario, type Scenario } from './agent-scenario';
 import { EXPAND_TOOL, type AgentTools } from './coding-script';
@@ -61,17 +73,24 @@ export function defineAgentSuite(kind: AgentKind): void {
 
   describe('through the gateway (preset agent)', () => {
     it('the CLI completes the run', () => {
-      expect({ code: viaGateway.run.code, stderr: viaGateway.run.code === 0 ? '' : viaGateway.run.stderr }).toEqual({ code: 0, stderr: '' });
+      expect({ code: viaGateway.run.code, stderr: viaGateway.run.code === 0 ? '' : viaGateway.run.stderr }).toEqual({
+        code: 0,
+        stderr: '',
+      });
       expect(finalVerdict(viaGateway)).toMatch(/^VERDICT: the loop in total\(\) stopped one element early;/);
     });
 
     it('the gateway offloaded a real tool output: the provider saw a marker where the client sent the full text', () => {
       const marked = mainLoop(viaGateway, viaGateway.provider.requests).flatMap((r) =>
-        readConversation(r).rounds.flatMap((round) => [...round.results.entries()].filter(([, text]) => MARKER.test(text)).map(([id]) => ({ r, id }))),
+        readConversation(r).rounds.flatMap((round) =>
+          [...round.results.entries()].filter(([, text]) => MARKER.test(text)).map(([id]) => ({ r, id })),
+        ),
       );
       expect(marked.length).toBeGreaterThan(0);
       for (const { r, id } of marked) {
-        const own = readConversation(clientOf(r, viaGateway.client)!).rounds.flatMap((x) => [...x.results.entries()]).find(([cid]) => cid === id);
+        const own = readConversation(clientOf(r, viaGateway.client)!)
+          .rounds.flatMap((x) => [...x.results.entries()])
+          .find(([cid]) => cid === id);
         expect(own?.[1]).not.toMatch(MARKER);
       }
     });
@@ -104,9 +123,13 @@ export function defineAgentSuite(kind: AgentKind): void {
       for (const x of exchanges) {
         expect(sha256Hex(x.result).slice(0, 16)).toBe(x.hash);
         const { r, callId } = marked.get(x.hash)!;
-        const own = readConversation(clientOf(r, viaGateway.client)!).rounds.find((round) => round.results.has(callId))!.results.get(callId);
+        const own = readConversation(clientOf(r, viaGateway.client)!)
+          .rounds.find((round) => round.results.has(callId))!
+          .results.get(callId);
         expect(x.result).toBe(own);
-        const stashed = await fetch(`${viaGateway.gateway!.url}/expand?id=${x.hash}`, { headers: { 'x-context-guru-session': viaGateway.session } });
+        const stashed = await fetch(`${viaGateway.gateway!.url}/expand?id=${x.hash}`, {
+          headers: { 'x-context-guru-session': viaGateway.session },
+        });
         expect(stashed.status).toBe(200);
         expect(await stashed.text()).toBe(x.result);
       }
@@ -165,4 +188,3 @@ export function defineAgentSuite(kind: AgentKind): void {
     });
   });
 }
-

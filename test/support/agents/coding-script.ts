@@ -112,16 +112,27 @@ function unredeemedMarker(c: Conversation): string | undefined {
 function planStep(step: number, c: Conversation, o: ScriptOptions): Decision {
   const { shell, read, edit } = o.tools;
   const file = `${o.workdir}/${SOURCE_FILE}`;
-  const call = (n: number, name: string, args: Record<string, unknown>): PlannedCall => ({ id: callId(c.dialect, `S${step}`, n), name, args });
+  const call = (n: number, name: string, args: Record<string, unknown>): PlannedCall => ({
+    id: callId(c.dialect, `S${step}`, n),
+    name,
+    args,
+  });
   switch (step) {
     case 1:
       return {
         thinking: 'The user says the suite fails. First see what is in the project and what the test runner prints.',
         text: 'I will list the project and run the test suite.',
-        calls: [call(0, shell, { command: 'ls -la', description: 'List project files' }), call(1, shell, { command: TEST_COMMAND, description: 'Run the test suite' })],
+        calls: [
+          call(0, shell, { command: 'ls -la', description: 'List project files' }),
+          call(1, shell, { command: TEST_COMMAND, description: 'Run the test suite' }),
+        ],
       };
     case 2:
-      return { thinking: 'Only the total() and mean() cases fail; mean() uses total().', text: 'The failures all go through total(). Let me read it.', calls: [call(0, read, { file_path: file })] };
+      return {
+        thinking: 'Only the total() and mean() cases fail; mean() uses total().',
+        text: 'The failures all go through total(). Let me read it.',
+        calls: [call(0, read, { file_path: file })],
+      };
     case 3:
       return {
         thinking: 'The loop bound is xs.length - 1, so the last element is never added.',
@@ -129,7 +140,11 @@ function planStep(step: number, c: Conversation, o: ScriptOptions): Decision {
         calls: [call(0, edit, { file_path: file, old_string: BUGGY_LINE, new_string: FIXED_LINE })],
       };
     case 4:
-      return { thinking: 'Check that the fix makes the whole suite pass.', text: 'Re-running the suite.', calls: [call(0, shell, { command: TEST_COMMAND, description: 'Re-run the test suite' })] };
+      return {
+        thinking: 'Check that the fix makes the whole suite pass.',
+        text: 'Re-running the suite.',
+        calls: [call(0, shell, { command: TEST_COMMAND, description: 'Re-run the test suite' })],
+      };
     default:
       return { thinking: 'Everything I need is in the tool results.', text: verdict(c), calls: [] };
   }
@@ -152,5 +167,9 @@ export function decide(c: Conversation, o: ScriptOptions): Decision {
   const next = planStep(done + 1, c, o);
   // Parallel tool use: the expand call beside the next step's own calls, in one response.
   if (o.expandBeside && next.calls.length) return { ...next, calls: [...next.calls, expand] };
-  return { thinking: 'Part of that output was offloaded; I want the exact lines before deciding.', text: 'Let me look at the full output first.', calls: [expand] };
+  return {
+    thinking: 'Part of that output was offloaded; I want the exact lines before deciding.',
+    text: 'Let me look at the full output first.',
+    calls: [expand],
+  };
 }

@@ -21,7 +21,14 @@ function record(req: IncomingMessage, raw: Buffer): RecordedRequest {
     // kept as raw only; the gateway answers the client's malformed body itself
   }
   const path = req.url ?? '';
-  return { dialect: path.includes('/messages') ? 'anthropic' : 'openai', method: req.method ?? 'POST', path, headers: req.headers, raw: text, body };
+  return {
+    dialect: path.includes('/messages') ? 'anthropic' : 'openai',
+    method: req.method ?? 'POST',
+    path,
+    headers: req.headers,
+    raw: text,
+    body,
+  };
 }
 
 export async function startRecordingTap(target: string): Promise<RecordingTap> {

@@ -34,7 +34,11 @@ const valuesOf = (files: string[]): Record<string, any> => {
 describe.each(SETS)('chart with %s', (name, files) => {
   const all = () => objs(name);
   const values = valuesOf(files);
-  const workloads = () => [deployment(all(), '-gateway'), ...(values.admin.enabled ? [deployment(all(), '-admin')] : []), job(all(), '-migrate')];
+  const workloads = () => [
+    deployment(all(), '-gateway'),
+    ...(values.admin.enabled ? [deployment(all(), '-admin')] : []),
+    job(all(), '-migrate'),
+  ];
 
   it('passes helm lint --strict', () => {
     const r = helm(['lint', '--strict', CHART, ...files.flatMap((f) => ['-f', f])]);
@@ -51,7 +55,8 @@ describe.each(SETS)('chart with %s', (name, files) => {
 
   it('holds no secret: DATABASE_URL, REDIS_URL and ADMIN_TOKEN come from the existing Secret only', () => {
     expect(all().filter((o) => o.kind === 'Secret')).toEqual([]);
-    for (const cm of configMaps(all())) for (const k of Object.keys(cm.data ?? {})) expect(['DATABASE_URL', 'REDIS_URL', 'ADMIN_TOKEN']).not.toContain(k);
+    for (const cm of configMaps(all()))
+      for (const k of Object.keys(cm.data ?? {})) expect(['DATABASE_URL', 'REDIS_URL', 'ADMIN_TOKEN']).not.toContain(k);
     for (const w of workloads()) {
       for (const e of onlyContainer(w).env ?? []) {
         if (!['DATABASE_URL', 'REDIS_URL', 'ADMIN_TOKEN'].includes(e.name)) continue;
@@ -79,7 +84,8 @@ describe.each(SETS)('chart with %s', (name, files) => {
     }
     const pdb = all().find((o) => o.kind === 'PodDisruptionBudget') as unknown as IPodDisruptionBudget | undefined;
     if (values.gateway.pdb.enabled) expect(selected(pdb?.spec?.selector?.matchLabels)).toEqual(['cg-context-guru-gateway']);
-    for (const t of podSpec(gw).topologySpreadConstraints ?? []) expect(selected(t.labelSelector?.matchLabels)).toEqual(['cg-context-guru-gateway']);
+    for (const t of podSpec(gw).topologySpreadConstraints ?? [])
+      expect(selected(t.labelSelector?.matchLabels)).toEqual(['cg-context-guru-gateway']);
     for (const np of all().filter((o) => o.kind === 'NetworkPolicy')) {
       const sel = (np.spec as { podSelector: { matchLabels: Record<string, string> } }).podSelector.matchLabels;
       const suffix = np.metadata.name.replace('cg-context-guru-', '');
@@ -125,7 +131,8 @@ describe.each(SETS)('chart with %s', (name, files) => {
       if (e.valueFrom?.configMapKeyRef) needs.push(['ConfigMap', e.valueFrom.configMapKeyRef.name!]);
       if (e.valueFrom?.secretKeyRef) needs.push(['Secret', e.valueFrom.secretKeyRef.name!]);
     }
-    for (const f of onlyContainer(j).envFrom ?? []) needs.push(f.configMapRef ? ['ConfigMap', f.configMapRef.name!] : ['Secret', f.secretRef!.name!]);
+    for (const f of onlyContainer(j).envFrom ?? [])
+      needs.push(f.configMapRef ? ['ConfigMap', f.configMapRef.name!] : ['Secret', f.secretRef!.name!]);
     for (const [kind, n] of needs) {
       if (kind === 'Secret') {
         expect(n).toBe(values.secrets.existingSecret);
@@ -136,7 +143,12 @@ describe.each(SETS)('chart with %s', (name, files) => {
       expect(Number(dep?.metadata.annotations?.['helm.sh/hook-weight'])).toBeLessThan(weight);
     }
     // Nothing else is a hook: app objects are created after the Job succeeded.
-    expect(all().filter((o) => o.metadata.annotations?.['helm.sh/hook']).map((o) => o.kind).sort()).toEqual(['Job', 'ServiceAccount']);
+    expect(
+      all()
+        .filter((o) => o.metadata.annotations?.['helm.sh/hook'])
+        .map((o) => o.kind)
+        .sort(),
+    ).toEqual(['Job', 'ServiceAccount']);
   });
 
   it('hardens every pod: non-root, read-only root with a /tmp emptyDir, no capabilities, no API token, resources set', () => {
@@ -146,7 +158,11 @@ describe.each(SETS)('chart with %s', (name, files) => {
       expect(spec.securityContext?.runAsNonRoot).toBe(true);
       expect(spec.securityContext?.runAsUser).toBeGreaterThan(0);
       expect(spec.automountServiceAccountToken).toBe(false);
-      expect(c.securityContext).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } });
+      expect(c.securityContext).toMatchObject({
+        readOnlyRootFilesystem: true,
+        allowPrivilegeEscalation: false,
+        capabilities: { drop: ['ALL'] },
+      });
       const tmp = c.volumeMounts?.find((m) => m.mountPath === '/tmp');
       expect(spec.volumes?.find((v) => v.name === tmp?.name)?.emptyDir).toBeDefined();
       expect(c.resources?.requests?.memory).toBeDefined();
@@ -160,7 +176,9 @@ describe.each(SETS)('chart with %s', (name, files) => {
     expect(c.livenessProbe?.httpGet).toEqual({ path: '/healthz', port: 'http' });
     expect(c.readinessProbe?.httpGet).toEqual({ path: '/readyz', port: 'http' });
     expect(c.lifecycle?.preStop?.exec?.command).toEqual(['sleep', String(values.gateway.preStopSleepSeconds)]);
-    expect(podSpec(gw).terminationGracePeriodSeconds).toBeGreaterThan(values.gateway.preStopSleepSeconds + values.gateway.longestStreamSeconds);
+    expect(podSpec(gw).terminationGracePeriodSeconds).toBeGreaterThan(
+      values.gateway.preStopSleepSeconds + values.gateway.longestStreamSeconds,
+    );
   });
 
   it('NetworkPolicies (when enabled) name every egress destination and cut the metadata addresses out of every range', () => {
@@ -173,14 +191,19 @@ describe.each(SETS)('chart with %s', (name, files) => {
       expect(spec.policyTypes).toEqual(['Ingress', 'Egress']);
       for (const rule of spec.egress) {
         expect(rule.to?.length).toBeGreaterThan(0);
-        for (const peer of rule.to!) if (peer.ipBlock) for (const b of blocked) if (cidrContains(peer.ipBlock.cidr, b)) expect(peer.ipBlock.except).toContain(b);
+        for (const peer of rule.to!)
+          if (peer.ipBlock) for (const b of blocked) if (cidrContains(peer.ipBlock.cidr, b)) expect(peer.ipBlock.except).toContain(b);
       }
     }
     const adminNp = nps.find((o) => o.metadata.name.endsWith('-admin'));
     if (adminNp) {
-      const from = (adminNp.spec as { ingress: Array<{ from: Array<{ namespaceSelector: { matchExpressions: Array<{ values: string[] }> } }> }> }).ingress;
+      const from = (
+        adminNp.spec as { ingress: Array<{ from: Array<{ namespaceSelector: { matchExpressions: Array<{ values: string[] }> } }> }> }
+      ).ingress;
       expect(from).toHaveLength(1);
-      expect(from[0]!.from[0]!.namespaceSelector.matchExpressions[0]!.values.sort()).toEqual(['llm', ...values.networkPolicy.adminAllowedNamespaces].sort());
+      expect(from[0]!.from[0]!.namespaceSelector.matchExpressions[0]!.values.sort()).toEqual(
+        ['llm', ...values.networkPolicy.adminAllowedNamespaces].sort(),
+      );
     }
   });
 });
@@ -219,7 +242,10 @@ describe('chart objects that follow from values', () => {
       writeFileSync(`${chart}/dashboards/savings.json`, a);
       writeFileSync(`${chart}/dashboards/health.json`, '{"title":"Gateway health"}\n');
       writeFileSync(`${chart}/dashboards/notes.txt`, 'not a dashboard');
-      const cm = find(render({ chart }), 'ConfigMap', '-dashboards') as unknown as { metadata: { labels: Record<string, string> }; data: Record<string, string> };
+      const cm = find(render({ chart }), 'ConfigMap', '-dashboards') as unknown as {
+        metadata: { labels: Record<string, string> };
+        data: Record<string, string>;
+      };
       expect(cm.metadata.labels.grafana_dashboard).toBe('1');
       expect(Object.keys(cm.data).sort()).toEqual(['health.json', 'savings.json']);
       expect(JSON.parse(cm.data['savings.json']!)).toEqual(JSON.parse(a));
@@ -234,7 +260,8 @@ describe('chart objects that follow from values', () => {
     } catch {
       real = [];
     }
-    const shipped = render().find((o) => o.metadata.name.endsWith('-dashboards')) as unknown as { data: Record<string, string> } | undefined;
+    const shipped = render().find((o) => o.metadata.name.endsWith('-dashboards')) as unknown as
+      { data: Record<string, string> } | undefined;
     expect(Object.keys(shipped?.data ?? {}).sort()).toEqual(real.sort());
   });
 

@@ -17,7 +17,12 @@ describe('docs/kubernetes.md values reference', () => {
     const table = gen.table();
     const leaves = (o: Record<string, unknown>, path: string[]): string[] =>
       Object.entries(o).flatMap(([k, v]) =>
-        v && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length && !/resources$/.test(k) && !/Labels$|Annotations$|annotations$|labels$|nodeSelector$|document$/.test(k)
+        v &&
+        typeof v === 'object' &&
+        !Array.isArray(v) &&
+        Object.keys(v).length &&
+        !/resources$/.test(k) &&
+        !/Labels$|Annotations$|annotations$|labels$|nodeSelector$|document$/.test(k)
           ? leaves(v as Record<string, unknown>, [...path, k])
           : [[...path, k].join('.')],
       );

@@ -19,7 +19,11 @@ const CASES: Array<[string, string, RegExp]> = [
   ['replicas instead of gateway.replicaCount', 'gateway:\n  replicas: 3\n', /\/gateway.*'replicas' not allowed/],
   ['replicaCount at the top level', 'replicaCount: 3\n', /additional properties 'replicaCount' not allowed/],
   ['a typo deep in autoscaling', 'gateway:\n  autoscaling:\n    maxReplica: 9\n', /\/gateway\/autoscaling.*'maxReplica' not allowed/],
-  ['a typo in a store egress', 'networkPolicy:\n  egress:\n    redis:\n      cidr: 10.0.0.0/8\n', /\/networkPolicy\/egress\/redis.*'cidr' not allowed/],
+  [
+    'a typo in a store egress',
+    'networkPolicy:\n  egress:\n    redis:\n      cidr: 10.0.0.0/8\n',
+    /\/networkPolicy\/egress\/redis.*'cidr' not allowed/,
+  ],
   ['a typo in resources', 'gateway:\n  resources:\n    limits:\n      memroy: 1Gi\n', /\/gateway\/resources\/limits.*'memroy' not allowed/],
   ['a secret in values (no such key)', 'secrets:\n  databaseUrl: postgres://u:p@db/app\n', /\/secrets.*'databaseUrl' not allowed/],
   ['an empty existingSecret', 'secrets:\n  existingSecret: ""\n', /\/secrets\/existingSecret/],
@@ -60,7 +64,9 @@ describe('values.schema.json', () => {
   });
 
   it('rejects an HPA whose minimum exceeds its maximum', () => {
-    const t = helm(renderArgs({ values: [valuesFile('gateway:\n  autoscaling:\n    enabled: true\n    minReplicas: 5\n    maxReplicas: 2\n')] }));
+    const t = helm(
+      renderArgs({ values: [valuesFile('gateway:\n  autoscaling:\n    enabled: true\n    minReplicas: 5\n    maxReplicas: 2\n')] }),
+    );
     expect(t.status).not.toBe(0);
     expect(t.stderr).toMatch(/minReplicas must not exceed/);
   });

@@ -19,18 +19,26 @@ describe('component files ⇔ registry', () => {
   });
 
   it('a component lives in the folder of its kind', () => {
-    for (const f of files) expect(`${f.dir}:${REGISTRY.find((d) => d.name === f.name)!.kind}`).toBe(`${f.dir}:${f.dir === 'reformat' ? 'reformat' : 'offload'}`);
+    for (const f of files)
+      expect(`${f.dir}:${REGISTRY.find((d) => d.name === f.name)!.kind}`).toBe(`${f.dir}:${f.dir === 'reformat' ? 'reformat' : 'offload'}`);
   });
 });
 
 describe('presets in README ⇔ PRESETS', () => {
   it('lists every preset with exactly its pipeline', () => {
     const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-    const line = readme.slice(readme.indexOf('Presets (the seed'), readme.indexOf('\n\n', readme.indexOf('Presets (the seed'))).replace(/\s+/g, ' ');
+    const line = readme
+      .slice(readme.indexOf('Presets (the seed'), readme.indexOf('\n\n', readme.indexOf('Presets (the seed')))
+      .replace(/\s+/g, ' ');
     const listed: Record<string, string[]> = {};
     for (const m of line.matchAll(/`(\w+)` (\[[^\]]*\]|\((\w+) \+ ([^)]*)\))/g)) {
       if (m[3]) listed[m[1]!] = [...(listed[m[3]] ?? []), ...m[4]!.split(',').map((s) => s.trim())];
-      else listed[m[1]!] = m[2]!.slice(1, -1).split(',').map((s) => s.trim()).filter(Boolean);
+      else
+        listed[m[1]!] = m[2]!
+          .slice(1, -1)
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean);
     }
     const expected = Object.fromEntries(Object.entries(PRESETS).map(([k, v]) => [k, [...v]]));
     // `aggressive` is written as "balanced + smartcrush, extract": compare as sets there.

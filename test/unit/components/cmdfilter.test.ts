@@ -1,15 +1,7 @@
 // cmdfilter over the DSL: config-time compilation and errors, pairing outputs with their commands,
 // loss-typed hints, stash-before-rewrite, determinism and replay, the miss ledger and act
 // counters — and, over every builtin's inline test inputs, that it never grows a message.
-import {
-  ConfigError,
-  Pipeline,
-  SUMMARY_SENTINEL,
-  countTokens,
-  findDefinition,
-  markerIds,
-  type Message,
-} from '@context-guru/components';
+import { ConfigError, Pipeline, SUMMARY_SENTINEL, countTokens, findDefinition, markerIds, type Message } from '@context-guru/components';
 import { builtinDocuments, splitTranscript } from '@context-guru/dsl';
 import {
   cmdfilterActs,
@@ -28,7 +20,8 @@ function transcript(command: string | undefined, output: string, id = 'call_1'):
     { role: 'system', content: 'You are a coding agent.' },
     { role: 'user', content: 'Run it.' },
   ];
-  if (command !== undefined) msgs.push({ role: 'assistant', content: null, tool_calls: [{ id, name: 'bash', arguments: JSON.stringify({ command }) }] });
+  if (command !== undefined)
+    msgs.push({ role: 'assistant', content: null, tool_calls: [{ id, name: 'bash', arguments: JSON.stringify({ command }) }] });
   msgs.push({ role: 'tool', tool_call_id: id, content: output });
   return msgs;
 }
@@ -39,7 +32,10 @@ const PYTEST = [
   'rootdir: /srv/shop',
   'collected 24 items',
   '',
-  ...Array.from({ length: 23 }, (_, i) => `tests/test_cart.py::test_case_${i} PASSED${' '.repeat(20)}[ ${String(Math.round((i + 1) * 4.1)).padStart(2)}%]`),
+  ...Array.from(
+    { length: 23 },
+    (_, i) => `tests/test_cart.py::test_case_${i} PASSED${' '.repeat(20)}[ ${String(Math.round((i + 1) * 4.1)).padStart(2)}%]`,
+  ),
   'tests/test_cart.py::test_discount_rounding FAILED                     [100%]',
   '',
   'FAILED tests/test_cart.py::test_discount_rounding - assert 4.995 == 5',
@@ -57,10 +53,22 @@ filters:
 
 describe('cmdfilter options', () => {
   it('decodes the documented defaults', () => {
-    expect(def.options(undefined, 'c')).toEqual({ filters: [], disable_builtins: false, min_size: 400, marker_mode: 'full', cold_cache: false });
+    expect(def.options(undefined, 'c')).toEqual({
+      filters: [],
+      disable_builtins: false,
+      min_size: 400,
+      marker_mode: 'full',
+      cold_cache: false,
+    });
     expect(def.gates).toEqual([
-      'non_text_blocks', 'empty', 'below_min_size', 'marker_or_kept_verbatim', 'cached_prefix',
-      'no_filter_match', 'filter_matched_no_change', 'marker_no_win',
+      'non_text_blocks',
+      'empty',
+      'below_min_size',
+      'marker_or_kept_verbatim',
+      'cached_prefix',
+      'no_filter_match',
+      'filter_matched_no_change',
+      'marker_no_win',
     ]);
   });
 
@@ -78,13 +86,19 @@ describe('cmdfilter options', () => {
     }
     expect(err).toBeInstanceOf(ConfigError);
     expect((err as ConfigError).path).toBe('components.cmdfilter.filters[1]');
-    expect((err as ConfigError).message).toMatch(/^components\.cmdfilter\.filters\[1\]: filter "journal", field "strip_lines_matching\[0\]", line 5: invalid regex/);
+    expect((err as ConfigError).message).toMatch(
+      /^components\.cmdfilter\.filters\[1\]: filter "journal", field "strip_lines_matching\[0\]", line 5: invalid regex/,
+    );
   });
 
   it('rejects an inline filter named like a builtin, and one whose inline test fails', () => {
-    expect(() => def.options({ filters: ['schema_version: 1\nfilters:\n  pytest:\n    match: x\n'] }, 'c')).toThrow(/c\.filters\[0\]: filter "pytest", field "filters", line 3: duplicate filter name \(already defined at builtin:pytest\.yaml:\d+\)/);
+    expect(() => def.options({ filters: ['schema_version: 1\nfilters:\n  pytest:\n    match: x\n'] }, 'c')).toThrow(
+      /c\.filters\[0\]: filter "pytest", field "filters", line 3: duplicate filter name \(already defined at builtin:pytest\.yaml:\d+\)/,
+    );
     const failing = `${INLINE_CAP}tests:\n  journal:\n    - {name: cap, input: "\\n-- Logs begin at Mon\\na\\n", expected: "nope"}\n`;
-    expect(() => def.options({ filters: [failing] }, 'c')).toThrow(/c\.filters\[0\]: filter "journal", field "tests\.journal\[0\]", line 9: inline test "cap" failed/);
+    expect(() => def.options({ filters: [failing] }, 'c')).toThrow(
+      /c\.filters\[0\]: filter "journal", field "tests\.journal\[0\]", line 9: inline test "cap" failed/,
+    );
   });
 });
 
@@ -129,11 +143,23 @@ describe('cmdfilter run', () => {
   });
 
   it('inline filters apply with no recompile; a Tail cut names the line', async () => {
-    const journal = ['-- Logs begin at Mon 2024-03-04 08:00:01 UTC. --', ...Array.from({ length: 40 }, (_, i) => `Mar 04 08:${String(i).padStart(2, '0')}:17 web-1 nginx[812]: 10.0.0.${i} "GET /cart HTTP/1.1" 200 5123`)].join('\n');
+    const journal = [
+      '-- Logs begin at Mon 2024-03-04 08:00:01 UTC. --',
+      ...Array.from(
+        { length: 40 },
+        (_, i) => `Mar 04 08:${String(i).padStart(2, '0')}:17 web-1 nginx[812]: 10.0.0.${i} "GET /cart HTTP/1.1" 200 5123`,
+      ),
+    ].join('\n');
     const ctx = testCtx();
-    const r = await new Pipeline([make({ filters: [INLINE_CAP], disable_builtins: true })]).run(transcript('journalctl -u nginx', journal), ctx);
+    const r = await new Pipeline([make({ filters: [INLINE_CAP], disable_builtins: true })]).run(
+      transcript('journalctl -u nginx', journal),
+      ctx,
+    );
     const text = r.messages[3]!.content as string;
-    expect(text.split('\n').slice(-2)).toEqual(['... (36 lines truncated)', `<<cg:${markerIds(text)[0]}>> [truncated after line 5; rest via context_guru_expand]`]);
+    expect(text.split('\n').slice(-2)).toEqual([
+      '... (36 lines truncated)',
+      `<<cg:${markerIds(text)[0]}>> [truncated after line 5; rest via context_guru_expand]`,
+    ]);
   });
 
   it('is deterministic: the same output always yields the same bytes', async () => {

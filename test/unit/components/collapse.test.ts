@@ -4,7 +4,8 @@ import { Pipeline, contentKey, countTokens, markerIds, type Message } from '@con
 import { collapseComponent, collapseText } from '../../../libs/components/src/offload/collapse.component';
 import { testCtx, type TestCtxOptions } from '../../support/ctx';
 
-const lines = (n: number) => Array.from({ length: n }, (_, i) => `[build] step ${i + 1}/${n}: compiling module_${i + 1}.c -> module_${i + 1}.o`);
+const lines = (n: number) =>
+  Array.from({ length: n }, (_, i) => `[build] step ${i + 1}/${n}: compiling module_${i + 1}.c -> module_${i + 1}.o`);
 const tool = (content: string): Message => ({ role: 'tool', tool_call_id: 'call_1', content });
 
 async function runCollapse(messages: Message[], raw: unknown, ctxOptions?: TestCtxOptions) {
@@ -52,10 +53,14 @@ describe('collapse', () => {
     const slot = `collapse:${contentKey(text)}`;
     expect(turn1.ctx.state.newFrozen.get(slot)).toBe(turn1.messages[0]!.content);
     // A later turn with a different window: the cached prefix must still see turn 1's bytes.
-    const turn2 = await runCollapse([tool(text)], { max_tokens: 100, head_lines: 5, tail_lines: 5 }, {
-      cache: { aware: true, maxCachedIdx: 3 },
-      snapshot: { frozen: new Map(turn1.ctx.state.newFrozen) },
-    });
+    const turn2 = await runCollapse(
+      [tool(text)],
+      { max_tokens: 100, head_lines: 5, tail_lines: 5 },
+      {
+        cache: { aware: true, maxCachedIdx: 3 },
+        snapshot: { frozen: new Map(turn1.ctx.state.newFrozen) },
+      },
+    );
     expect(turn2.messages[0]!.content).toBe(turn1.messages[0]!.content);
     expect(turn2.report.keys).toHaveLength(1);
     expect(turn2.ctx.stash.entries.get(turn2.report.keys[0]!)).toBe(text);

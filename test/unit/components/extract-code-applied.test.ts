@@ -37,8 +37,17 @@ afterAll(async () => {
 beforeEach(() => clearReplyMemo());
 
 function ctxWithModel(): Ctx {
-  const env = parseModelEnv({ CHEAP_MODEL: 'claude-haiku-4-5', CHEAP_MODEL_BASE: model.url, CHEAP_MODEL_KEY: 'k', CONTEXT_GURU_LLM_TIMEOUT: '5000ms' });
-  const models = createModelSources(env, { dialect: 'openai', model: undefined, upstreamBase: model.url, headers: {} }, createModelRuntime(env));
+  const env = parseModelEnv({
+    CHEAP_MODEL: 'claude-haiku-4-5',
+    CHEAP_MODEL_BASE: model.url,
+    CHEAP_MODEL_KEY: 'k',
+    CONTEXT_GURU_LLM_TIMEOUT: '5000ms',
+  });
+  const models = createModelSources(
+    env,
+    { dialect: 'openai', model: undefined, upstreamBase: model.url, headers: {} },
+    createModelRuntime(env),
+  );
   return { ...testCtx(), models };
 }
 

@@ -16,7 +16,8 @@ import { testCtx, type TestCtx } from '../../support/ctx';
 import { FIXTURE_ROOT } from '../../support/fixtures';
 import { githubIssues } from './extract-code.fixture';
 
-const logCase = (): Message[] => JSON.parse(readFileSync(join(FIXTURE_ROOT, 'extract', 'projects-log-onto-query', 'input.json'), 'utf8')).messages;
+const logCase = (): Message[] =>
+  JSON.parse(readFileSync(join(FIXTURE_ROOT, 'extract', 'projects-log-onto-query', 'input.json'), 'utf8')).messages;
 const LOG = logCase()[3]!.content as string;
 const make = (raw: Record<string, unknown> = {}) =>
   extractComponent.create(extractComponent.options({ strategy: 'code', model: { source: 'config' }, ...raw }, 'components.extract'));
@@ -40,7 +41,12 @@ beforeEach(() => {
 
 function withModel(script?: ModelScript, base: Partial<Parameters<typeof testCtx>[0]> = {}): { ctx: TestCtx & Ctx; rt: ModelRuntime } {
   if (script) model.setScript(script);
-  const env = parseModelEnv({ CHEAP_MODEL: 'claude-haiku-4-5', CHEAP_MODEL_BASE: model.url, CHEAP_MODEL_KEY: 'k', CONTEXT_GURU_LLM_TIMEOUT: '300ms' });
+  const env = parseModelEnv({
+    CHEAP_MODEL: 'claude-haiku-4-5',
+    CHEAP_MODEL_BASE: model.url,
+    CHEAP_MODEL_KEY: 'k',
+    CONTEXT_GURU_LLM_TIMEOUT: '300ms',
+  });
   const rt = createModelRuntime(env);
   const models = createModelSources(env, { dialect: 'openai', model: undefined, upstreamBase: model.url, headers: {} }, rt);
   return { ctx: { ...testCtx(base), models }, rt };
@@ -59,8 +65,12 @@ describe('extract strategy: code', () => {
     expect(report.error).toBeUndefined();
     expect(report.gates).toEqual({});
     const out = res.messages[3]!.content as string;
-    const expected = LOG.split('\n').filter((l) => l.includes('[crm_sync.auth]') || l.includes('ERROR') || l.includes('sync complete')).join('\n');
-    expect(out).toMatch(new RegExp(`^${expected.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\n<<cg:[0-9a-f]{16}>> \\[full output: call context_guru_expand\\]$`));
+    const expected = LOG.split('\n')
+      .filter((l) => l.includes('[crm_sync.auth]') || l.includes('ERROR') || l.includes('sync complete'))
+      .join('\n');
+    expect(out).toMatch(
+      new RegExp(`^${expected.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\n<<cg:[0-9a-f]{16}>> \\[full output: call context_guru_expand\\]$`),
+    );
     expect(ctx.stash.entries.get(report.keys[0]!)).toBe(LOG);
     expect(ctx.state.newFrozen.get(frozenSlot('extract', contentKey(LOG)))).toBe(out);
     expect(model.calls).toHaveLength(1);
@@ -137,7 +147,11 @@ describe('extract strategy: code', () => {
   it('makes one call for identical outputs in one request', async () => {
     const messages = logCase();
     messages.push(
-      { role: 'assistant', content: null, tool_calls: [{ id: 'call_2', name: 'bash', arguments: '{"command":"cat /var/log/crm/nightly.log"}' }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'call_2', name: 'bash', arguments: '{"command":"cat /var/log/crm/nightly.log"}' }],
+      },
       { role: 'tool', tool_call_id: 'call_2', content: LOG },
     );
     const { ctx } = withModel();
@@ -168,10 +182,15 @@ describe('extract strategy: code', () => {
     const payload = JSON.stringify(githubIssues(), null, 2);
     const messages: Message[] = [
       { role: 'user', content: 'Which open issues in acme/ledger are labelled bug? I only need number and title.' },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', name: 'http_get', arguments: '{"url":"https://api.github.com/repos/acme/ledger/issues?state=open"}' }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'call_1', name: 'http_get', arguments: '{"url":"https://api.github.com/repos/acme/ledger/issues?state=open"}' }],
+      },
       { role: 'tool', tool_call_id: 'call_1', content: payload },
     ];
-    const select = 'JSON.parse(INPUT).filter((i) => i.labels.some((l) => l.name === "bug")).map((i) => ({ title: i.title, number: i.number }))';
+    const select =
+      'JSON.parse(INPUT).filter((i) => i.labels.some((l) => l.name === "bug")).map((i) => ({ title: i.title, number: i.number }))';
     const { ctx } = withModel(() => program(`return JSON.stringify(${select});`));
     const ok = await new Pipeline([make({ min_tokens: 50 })]).run(messages, ctx);
     expect(ok.reports[0]!.gates).toEqual({});
@@ -179,7 +198,9 @@ describe('extract strategy: code', () => {
     expect(kept.map((i) => i.number)).toEqual([4127, 4119, 4102]);
 
     clearReplyMemo();
-    const { ctx: ctx2 } = withModel(() => program(`return JSON.stringify(${select}.map((i) => ({ ...i, title: i.title.toUpperCase() })));`));
+    const { ctx: ctx2 } = withModel(() =>
+      program(`return JSON.stringify(${select}.map((i) => ({ ...i, title: i.title.toUpperCase() })));`),
+    );
     const bad = await new Pipeline([make({ min_tokens: 50 })]).run(messages, ctx2);
     expect(bad.reports[0]!.gates).toMatchObject({ not_deletion_only: 1 });
   });

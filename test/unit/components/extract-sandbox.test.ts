@@ -33,11 +33,21 @@ describe('sandbox', () => {
     ['fetch', "return fetch('http://169.254.169.254/latest/meta-data/');", 'runtime_error', /fetch/],
     ['import', "import fs from 'fs'; return fs.readFileSync('/etc/passwd');", 'syntax_error', /./],
     ['dynamic import', "return import('fs');", 'no_string_output', /./],
-    ['function constructor to the host', "return this.constructor.constructor('return process')().pid;", 'runtime_error', /process|undefined/],
+    [
+      'function constructor to the host',
+      "return this.constructor.constructor('return process')().pid;",
+      'runtime_error',
+      /process|undefined/,
+    ],
     ['infinite loop', 'while (true) {}', 'interrupted_step_budget', /interrupted/],
     ['memory bomb', 'const keep = []; for (;;) keep.push({ a: 1, b: [1, 2, 3] });', 'out_of_memory', /memory/],
     // One native call that never reaches the interrupt handler: only the host deadline can stop it.
-    ['memory bomb inside one native call', 'const keep = []; for (;;) keep.push(new Array(100000).fill(7));', 'worker_timeout', /no answer/],
+    [
+      'memory bomb inside one native call',
+      'const keep = []; for (;;) keep.push(new Array(100000).fill(7));',
+      'worker_timeout',
+      /no answer/,
+    ],
     ['stack bomb', 'function f(n) { return f(n + 1) + 1; } return String(f(0));', 'stack_overflow', /stack/],
     // QuickJS's regex engine calls the interrupt handler while it backtracks: the budgets bound it.
     ['catastrophic native regex', "return String(/(a+)+$/.test('a'.repeat(40) + 'b'));", 'interrupted_step_budget', /interrupted/],
@@ -73,12 +83,16 @@ describe('sandbox', () => {
       globalThis.OUTPUT = 'forged';
       return INPUT.split('\\n').join('\\n');`;
     expect(await pool.run(tamper, LOG)).toMatchObject({ ok: true, output: 'forged' });
-    const clean = await pool.run("return [INPUT.split('\\n').length, typeof ({}).polluted, re_findall('INFO|ERROR', INPUT).length].join(',');", LOG);
+    const clean = await pool.run(
+      "return [INPUT.split('\\n').length, typeof ({}).polluted, re_findall('INFO|ERROR', INPUT).length].join(',');",
+      LOG,
+    );
     expect(clean).toMatchObject({ ok: true, output: '3,undefined,3' });
   });
 
   it('terminates and replaces a worker that never answers, and one that dies mid-run', async () => {
-    const silent = () => new Worker("require('node:worker_threads').parentPort.postMessage('ready'); setInterval(() => {}, 1000);", { eval: true });
+    const silent = () =>
+      new Worker("require('node:worker_threads').parentPort.postMessage('ready'); setInterval(() => {}, 1000);", { eval: true });
     const hung = new SandboxPool(1, silent);
     const limits = { ...DEFAULT_LIMITS, wallMs: 50 };
     expect(await hung.run('return INPUT;', LOG, limits)).toMatchObject({ ok: false, failure: 'worker_timeout' });
@@ -87,7 +101,9 @@ describe('sandbox', () => {
     await hung.close();
 
     const dying = () =>
-      new Worker("const p = require('node:worker_threads').parentPort; p.postMessage('ready'); p.on('message', () => process.exit(3));", { eval: true });
+      new Worker("const p = require('node:worker_threads').parentPort; p.postMessage('ready'); p.on('message', () => process.exit(3));", {
+        eval: true,
+      });
     const crashy = new SandboxPool(1, dying);
     expect(await crashy.run('return INPUT;', LOG)).toMatchObject({ ok: false, failure: 'worker_crashed' });
     await crashy.close();

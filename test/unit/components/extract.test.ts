@@ -45,7 +45,18 @@ describe('extract', () => {
       },
     ];
     const keys = keywords(queryContext(messages));
-    expect([...keys].sort()).toEqual(['7c9f', 'deployment', 'describe', 'focus', 'keeps', 'kubectl', 'ledger', 'probe', 'readiness', 'restarting']);
+    expect([...keys].sort()).toEqual([
+      '7c9f',
+      'deployment',
+      'describe',
+      'focus',
+      'keeps',
+      'kubectl',
+      'ledger',
+      'probe',
+      'readiness',
+      'restarting',
+    ]);
     expect(keys.has('migrations')).toBe(false);
     expect(keys.has('kubernetes')).toBe(false);
     expect(keys.has('command')).toBe(false);
@@ -112,7 +123,11 @@ describe('extract', () => {
   it('counts the deterministic fallback once per projected output for rlm too', async () => {
     const messages = logCase();
     messages.push(
-      { role: 'assistant', content: null, tool_calls: [{ id: 'call_2', name: 'bash', arguments: '{"command":"cat /var/log/crm/nightly.log.1"}' }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'call_2', name: 'bash', arguments: '{"command":"cat /var/log/crm/nightly.log.1"}' }],
+      },
       { role: 'tool', tool_call_id: 'call_2', content: messages[3]!.content + '\n2025-03-14 09:12:24,001 INFO  [crm_sync] exiting' },
     );
     const result = await new Pipeline([make({ strategy: 'rlm' })]).run(messages, testCtx());

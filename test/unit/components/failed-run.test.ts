@@ -1,12 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Pipeline, SUMMARY_SENTINEL, contentKey, frozenSlot, stashId, type Message } from '@context-guru/components';
-import {
-  failedRunComponent,
-  isFailureBearing,
-  isRunLike,
-  supersededText,
-} from '../../../libs/components/src/offload/failed-run.component';
+import { failedRunComponent, isFailureBearing, isRunLike, supersededText } from '../../../libs/components/src/offload/failed-run.component';
 import { testCtx } from '../../support/ctx';
 import { FIXTURE_ROOT } from '../../support/fixtures';
 

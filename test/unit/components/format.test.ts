@@ -33,7 +33,15 @@ describe('compactJson', () => {
 
 describe('format component', () => {
   const pretty = JSON.stringify(
-    { order_id: 'ord_8812', lines: [{ sku: 'sku-0001', qty: 2 }, { sku: 'sku-0042', qty: 1 }], total: 59.8, currency: 'EUR' },
+    {
+      order_id: 'ord_8812',
+      lines: [
+        { sku: 'sku-0001', qty: 2 },
+        { sku: 'sku-0042', qty: 1 },
+      ],
+      total: 59.8,
+      currency: 'EUR',
+    },
     null,
     2,
   );
@@ -59,7 +67,17 @@ describe('format component', () => {
   });
 
   it('descends one level only, leaving sibling fields byte-exact', async () => {
-    const inner = JSON.stringify({ items: [{ id: 1, name: 'ada' }, { id: 2, name: 'grace' }], next: null }, null, 2);
+    const inner = JSON.stringify(
+      {
+        items: [
+          { id: 1, name: 'ada' },
+          { id: 2, name: 'grace' },
+        ],
+        next: null,
+      },
+      null,
+      2,
+    );
     const nested = JSON.stringify({ deeper: inner });
     const envelope = `{"ok":true,"note":"caf\\u00e9","stdout":${JSON.stringify(inner)},"meta":${nested}}`;
     const { messages } = await runFormat([tool(envelope)], { min_tokens: 1 });

@@ -9,7 +9,8 @@ const tool = (id: string, content: string): Message => ({ role: 'tool', tool_cal
 // Old, large and on-topic: the export job's log.
 const EXPORT_LOG = Array.from(
   { length: 120 },
-  (_, i) => `2025-03-14T00:00:${String(i % 60).padStart(2, '0')}Z reconciliation export: batch ${i} wrote ${200 + i} entries at midnight UTC cutoff`,
+  (_, i) =>
+    `2025-03-14T00:00:${String(i % 60).padStart(2, '0')}Z reconciliation export: batch ${i} wrote ${200 + i} entries at midnight UTC cutoff`,
 ).join('\n');
 // Smaller and off-topic: a dependency listing.
 const DEPS = Array.from({ length: 12 }, (_, i) => `pydantic-core==2.${i}.0  # via pydantic`).join('\n');

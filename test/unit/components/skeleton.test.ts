@@ -19,32 +19,68 @@ const JS_QUERY = `
 (variable_declarator name: (identifier) @name value: (arrow_function body: (statement_block) @body)) @fn`;
 
 const LANGS: ReadonlyArray<{ fixture: string; grammar: GrammarId; query: string }> = [
-  { fixture: 'go-http-cache', grammar: 'go', query: `
+  {
+    fixture: 'go-http-cache',
+    grammar: 'go',
+    query: `
 (function_declaration name: (identifier) @name body: (block) @body) @fn
-(method_declaration name: (field_identifier) @name body: (block) @body) @fn` },
+(method_declaration name: (field_identifier) @name body: (block) @body) @fn`,
+  },
   { fixture: 'python-retry-client', grammar: 'python', query: '(function_definition name: (identifier) @name body: (block) @body) @fn' },
   { fixture: 'javascript-csv-stream', grammar: 'javascript', query: JS_QUERY },
   { fixture: 'typescript-rate-limiter', grammar: 'typescript', query: JS_QUERY },
   { fixture: 'tsx-search-panel', grammar: 'tsx', query: JS_QUERY },
   { fixture: 'rust-lexer', grammar: 'rust', query: '(function_item name: (identifier) @name body: (block) @body) @fn' },
-  { fixture: 'java-order-service', grammar: 'java', query: `
+  {
+    fixture: 'java-order-service',
+    grammar: 'java',
+    query: `
 (method_declaration name: (identifier) @name body: (block) @body) @fn
-(constructor_declaration name: (identifier) @name body: (constructor_body) @body) @fn` },
-  { fixture: 'c-ring-buffer', grammar: 'c', query: `
+(constructor_declaration name: (identifier) @name body: (constructor_body) @body) @fn`,
+  },
+  {
+    fixture: 'c-ring-buffer',
+    grammar: 'c',
+    query: `
 (function_definition declarator: (function_declarator declarator: (identifier) @name) body: (compound_statement) @body) @fn
-(function_definition declarator: (pointer_declarator declarator: (function_declarator declarator: (identifier) @name)) body: (compound_statement) @body) @fn` },
-  { fixture: 'cpp-lru-cache', grammar: 'cpp', query: '(function_definition declarator: (function_declarator declarator: (_) @name) body: (compound_statement) @body) @fn' },
-  { fixture: 'ruby-webhook-dispatcher', grammar: 'ruby', query: `
+(function_definition declarator: (pointer_declarator declarator: (function_declarator declarator: (identifier) @name)) body: (compound_statement) @body) @fn`,
+  },
+  {
+    fixture: 'cpp-lru-cache',
+    grammar: 'cpp',
+    query: '(function_definition declarator: (function_declarator declarator: (_) @name) body: (compound_statement) @body) @fn',
+  },
+  {
+    fixture: 'ruby-webhook-dispatcher',
+    grammar: 'ruby',
+    query: `
 (method name: (_) @name body: (body_statement) @body) @fn
-(singleton_method name: (_) @name body: (body_statement) @body) @fn` },
-  { fixture: 'php-session-store', grammar: 'php', query: `
+(singleton_method name: (_) @name body: (body_statement) @body) @fn`,
+  },
+  {
+    fixture: 'php-session-store',
+    grammar: 'php',
+    query: `
 (function_definition name: (name) @name body: (compound_statement) @body) @fn
-(method_declaration name: (name) @name body: (compound_statement) @body) @fn` },
-  { fixture: 'csharp-inventory-service', grammar: 'c_sharp', query: `
+(method_declaration name: (name) @name body: (compound_statement) @body) @fn`,
+  },
+  {
+    fixture: 'csharp-inventory-service',
+    grammar: 'c_sharp',
+    query: `
 (method_declaration name: (identifier) @name body: (block) @body) @fn
-(constructor_declaration name: (identifier) @name body: (block) @body) @fn` },
-  { fixture: 'kotlin-feed-repository', grammar: 'kotlin', query: '(function_declaration (simple_identifier) @name (function_body) @body) @fn' },
-  { fixture: 'swift-image-loader', grammar: 'swift', query: '(function_declaration name: (simple_identifier) @name body: (function_body) @body) @fn' },
+(constructor_declaration name: (identifier) @name body: (block) @body) @fn`,
+  },
+  {
+    fixture: 'kotlin-feed-repository',
+    grammar: 'kotlin',
+    query: '(function_declaration (simple_identifier) @name (function_body) @body) @fn',
+  },
+  {
+    fixture: 'swift-image-loader',
+    grammar: 'swift',
+    query: '(function_declaration name: (simple_identifier) @name body: (function_body) @body) @fn',
+  },
   { fixture: 'scala-word-count', grammar: 'scala', query: '(function_definition name: (identifier) @name body: (_) @body) @fn' },
 ];
 

@@ -44,7 +44,10 @@ describe('smartcrush', () => {
   });
 
   it('keeps every item that carries an error signal, in any case', async () => {
-    const items = Array.from({ length: 12 }, (_, i) => ({ job: `nightly-${i}`, status: i === 5 ? 'FATAL' : i === 8 ? 'Traceback in worker' : 'ok' }));
+    const items = Array.from({ length: 12 }, (_, i) => ({
+      job: `nightly-${i}`,
+      status: i === 5 ? 'FATAL' : i === 8 ? 'Traceback in worker' : 'ok',
+    }));
     const text = JSON.stringify(items, null, 2);
     const result = await new Pipeline([make({ min_tokens: 0 })]).run([tool(text)], testCtx());
     const out = result.messages[0]!.content as string;

@@ -9,7 +9,12 @@ import { agentSteps, anthropicTurn, openaiTurn } from '../../support/transcripts
 
 const client: ModelClient = {
   id: 'fake:summarizer',
-  complete: async () => ({ text: '<summary>The agent ran the failing tests, read the parser and fixed an off-by-one.</summary>', inputTokens: 1, outputTokens: 1, truncated: false }),
+  complete: async () => ({
+    text: '<summary>The agent ran the failing tests, read the parser and fixed an off-by-one.</summary>',
+    inputTokens: 1,
+    outputTokens: 1,
+    truncated: false,
+  }),
 };
 
 describe.each(['anthropic', 'openai'] as const)('summarize keep_last (%s)', (dialect) => {
@@ -19,14 +24,25 @@ describe.each(['anthropic', 'openai'] as const)('summarize keep_last (%s)', (dia
     const frozen = new Map<string, string>();
     let summarized = 0;
     for (let t = 1; t <= steps.length; t++) {
-      const body = (dialect === 'anthropic' ? anthropicTurn(steps, t) : openaiTurn(steps, t)) as unknown as { messages: Array<{ content: unknown }> };
+      const body = (dialect === 'anthropic' ? anthropicTurn(steps, t) : openaiTurn(steps, t)) as unknown as {
+        messages: Array<{ content: unknown }>;
+      };
       const last = body.messages[body.messages.length - 1]!;
-      if (Array.isArray(last.content)) (last.content[last.content.length - 1] as Record<string, unknown>).cache_control = { type: 'ephemeral' };
+      if (Array.isArray(last.content))
+        (last.content[last.content.length - 1] as Record<string, unknown>).cache_control = { type: 'ephemeral' };
       const raw = JSON.stringify(body);
       const decoded = turns.decode(dialect, raw, 't');
       const { pipeline } = buildPipeline({
         pipeline: ['summarize'],
-        components: { summarize: { keep_last: keep, min_tokens: 0, resummarize_tokens: 3000, model: { source: 'config' }, trigger: { min_messages: 9 } } },
+        components: {
+          summarize: {
+            keep_last: keep,
+            min_tokens: 0,
+            resummarize_tokens: 3000,
+            model: { source: 'config' },
+            trigger: { min_messages: 9 },
+          },
+        },
       });
       const ctx = { ...testCtx({ provider: dialect, snapshot: { frozen } }), models: { config: client } };
       const res = await pipeline.run(decoded.view.messages, ctx);

@@ -32,7 +32,9 @@ describe('summarize provider shape', () => {
       expect(validateProviderShape(dialect, view.body)).toEqual([]);
       const bodyRaw = (b: number) => raw.slice(view.index.message(b)!.start, view.index.message(b)!.end);
       for (let keepLast = 0; keepLast <= view.messages.length; keepLast++) {
-        const component = summarizeComponent.create(summarizeComponent.options({ keep_last: keepLast, min_tokens: 0, model: { source: 'config' } }, 's'));
+        const component = summarizeComponent.create(
+          summarizeComponent.options({ keep_last: keepLast, min_tokens: 0, model: { source: 'config' } }, 's'),
+        );
         const ctx = { ...testCtx({ provider: dialect }), models: { config: SUMMARIZER } };
         const result = await new Pipeline([component]).run(view.messages, ctx);
         const report = result.reports[0]!;

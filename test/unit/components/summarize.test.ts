@@ -34,7 +34,13 @@ function ctxWith(o: TestCtxOptions = {}, script?: ModelScript) {
   if (script) model.setScript(script);
   const env = parseModelEnv({ CHEAP_MODEL: 'claude-haiku-4-5', CHEAP_MODEL_BASE: model.url, CHEAP_MODEL_KEY: 'k' });
   const rt = createModelRuntime(env);
-  return { ctx: { ...testCtx(o), models: createModelSources(env, { dialect: 'openai', model: undefined, upstreamBase: model.url, headers: {} }, rt) }, rt };
+  return {
+    ctx: {
+      ...testCtx(o),
+      models: createModelSources(env, { dialect: 'openai', model: undefined, upstreamBase: model.url, headers: {} }, rt),
+    },
+    rt,
+  };
 }
 
 const options = (raw?: unknown) => summarizeComponent.options(raw, 'components.summarize') as { trigger: { min_messages: number } };
@@ -69,7 +75,8 @@ describe('summarize options', () => {
   });
 });
 
-const isSummary = (m: Message | undefined) => m?.role === 'user' && typeof m.content === 'string' && m.content.startsWith('=== History Summary ===');
+const isSummary = (m: Message | undefined) =>
+  m?.role === 'user' && typeof m.content === 'string' && m.content.startsWith('=== History Summary ===');
 
 describe('summarize', () => {
   it('replaces the middle with one user-role summary after the task, grounded in the task, and stashes the span', async () => {

@@ -53,9 +53,27 @@ describe('toon', () => {
   });
 
   it.each([
-    ['a nested object', [{ id: 1, user: { login: 'ada' } }, { id: 2, user: { login: 'bob' } }]],
-    ['a nested array', [{ id: 1, tags: ['x'] }, { id: 2, tags: [] }]],
-    ['ragged keys', [{ id: 1, name: 'a' }, { id: 2, title: 'b' }]],
+    [
+      'a nested object',
+      [
+        { id: 1, user: { login: 'ada' } },
+        { id: 2, user: { login: 'bob' } },
+      ],
+    ],
+    [
+      'a nested array',
+      [
+        { id: 1, tags: ['x'] },
+        { id: 2, tags: [] },
+      ],
+    ],
+    [
+      'ragged keys',
+      [
+        { id: 1, name: 'a' },
+        { id: 2, title: 'b' },
+      ],
+    ],
     ['scalars', [1, 2, 3, 4, 5, 6, 7, 8]],
     ['an empty array', []],
     ['an object', { items: [{ id: 1 }, { id: 2 }] }],

@@ -56,7 +56,11 @@ function logLines(r: Rng): string {
 }
 
 function stackTrace(r: Rng): string {
-  const frames = times(int(r, 2, 25), (i) => `  File "/app/${pick(r, WORDS)}/${pick(r, WORDS)}.py", line ${int(r, 1, 900)}, in handler_${i}\n    result = process(${pick(r, WORDS)}, retries=${i})`);
+  const frames = times(
+    int(r, 2, 25),
+    (i) =>
+      `  File "/app/${pick(r, WORDS)}/${pick(r, WORDS)}.py", line ${int(r, 1, 900)}, in handler_${i}\n    result = process(${pick(r, WORDS)}, retries=${i})`,
+  );
   const py = `Traceback (most recent call last):\n${frames.join('\n')}\nKeyError: '${pick(r, WORDS)}'`;
   const js = `TypeError: Cannot read properties of undefined (reading '${pick(r, WORDS)}')\n${times(int(r, 2, 20), (i) => `    at ${pick(r, WORDS)}Handler (/srv/app/dist/${pick(r, WORDS)}.js:${int(r, 1, 400)}:${i + 3})`).join('\n')}`;
   return r() < 0.5 ? py : js;
@@ -67,10 +71,14 @@ function testRun(r: Rng): string {
   const failed = r() < 0.5 ? int(r, 1, 5) : 0;
   const lines = times(n, (i) => `tests/test_${pick(r, WORDS)}.py::test_case_${i} ${i < failed ? 'FAILED' : 'PASSED'}`);
   const flavours = [
-    () => `============================= test session starts ==============================\ncollected ${n} items\n\n${lines.join('\n')}\n========= ${failed} failed, ${n - failed} passed in ${int(r, 1, 90)}.${int(r, 10, 99)}s =========`,
-    () => `PASS src/${pick(r, WORDS)}.test.ts\n${failed ? `FAIL src/${pick(r, WORDS)}.test.ts\n  ● ${pick(r, WORDS)} › handles retry\n\n    expect(received).toBe(expected)` : ''}\nTests:       ${failed} failed, ${n - failed} passed, ${n} total`,
-    () => `npm ERR! code ERESOLVE\nnpm ERR! ERESOLVE unable to resolve dependency tree\n${times(int(r, 1, 30), (i) => `npm ERR! peer ${pick(r, WORDS)}@"^${i}.0.0" from ${pick(r, WORDS)}@${i}.2.1`).join('\n')}`,
-    () => `--- FAIL: Test${pick(r, WORDS)} (0.${int(r, 10, 99)}s)\n    ${pick(r, WORDS)}_test.go:${int(r, 1, 300)}: got ${int(r, 0, 9)}, want ${int(r, 0, 9)}\nFAIL\nexit status 1\nFAIL\tgithub.com/acme/${pick(r, WORDS)}\t0.${int(r, 100, 999)}s`,
+    () =>
+      `============================= test session starts ==============================\ncollected ${n} items\n\n${lines.join('\n')}\n========= ${failed} failed, ${n - failed} passed in ${int(r, 1, 90)}.${int(r, 10, 99)}s =========`,
+    () =>
+      `PASS src/${pick(r, WORDS)}.test.ts\n${failed ? `FAIL src/${pick(r, WORDS)}.test.ts\n  ● ${pick(r, WORDS)} › handles retry\n\n    expect(received).toBe(expected)` : ''}\nTests:       ${failed} failed, ${n - failed} passed, ${n} total`,
+    () =>
+      `npm ERR! code ERESOLVE\nnpm ERR! ERESOLVE unable to resolve dependency tree\n${times(int(r, 1, 30), (i) => `npm ERR! peer ${pick(r, WORDS)}@"^${i}.0.0" from ${pick(r, WORDS)}@${i}.2.1`).join('\n')}`,
+    () =>
+      `--- FAIL: Test${pick(r, WORDS)} (0.${int(r, 10, 99)}s)\n    ${pick(r, WORDS)}_test.go:${int(r, 1, 300)}: got ${int(r, 0, 9)}, want ${int(r, 0, 9)}\nFAIL\nexit status 1\nFAIL\tgithub.com/acme/${pick(r, WORDS)}\t0.${int(r, 100, 999)}s`,
   ];
   return pick(r, flavours)();
 }
@@ -120,12 +128,18 @@ function toolContent(r: Rng, text: string): Message['content'] {
   const roll = r();
   if (roll < 0.12) {
     const cut = int(r, 0, text.length);
-    const blocks: ContentBlock[] = [{ type: 'text', text: text.slice(0, cut) }, { type: 'text', text: text.slice(cut) }];
+    const blocks: ContentBlock[] = [
+      { type: 'text', text: text.slice(0, cut) },
+      { type: 'text', text: text.slice(cut) },
+    ];
     if (r() < 0.5) blocks[1] = { type: 'text', text: text.slice(cut), cache_control: { type: 'ephemeral' } };
     return blocks;
   }
   if (roll < 0.2) {
-    return [{ type: 'text', text }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } }];
+    return [
+      { type: 'text', text },
+      { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } },
+    ];
   }
   return text;
 }
@@ -148,7 +162,11 @@ export function generateTranscript(seed: number): GeneratedCase {
   for (let i = 0; i < n; i++) {
     const id = `call_${seed}_${i}`;
     const name = pick(r, ['bash', 'read_file', 'grep', 'http_get']);
-    messages.push({ role: 'assistant', content: r() < 0.3 ? 'Let me look.' : null, tool_calls: [{ id, name, arguments: JSON.stringify({ arg: pick(r, WORDS) }) }] });
+    messages.push({
+      role: 'assistant',
+      content: r() < 0.3 ? 'Let me look.' : null,
+      tool_calls: [{ id, name, arguments: JSON.stringify({ arg: pick(r, WORDS) }) }],
+    });
     const text = outputs.length > 0 && r() < 0.2 ? pick(r, outputs) : textOutput(r);
     outputs.push(text);
     messages.push({ role: 'tool', tool_call_id: id, content: toolContent(r, text) });

@@ -13,12 +13,27 @@ import {
 } from '@context-guru/dsl';
 
 const REQUIRED = [
-  'pytest', 'npm-install', 'make', 'jest', 'vitest', 'tsc', 'eslint', 'cargo-build', 'cargo-test',
-  'go-test', 'pip-install', 'docker-build', 'terraform-plan', 'git-status', 'git-log', 'git-diff',
+  'pytest',
+  'npm-install',
+  'make',
+  'jest',
+  'vitest',
+  'tsc',
+  'eslint',
+  'cargo-build',
+  'cargo-test',
+  'go-test',
+  'pip-install',
+  'docker-build',
+  'terraform-plan',
+  'git-status',
+  'git-log',
+  'git-diff',
 ];
 
 /** Lines that carry failure signal: errors, exit codes, failing tests. */
-const SIGNAL = /\berr(or|ors)?\b|ERR!|\bfail(ed|ure|ures|s)?\b|\bpanic(ked|s)?\b|traceback|exception|exit (code|status)|\bError \d+\b|✕|×|●|\*\*\*|--- FAIL/i;
+const SIGNAL =
+  /\berr(or|ors)?\b|ERR!|\bfail(ed|ure|ures|s)?\b|\bpanic(ked|s)?\b|traceback|exception|exit (code|status)|\bError \d+\b|✕|×|●|\*\*\*|--- FAIL/i;
 /** A passing test whose NAME happens to contain an error word is not failure signal. */
 const PASSING = /^\s*✓ |\bPASSED\b|\.\.\. ok$|^\s*--- PASS: |^PASS /;
 /** tsc's trailing per-file table header: the "Found N errors" line above it carries the count. */
@@ -37,7 +52,10 @@ function signalLines(output: string): string[] {
 
 const filters = builtinFilterSet().filters;
 const inputs = builtinDocuments().flatMap((d) => d.tests.map((t) => ({ id: `${t.filter}/${t.name}`, ...splitTranscript(t.input) })));
-const successMessages = (f: CompiledFilter): string[] => [...f.matchOutput.map((r) => r.message), ...(f.onEmpty !== undefined ? [f.onEmpty] : [])];
+const successMessages = (f: CompiledFilter): string[] => [
+  ...f.matchOutput.map((r) => r.message),
+  ...(f.onEmpty !== undefined ? [f.onEmpty] : []),
+];
 
 describe('builtin filters', () => {
   it('ships every required filter, one per file, named after its file', () => {
@@ -74,7 +92,8 @@ describe('builtin filters', () => {
   it('has no catch-all strip pattern: ordinary content lines are never stripped', () => {
     const ordinary = ['some text', 'x', '  indented detail', 'Result: 42', 'see docs/README.md'];
     for (const f of filters) {
-      for (const p of f.stripLines) for (const line of ordinary) expect([f.name, p.source, line, p.test(line)]).toEqual([f.name, p.source, line, false]);
+      for (const p of f.stripLines)
+        for (const line of ordinary) expect([f.name, p.source, line, p.test(line)]).toEqual([f.name, p.source, line, false]);
     }
   });
 

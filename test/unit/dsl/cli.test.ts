@@ -84,7 +84,9 @@ describe('context-guru-dsl verify', () => {
     const bad = file('bad.yaml', 'schema_version: 1\nfilters:\n  x:\n    mtach: x\n');
     const { code, out } = run('verify', bad, GOOD);
     expect(code).toBe(1);
-    expect(out.split('\n')[0]).toBe(`ERROR ${bad}:4: filter "x": field "mtach": unknown field (known: description, match, family, priority, strip_ansi, replace, match_output, strip_lines_matching, keep_lines_matching, truncate_lines_at, head_lines, tail_lines, max_lines, on_empty)`);
+    expect(out.split('\n')[0]).toBe(
+      `ERROR ${bad}:4: filter "x": field "mtach": unknown field (known: description, match, family, priority, strip_ansi, replace, match_output, strip_lines_matching, keep_lines_matching, truncate_lines_at, head_lines, tail_lines, max_lines, on_empty)`,
+    );
     expect(out.split('\n').pop()).toBe('FAILED: 2 document(s), 1 filter(s), 1 test(s), 1 problem(s)');
   });
 
@@ -97,7 +99,11 @@ describe('context-guru-dsl verify', () => {
   it('verifies the shipped builtins', () => {
     const { code, out } = run('verify', '--builtins');
     expect(code).toBe(0);
-    expect(out).toMatch(new RegExp(`^ok: ${builtinFiles().length} document\\(s\\), ${builtinFiles().length} filter\\(s\\), \\d+ test\\(s\\), 0 problem\\(s\\)$`));
+    expect(out).toMatch(
+      new RegExp(
+        `^ok: ${builtinFiles().length} document\\(s\\), ${builtinFiles().length} filter\\(s\\), \\d+ test\\(s\\), 0 problem\\(s\\)$`,
+      ),
+    );
   });
 
   it('exits 1 for an unreadable file and 2 on bad usage', () => {

@@ -1,6 +1,14 @@
 // Selection: a filter's match sees the output's first non-empty line and, when known, the command
 // as `$ <command>`; filters are tried by priority (high first), then name; first match wins.
-import { FilterSet, SELECTOR_MAX_CHARS, commandLine, firstLine, loadFilterDocument, outputSelector, selectorCandidates } from '@context-guru/dsl';
+import {
+  FilterSet,
+  SELECTOR_MAX_CHARS,
+  commandLine,
+  firstLine,
+  loadFilterDocument,
+  outputSelector,
+  selectorCandidates,
+} from '@context-guru/dsl';
 
 const set = new FilterSet([
   loadFilterDocument(
@@ -39,7 +47,10 @@ describe('selector', () => {
     const npm = '\n> shop@1.0.0 test\n> jest --ci\n\nFAIL src/a.test.ts\n';
     expect(outputSelector(npm)).toEqual({ line: 'FAIL src/a.test.ts', script: 'jest --ci' });
     expect(selectorCandidates(npm, 'npm test')).toEqual(['FAIL src/a.test.ts', '$ jest --ci', '$ npm test']);
-    expect(outputSelector('yarn run v1.22.19\n$ vitest run\n RUN  v2.1.8 /app\n')).toEqual({ line: 'RUN  v2.1.8 /app', script: 'vitest run' });
+    expect(outputSelector('yarn run v1.22.19\n$ vitest run\n RUN  v2.1.8 /app\n')).toEqual({
+      line: 'RUN  v2.1.8 /app',
+      script: 'vitest run',
+    });
   });
 
   it('bounds a huge first line', () => {

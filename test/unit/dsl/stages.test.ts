@@ -16,7 +16,9 @@ interface StageCase {
   kept_lines?: number;
 }
 
-const files = readdirSync(DIR).filter((f) => f.endsWith('.yaml')).sort();
+const files = readdirSync(DIR)
+  .filter((f) => f.endsWith('.yaml'))
+  .sort();
 
 describe('the 8 stages', () => {
   it('has a fixture file for each of the 8 stages', () => {

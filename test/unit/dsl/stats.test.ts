@@ -40,7 +40,15 @@ describe('SelectorMissLedger', () => {
   it('skips blank, base64-shaped and image-shaped selectors', () => {
     const l = new SelectorMissLedger();
     const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
-    for (const s of ['', '   ', png, 'data:image/png;base64,iVBOR', 'QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVphYmNkZWZnaGlqa2xtbm9w', '\x89PNG\r', 'GIF89a\u0001']) {
+    for (const s of [
+      '',
+      '   ',
+      png,
+      'data:image/png;base64,iVBOR',
+      'QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVphYmNkZWZnaGlqa2xtbm9w',
+      '\x89PNG\r',
+      'GIF89a\u0001',
+    ]) {
       expect(l.record(s)).toBe(false);
     }
     expect(l.size).toBe(0);

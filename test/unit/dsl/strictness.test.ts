@@ -63,7 +63,10 @@ describe('strict document loading', () => {
 
   it('rejects a filter name defined in two documents, naming both places', () => {
     const a = parseFilterDocument('schema_version: 1\nfilters:\n  pytest:\n    match: pytest\n', 'a.yaml');
-    const b = parseFilterDocument('schema_version: 1\nfilters:\n  other:\n    match: x\n  pytest:\n    match: "=+ test session"\n', 'b.yaml');
+    const b = parseFilterDocument(
+      'schema_version: 1\nfilters:\n  other:\n    match: x\n  pytest:\n    match: "=+ test session"\n',
+      'b.yaml',
+    );
     let err: unknown;
     try {
       new FilterSet([a, b]);
@@ -71,7 +74,9 @@ describe('strict document loading', () => {
       err = e;
     }
     expect(err).toBeInstanceOf(DslError);
-    expect((err as DslError).message).toBe('b.yaml:5: filter "pytest": field "filters": duplicate filter name (already defined at a.yaml:3)');
+    expect((err as DslError).message).toBe(
+      'b.yaml:5: filter "pytest": field "filters": duplicate filter name (already defined at a.yaml:3)',
+    );
   });
 
   it('rejects an empty document and a document without filters', () => {
@@ -82,9 +87,9 @@ describe('strict document loading', () => {
 
   it('caps list lengths, so one filter cannot ask for unbounded work per line', () => {
     const many = Array.from({ length: 257 }, (_, i) => `      - 'noise ${i}'`).join('\n');
-    expect(() => loadFilterDocument(`schema_version: 1\nfilters:\n  big:\n    match: x\n    strip_lines_matching:\n${many}\n`, 'big.yaml')).toThrow(
-      'big.yaml:6: filter "big": field "strip_lines_matching": lists at most 256 entries (got 257)',
-    );
+    expect(() =>
+      loadFilterDocument(`schema_version: 1\nfilters:\n  big:\n    match: x\n    strip_lines_matching:\n${many}\n`, 'big.yaml'),
+    ).toThrow('big.yaml:6: filter "big": field "strip_lines_matching": lists at most 256 entries (got 257)');
   });
 
   it('refuses YAML aliases', () => {

@@ -17,7 +17,13 @@ describe('raw JSON splicing', () => {
     const raw = '{"messages" : [ {"role":"user","content":"a ]"} ]\n, "z": [1]}';
     const out = appendToArray(raw, ['messages'], ['{"role":"assistant","content":"b"}']);
     expect(out).toBe('{"messages" : [ {"role":"user","content":"a ]"},{"role":"assistant","content":"b"} ]\n, "z": [1]}');
-    expect(JSON.parse(out!)).toEqual({ messages: [{ role: 'user', content: 'a ]' }, { role: 'assistant', content: 'b' }], z: [1] });
+    expect(JSON.parse(out!)).toEqual({
+      messages: [
+        { role: 'user', content: 'a ]' },
+        { role: 'assistant', content: 'b' },
+      ],
+      z: [1],
+    });
   });
 
   it('handles an empty array and refuses a missing or non-array member', () => {
@@ -65,7 +71,11 @@ describe('resolveCalls', () => {
 describe('buildContinuation', () => {
   it('Anthropic: appends the assistant turn verbatim, then one user message of tool_results in call order', async () => {
     const request = anthropicRequestRaw(false);
-    const message = anthropicMessage([{ type: 'text', text: 'Let me see the full log.' }, expandToolUse('bbbb', 0), expandToolUse('aaaa', 1)]);
+    const message = anthropicMessage([
+      { type: 'text', text: 'Let me see the full log.' },
+      expandToolUse('bbbb', 0),
+      expandToolUse('aaaa', 1),
+    ]);
     const responseRaw = JSON.stringify(message, null, 1);
     const results = await resolveCalls(splitCalls('anthropic', message).expand, hooks({ aaaa: 'full A', bbbb: 'full B' }));
     const next = buildContinuation('anthropic', request, { json: message, raw: responseRaw }, results)!;
@@ -112,7 +122,9 @@ describe('buildContinuation', () => {
 
   it('re-serialises the parsed turn when there are no raw bytes (aggregated streams)', async () => {
     const message = anthropicMessage([expandToolUse('aaaa')]);
-    const next = buildContinuation('anthropic', anthropicRequestRaw(true), { json: message }, [{ callId: 'toolu_01Expand0Q8ZbM3kHk9x', id: 'aaaa', text: 'A', resolved: true }]);
+    const next = buildContinuation('anthropic', anthropicRequestRaw(true), { json: message }, [
+      { callId: 'toolu_01Expand0Q8ZbM3kHk9x', id: 'aaaa', text: 'A', resolved: true },
+    ]);
     expect((JSON.parse(next!) as { messages: unknown[] }).messages[3]).toEqual({ role: 'assistant', content: message['content'] });
   });
 });
@@ -120,15 +132,25 @@ describe('buildContinuation', () => {
 describe('splitCalls', () => {
   it('tells expand calls apart from the client tool calls beside them', () => {
     expect(splitCalls('anthropic', anthropicMessage([{ type: 'text', text: 'done' }]))).toEqual({ expand: [], client: 0, legacy: false });
-    expect(splitCalls('anthropic', anthropicMessage([expandToolUse('a'), { type: 'tool_use', id: 't', name: 'bash', input: {} }]))).toEqual({
-      expand: [{ callId: 'toolu_01Expand0Q8ZbM3kHk9x', id: 'a' }],
-      client: 1,
-      legacy: false,
-    });
+    expect(splitCalls('anthropic', anthropicMessage([expandToolUse('a'), { type: 'tool_use', id: 't', name: 'bash', input: {} }]))).toEqual(
+      {
+        expand: [{ callId: 'toolu_01Expand0Q8ZbM3kHk9x', id: 'a' }],
+        client: 1,
+        legacy: false,
+      },
+    );
     expect(splitCalls('openai', openAiCompletion('hi'))).toEqual({ expand: [], client: 0, legacy: false });
-    const both = splitCalls('openai', openAiCompletion(null, [{ name: 'context_guru_expand', args: { id: 'a' } }, { name: 'bash', args: {} }]));
+    const both = splitCalls(
+      'openai',
+      openAiCompletion(null, [
+        { name: 'context_guru_expand', args: { id: 'a' } },
+        { name: 'bash', args: {} },
+      ]),
+    );
     expect(both).toEqual({ expand: [{ callId: 'call_0DhGwnZ2Kq7sL1xY4bT0pR', id: 'a' }], client: 1, legacy: false });
-    const legacy = { choices: [{ message: { role: 'assistant', content: null, function_call: { name: 'context_guru_expand', arguments: '{}' } } }] };
+    const legacy = {
+      choices: [{ message: { role: 'assistant', content: null, function_call: { name: 'context_guru_expand', arguments: '{}' } } }],
+    };
     expect(splitCalls('openai', legacy)).toEqual({ expand: [], client: 0, legacy: true });
   });
 
@@ -142,7 +164,9 @@ describe('splitCalls', () => {
     expect(expandIdOf('  <<cg:3f2a9c0d1e4b5a6c>>\n')).toBe('3f2a9c0d1e4b5a6c');
     expect(expandIdOf('<<cg: 3f2a9c0d1e4b5a6c >>')).toBe('3f2a9c0d1e4b5a6c');
     expect(expandIdOf('<<cg:3f2a>> and more')).toBe('<<cg:3f2a>> and more');
-    const m = anthropicMessage([{ type: 'tool_use', id: 'toolu_m', name: 'context_guru_expand', input: { id: ' <<cg:3f2a9c0d1e4b5a6c>> ' } }]);
+    const m = anthropicMessage([
+      { type: 'tool_use', id: 'toolu_m', name: 'context_guru_expand', input: { id: ' <<cg:3f2a9c0d1e4b5a6c>> ' } },
+    ]);
     expect(splitCalls('anthropic', m).expand).toEqual([{ callId: 'toolu_m', id: '3f2a9c0d1e4b5a6c' }]);
   });
 });

@@ -1,22 +1,55 @@
 import { Readable } from 'node:stream';
 import { runExpandLoop } from '../../../apps/gateway/src/expand/expand-loop';
 import type { ClientReply, Dialect, UpstreamReply } from '../../../apps/gateway/src/expand/expand.types';
-import { anthropicMessage, anthropicRequestRaw, openAiCompletion, openAiRequestRaw, scriptedUpstream, stashHooks } from '../../support/fake-upstream-json';
+import {
+  anthropicMessage,
+  anthropicRequestRaw,
+  openAiCompletion,
+  openAiRequestRaw,
+  scriptedUpstream,
+  stashHooks,
+} from '../../support/fake-upstream-json';
 import { expandToolUse, jsonReply, readBody } from '../../support/fake-upstream-sse';
 
-const ORIGINAL = '> app@1.0.0 build\n> tsc -p .\n\nsrc/index.ts(3,7): error TS2322: Type \'string\' is not assignable to type \'number\'.\n';
+const ORIGINAL = "> app@1.0.0 build\n> tsc -p .\n\nsrc/index.ts(3,7): error TS2322: Type 'string' is not assignable to type 'number'.\n";
 
 const anthropicExpand = (...ids: string[]): string => JSON.stringify(anthropicMessage(ids.map((id, n) => expandToolUse(id, n))));
-const anthropicAnswer = JSON.stringify(anthropicMessage([{ type: 'text', text: 'The build fails on a type error in src/index.ts line 3.' }], { input_tokens: 40, cache_read_input_tokens: 2100, output_tokens: 31 }));
+const anthropicAnswer = JSON.stringify(
+  anthropicMessage([{ type: 'text', text: 'The build fails on a type error in src/index.ts line 3.' }], {
+    input_tokens: 40,
+    cache_read_input_tokens: 2100,
+    output_tokens: 31,
+  }),
+);
 const openAiExpand = (...ids: string[]): string =>
-  JSON.stringify(openAiCompletion(null, ids.map((id, n) => ({ id: `call_x${n}`, name: 'context_guru_expand', args: { id } }))));
-const openAiAnswer = JSON.stringify(openAiCompletion('A type error in src/index.ts.', [], { prompt_tokens: 3000, completion_tokens: 12, cached_tokens: 2048 }));
+  JSON.stringify(
+    openAiCompletion(
+      null,
+      ids.map((id, n) => ({ id: `call_x${n}`, name: 'context_guru_expand', args: { id } })),
+    ),
+  );
+const openAiAnswer = JSON.stringify(
+  openAiCompletion('A type error in src/index.ts.', [], { prompt_tokens: 3000, completion_tokens: 12, cached_tokens: 2048 }),
+);
 
-function run(dialect: Dialect, first: string, next: string[], stash: Record<string, string>, extra: { advertised?: boolean; firstReply?: UpstreamReply } = {}) {
+function run(
+  dialect: Dialect,
+  first: string,
+  next: string[],
+  stash: Record<string, string>,
+  extra: { advertised?: boolean; firstReply?: UpstreamReply } = {},
+) {
   const upstream = scriptedUpstream(next.map((body) => () => jsonReply(body)));
   const hooks = stashHooks(stash);
   const requestRaw = dialect === 'anthropic' ? anthropicRequestRaw(false) : openAiRequestRaw(false);
-  const reply = runExpandLoop({ dialect, requestRaw, advertised: extra.advertised ?? true, first: extra.firstReply ?? jsonReply(first), call: upstream.call, hooks });
+  const reply = runExpandLoop({
+    dialect,
+    requestRaw,
+    advertised: extra.advertised ?? true,
+    first: extra.firstReply ?? jsonReply(first),
+    call: upstream.call,
+    hooks,
+  });
   return { reply, upstream, hooks, requestRaw };
 }
 
@@ -33,7 +66,9 @@ function withUsage(answer: string, add: Record<string, number>): string {
 
 describe('non-streaming expand loop', () => {
   it('Anthropic: resolves one expand call, continues once, and returns the answer with both rounds billed', async () => {
-    const { reply, upstream, hooks, requestRaw } = run('anthropic', anthropicExpand('3f2a9c0d1e4b5a6c'), [anthropicAnswer], { '3f2a9c0d1e4b5a6c': ORIGINAL });
+    const { reply, upstream, hooks, requestRaw } = run('anthropic', anthropicExpand('3f2a9c0d1e4b5a6c'), [anthropicAnswer], {
+      '3f2a9c0d1e4b5a6c': ORIGINAL,
+    });
     const r = await reply;
     expect(await text(r)).toBe(withUsage(anthropicAnswer, { input_tokens: 2095, output_tokens: 503 }));
     expect(r).toMatchObject({ status: 200, mode: 'json', rounds: 1, usage: { fresh: 2135, cacheRead: 2100, cacheWrite: 0, output: 534 } });
@@ -41,17 +76,28 @@ describe('non-streaming expand loop', () => {
     expect(hooks.resolved).toEqual(['3f2a9c0d1e4b5a6c']);
     expect(upstream.sent).toHaveLength(1);
     const sent = JSON.parse(upstream.sent[0]!) as { messages: Array<{ role: string; content: unknown }> };
-    expect(sent.messages.slice(-1)[0]).toEqual({ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_01Expand0Q8ZbM3kHk9x', content: ORIGINAL }] });
+    expect(sent.messages.slice(-1)[0]).toEqual({
+      role: 'user',
+      content: [{ type: 'tool_result', tool_use_id: 'toolu_01Expand0Q8ZbM3kHk9x', content: ORIGINAL }],
+    });
     // The client's own request bytes reach the provider unchanged up to the appended turns.
     expect(upstream.sent[0]!.startsWith(requestRaw.slice(0, requestRaw.lastIndexOf('}]}') + 3))).toBe(true);
   });
 
   it('OpenAI: one tool message per call, in call order, then the final answer', async () => {
-    const { reply, upstream, hooks } = run('openai', openAiExpand('bbbb', 'aaaa'), [openAiAnswer], { aaaa: 'A-original', bbbb: 'B-original' });
+    const { reply, upstream, hooks } = run('openai', openAiExpand('bbbb', 'aaaa'), [openAiAnswer], {
+      aaaa: 'A-original',
+      bbbb: 'B-original',
+    });
     const r = await reply;
     const answer = JSON.parse(await text(r)) as { choices: unknown[]; usage: Record<string, unknown> };
     expect(answer.choices).toEqual((JSON.parse(openAiAnswer) as { choices: unknown[] }).choices);
-    expect(answer.usage).toMatchObject({ prompt_tokens: 4843, completion_tokens: 76, total_tokens: 4919, prompt_tokens_details: { cached_tokens: 3072 } });
+    expect(answer.usage).toMatchObject({
+      prompt_tokens: 4843,
+      completion_tokens: 76,
+      total_tokens: 4919,
+      prompt_tokens_details: { cached_tokens: 3072 },
+    });
     expect(r).toMatchObject({ mode: 'json', rounds: 1, usage: { fresh: 1771, cacheRead: 3072, cacheWrite: 0, output: 76 } });
     expect(hooks.resolved).toEqual(['bbbb', 'aaaa']);
     const sent = JSON.parse(upstream.sent[0]!) as { messages: Array<Record<string, unknown>> };
@@ -76,7 +122,15 @@ describe('non-streaming expand loop', () => {
 
   it('honours a smaller maxRounds', async () => {
     const upstream = scriptedUpstream([() => jsonReply(anthropicExpand('aaaa'))]);
-    const r = await runExpandLoop({ dialect: 'anthropic', requestRaw: anthropicRequestRaw(false), advertised: true, first: jsonReply(anthropicExpand('aaaa')), call: upstream.call, hooks: stashHooks({ aaaa: 'A' }), maxRounds: 1 });
+    const r = await runExpandLoop({
+      dialect: 'anthropic',
+      requestRaw: anthropicRequestRaw(false),
+      advertised: true,
+      first: jsonReply(anthropicExpand('aaaa')),
+      call: upstream.call,
+      hooks: stashHooks({ aaaa: 'A' }),
+      maxRounds: 1,
+    });
     expect(r.rounds).toBe(1);
     expect(await text(r)).not.toContain('context_guru_expand');
   });
@@ -85,7 +139,10 @@ describe('non-streaming expand loop', () => {
     const first = JSON.stringify(anthropicMessage([{ type: 'text', text: 'Let me look at the full output.' }, expandToolUse('aaaa')]));
     const { reply } = run('anthropic', first, [anthropicAnswer], { aaaa: 'A' });
     const out = JSON.parse(await text(await reply)) as { content: unknown[]; stop_reason: string };
-    expect(out.content).toEqual([{ type: 'text', text: 'Let me look at the full output.' }, { type: 'text', text: 'The build fails on a type error in src/index.ts line 3.' }]);
+    expect(out.content).toEqual([
+      { type: 'text', text: 'Let me look at the full output.' },
+      { type: 'text', text: 'The build fails on a type error in src/index.ts line 3.' },
+    ]);
     expect(out.stop_reason).toBe('end_turn');
 
     const oFirst = JSON.stringify(openAiCompletion('Checking. ', [{ name: 'context_guru_expand', args: { id: '<<cg:aaaa>>' } }]));
@@ -102,7 +159,10 @@ describe('non-streaming expand loop', () => {
     expect(hooks.lookups).toEqual(['gone0000', 'aaaa']);
     expect(hooks.resolved).toEqual(['aaaa']);
     const sent = JSON.parse(upstream.sent[0]!) as { messages: Array<{ content: Array<{ content: string }> }> };
-    expect(sent.messages.slice(-1)[0]!.content.map((b) => b.content)).toEqual(['[expand: original for id gone0000 is no longer available]', 'A']);
+    expect(sent.messages.slice(-1)[0]!.content.map((b) => b.content)).toEqual([
+      '[expand: original for id gone0000 is no longer available]',
+      'A',
+    ]);
   });
 
   it('answers a call whose original is gone with the placeholder, so the model moves on', async () => {
@@ -114,7 +174,10 @@ describe('non-streaming expand loop', () => {
   });
 
   it('strips an expand call beside another tool call and leaves the rest to the client', async () => {
-    const mixed = openAiCompletion(null, [{ name: 'context_guru_expand', args: { id: 'aaaa' } }, { name: 'bash', args: { command: 'make' } }]);
+    const mixed = openAiCompletion(null, [
+      { name: 'context_guru_expand', args: { id: 'aaaa' } },
+      { name: 'bash', args: { command: 'make' } },
+    ]);
     const { reply, upstream } = run('openai', JSON.stringify(mixed), [], { aaaa: 'A' });
     const out = JSON.parse(await text(await reply)) as { choices: Array<{ message: { tool_calls: unknown[] }; finish_reason: string }> };
     const calls = (mixed['choices'] as Array<{ message: { tool_calls: unknown[] } }>)[0]!.message.tool_calls;
@@ -149,7 +212,14 @@ describe('non-streaming expand loop', () => {
   it('relays an upstream error on a continuation round as it came', async () => {
     const err = '{"error":{"message":"Rate limit reached for gpt-4o","type":"requests","code":"rate_limit_exceeded"}}';
     const upstream = scriptedUpstream([() => jsonReply(err, { status: 429 })]);
-    const r = await runExpandLoop({ dialect: 'openai', requestRaw: openAiRequestRaw(false), advertised: true, first: jsonReply(openAiExpand('aaaa')), call: upstream.call, hooks: stashHooks({ aaaa: 'A' }) });
+    const r = await runExpandLoop({
+      dialect: 'openai',
+      requestRaw: openAiRequestRaw(false),
+      advertised: true,
+      first: jsonReply(openAiExpand('aaaa')),
+      call: upstream.call,
+      hooks: stashHooks({ aaaa: 'A' }),
+    });
     expect(r).toMatchObject({ status: 429, rounds: 1 });
     expect(await text(r)).toBe(err);
   });

@@ -5,7 +5,14 @@ import { PassThrough, Readable } from 'node:stream';
 import { runExpandLoop } from '../../../apps/gateway/src/expand/expand-loop';
 import { parseSseEvents } from '../../../apps/gateway/src/expand/sse-lines';
 import type { ClientReply, Dialect } from '../../../apps/gateway/src/expand/expand.types';
-import { anthropicMessage, anthropicRequestRaw, openAiCompletion, openAiRequestRaw, scriptedUpstream, stashHooks } from '../../support/fake-upstream-json';
+import {
+  anthropicMessage,
+  anthropicRequestRaw,
+  openAiCompletion,
+  openAiRequestRaw,
+  scriptedUpstream,
+  stashHooks,
+} from '../../support/fake-upstream-json';
 import {
   SIGNATURE,
   anthropicSse,
@@ -31,10 +38,23 @@ function request(dialect: Dialect): string {
   return dialect === 'anthropic' ? anthropicRequestRaw(true) : openAiRequestRaw(true);
 }
 
-async function loop(dialect: Dialect, first: string, next: string[], opts: { advertised?: boolean; chunk?: number; stash?: Record<string, string>; maxRounds?: number } = {}) {
+async function loop(
+  dialect: Dialect,
+  first: string,
+  next: string[],
+  opts: { advertised?: boolean; chunk?: number; stash?: Record<string, string>; maxRounds?: number } = {},
+) {
   const upstream = scriptedUpstream(next.map((body) => () => sseReply(body, { chunk: opts.chunk ?? 5 })));
   const hooks = stashHooks(opts.stash ?? { [HASH]: ORIGINAL });
-  const reply = await runExpandLoop({ dialect, requestRaw: request(dialect), advertised: opts.advertised ?? true, first: sseReply(first, { chunk: opts.chunk ?? 5 }), call: upstream.call, hooks, maxRounds: opts.maxRounds });
+  const reply = await runExpandLoop({
+    dialect,
+    requestRaw: request(dialect),
+    advertised: opts.advertised ?? true,
+    first: sseReply(first, { chunk: opts.chunk ?? 5 }),
+    call: upstream.call,
+    hooks,
+    maxRounds: opts.maxRounds,
+  });
   return { reply, upstream, hooks };
 }
 
@@ -49,7 +69,14 @@ describe('streams without an expand call reach the client unchanged', () => {
   const cases: Array<[Dialect, string, string]> = [
     ['anthropic', 'text', anthropicTextSse('Die Ursache: ein Tippfehler in ümlaut.ts — fixed ✓ 🚀')],
     ['anthropic', 'thinking+text', anthropicThinkingTextSse('Look at the stack trace first.', 'The test expects 3 but gets "3".')],
-    ['anthropic', 'client tool', anthropicSse([{ type: 'text', text: PREAMBLE }, { type: 'tool_use', id: 'toolu_bash', name: 'bash', input: { command: 'npm test' } }])],
+    [
+      'anthropic',
+      'client tool',
+      anthropicSse([
+        { type: 'text', text: PREAMBLE },
+        { type: 'tool_use', id: 'toolu_bash', name: 'bash', input: { command: 'npm test' } },
+      ]),
+    ],
     ['openai', 'text', openAiTextSse('The test expects 3 but gets "3" — 日本語.')],
     ['openai', 'text+client tool', openAiSse(PREAMBLE, [{ name: 'bash', args: { command: 'npm test' } }])],
   ];
@@ -78,7 +105,10 @@ describe('streams without an expand call reach the client unchanged', () => {
 });
 
 describe('Anthropic: an expand call after any preamble is stitched into one message', () => {
-  const final = anthropicTextSse('The assertion compares a number to a string.', { id: 'msg_cont', usage: { input_tokens: 61, cache_read_input_tokens: 2400, output_tokens: 19 } });
+  const final = anthropicTextSse('The assertion compares a number to a string.', {
+    id: 'msg_cont',
+    usage: { input_tokens: 61, cache_read_input_tokens: 2400, output_tokens: 19 },
+  });
   const preambles: Array<[string, AnthropicBlock[]]> = [
     ['first', []],
     ['after thinking', [THINKING]],
@@ -87,7 +117,9 @@ describe('Anthropic: an expand call after any preamble is stitched into one mess
   ];
   for (const [name, lead] of preambles) {
     it(`expand ${name}`, async () => {
-      const first = anthropicSse([...lead, expandToolUse(HASH)], { usage: { input_tokens: 2095, cache_creation_input_tokens: 300, output_tokens: 40 } });
+      const first = anthropicSse([...lead, expandToolUse(HASH)], {
+        usage: { input_tokens: 2095, cache_creation_input_tokens: 300, output_tokens: 40 },
+      });
       const { reply, upstream, hooks } = await loop('anthropic', first, [final]);
       const out = await text(reply);
       expect(out).not.toContain('context_guru_expand');
@@ -100,7 +132,12 @@ describe('Anthropic: an expand call after any preamble is stitched into one mess
       // The usage of both rounds, the stop reason of the last.
       const delta = evs.find((e) => e.type === 'message_delta')!;
       expect(delta.delta?.stop_reason).toBe('end_turn');
-      expect(delta.usage).toMatchObject({ input_tokens: 2095 + 61, cache_creation_input_tokens: 300, cache_read_input_tokens: 2400, output_tokens: 40 + 19 });
+      expect(delta.usage).toMatchObject({
+        input_tokens: 2095 + 61,
+        cache_creation_input_tokens: 300,
+        cache_read_input_tokens: 2400,
+        output_tokens: 40 + 19,
+      });
       expect((await reply.streamDone).rounds).toBe(1);
       expect(await reply.usageDone).toEqual({ fresh: 2156, cacheRead: 2400, cacheWrite: 300, output: 59 });
       expect(hooks.resolved).toEqual([HASH]);
@@ -127,7 +164,14 @@ describe('Anthropic: an expand call after any preamble is stitched into one mess
     const source = new PassThrough();
     source.write(sse.slice(0, cut));
     const upstream = scriptedUpstream([() => sseReply(final)]);
-    const reply = await runExpandLoop({ dialect: 'anthropic', requestRaw: request('anthropic'), advertised: true, first: { status: 200, headers: { 'content-type': 'text/event-stream' }, body: source }, call: upstream.call, hooks: stashHooks({ [HASH]: ORIGINAL }) });
+    const reply = await runExpandLoop({
+      dialect: 'anthropic',
+      requestRaw: request('anthropic'),
+      advertised: true,
+      first: { status: 200, headers: { 'content-type': 'text/event-stream' }, body: source },
+      call: upstream.call,
+      hooks: stashHooks({ [HASH]: ORIGINAL }),
+    });
     const body = reply.body as Readable;
     let seen = '';
     for await (const c of body) {
@@ -162,14 +206,30 @@ describe('Anthropic: an expand call after any preamble is stitched into one mess
   it('renders a continuation that came back whole as more of the stream', async () => {
     const upstream = scriptedUpstream([() => jsonReply(anthropicMessage([{ type: 'text', text: 'Done — ✓' }], { output_tokens: 9 }))]);
     const first = sseReply(anthropicSse([{ type: 'text', text: PREAMBLE }, expandToolUse(HASH)]));
-    const reply = await runExpandLoop({ dialect: 'anthropic', requestRaw: request('anthropic'), advertised: true, first, call: upstream.call, hooks: stashHooks({ [HASH]: 'x' }) });
+    const reply = await runExpandLoop({
+      dialect: 'anthropic',
+      requestRaw: request('anthropic'),
+      advertised: true,
+      first,
+      call: upstream.call,
+      hooks: stashHooks({ [HASH]: 'x' }),
+    });
     const sdk = await anthropicFinal(await readBody(reply.body));
     expect(sdk.content).toEqual([expect.objectContaining({ text: PREAMBLE }), expect.objectContaining({ text: 'Done — ✓' })]);
   });
 
   it('ends with the provider error event when the continuation fails', async () => {
-    const upstream = scriptedUpstream([() => ({ ...jsonReply({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }), status: 529 })]);
-    const reply = await runExpandLoop({ dialect: 'anthropic', requestRaw: request('anthropic'), advertised: true, first: sseReply(anthropicSse([expandToolUse(HASH)])), call: upstream.call, hooks: stashHooks({ [HASH]: 'x' }) });
+    const upstream = scriptedUpstream([
+      () => ({ ...jsonReply({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }), status: 529 }),
+    ]);
+    const reply = await runExpandLoop({
+      dialect: 'anthropic',
+      requestRaw: request('anthropic'),
+      advertised: true,
+      first: sseReply(anthropicSse([expandToolUse(HASH)])),
+      call: upstream.call,
+      hooks: stashHooks({ [HASH]: 'x' }),
+    });
     const out = await text(reply);
     expect(out).not.toContain('context_guru_expand');
     expect(events(out).slice(-1)[0]).toEqual({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } });
@@ -189,15 +249,30 @@ describe('Anthropic: an expand call after any preamble is stitched into one mess
 });
 
 describe('OpenAI: an expand call after content is stitched into one completion', () => {
-  const final = openAiSse('A string was compared to a number.', [], { id: 'chatcmpl-cont', usage: { prompt_tokens: 3000, completion_tokens: 12, cached_tokens: 2048 } });
+  const final = openAiSse('A string was compared to a number.', [], {
+    id: 'chatcmpl-cont',
+    usage: { prompt_tokens: 3000, completion_tokens: 12, cached_tokens: 2048 },
+  });
   const expandCall: OpenAiCall = { id: 'call_Expand0Zq4WmT8', name: 'context_guru_expand', args: { id: HASH } };
-  for (const [name, lead] of [['first', null], ['after content', PREAMBLE]] as const) {
+  for (const [name, lead] of [
+    ['first', null],
+    ['after content', PREAMBLE],
+  ] as const) {
     it(`expand ${name}`, async () => {
       const first = openAiSse(lead, [expandCall], { usage: { prompt_tokens: 2900, completion_tokens: 20, cached_tokens: 1024 } });
       const { reply, upstream } = await loop('openai', first, [final]);
       const out = await text(reply);
       expect(out).not.toContain('context_guru_expand');
-      const chunks = parseSseEvents(out).filter((e) => e.data !== '[DONE]').map((e) => JSON.parse(e.data) as { id: string; choices: Array<{ delta: { role?: string }; finish_reason: string | null }>; usage?: Record<string, unknown> | null });
+      const chunks = parseSseEvents(out)
+        .filter((e) => e.data !== '[DONE]')
+        .map(
+          (e) =>
+            JSON.parse(e.data) as {
+              id: string;
+              choices: Array<{ delta: { role?: string }; finish_reason: string | null }>;
+              usage?: Record<string, unknown> | null;
+            },
+        );
       expect(new Set(chunks.map((c) => c.id))).toEqual(new Set(['chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG']));
       expect(chunks.filter((c) => c.choices[0]?.delta.role !== undefined)).toHaveLength(1);
       expect(chunks.filter((c) => c.choices[0]?.finish_reason)).toHaveLength(1);
@@ -214,20 +289,36 @@ describe('OpenAI: an expand call after content is stitched into one completion',
 
       const sent = JSON.parse(upstream.sent[0]!) as { stream: boolean; messages: Array<Record<string, unknown>> };
       expect(sent.messages.slice(-2)).toEqual([
-        { role: 'assistant', content: lead, tool_calls: [{ id: 'call_Expand0Zq4WmT8', type: 'function', function: { name: 'context_guru_expand', arguments: JSON.stringify({ id: HASH }) } }] },
+        {
+          role: 'assistant',
+          content: lead,
+          tool_calls: [
+            {
+              id: 'call_Expand0Zq4WmT8',
+              type: 'function',
+              function: { name: 'context_guru_expand', arguments: JSON.stringify({ id: HASH }) },
+            },
+          ],
+        },
         { role: 'tool', tool_call_id: 'call_Expand0Zq4WmT8', content: ORIGINAL },
       ]);
     });
   }
 
   it('withholds an expand call beside client calls and renumbers them', async () => {
-    const first = openAiSse(PREAMBLE, [{ id: 'call_read', name: 'read_file', args: { path: 'a.ts' } }, expandCall, { id: 'call_bash', name: 'bash', args: { command: 'ls' } }]);
+    const first = openAiSse(PREAMBLE, [
+      { id: 'call_read', name: 'read_file', args: { path: 'a.ts' } },
+      expandCall,
+      { id: 'call_bash', name: 'bash', args: { command: 'ls' } },
+    ]);
     const { reply, upstream } = await loop('openai', first, []);
     const out = await text(reply);
     expect(upstream.sent).toHaveLength(0);
     expect(out).not.toContain('context_guru_expand');
     const sdk = await openAiFinal(out);
-    expect(sdk.choices[0]!.message.tool_calls?.map((c) => (c.type === 'function' ? [c.id, c.function.name, c.function.arguments] : null))).toEqual([
+    expect(
+      sdk.choices[0]!.message.tool_calls?.map((c) => (c.type === 'function' ? [c.id, c.function.name, c.function.arguments] : null)),
+    ).toEqual([
       ['call_read', 'read_file', '{"path":"a.ts"}'],
       ['call_bash', 'bash', '{"command":"ls"}'],
     ]);
@@ -236,7 +327,14 @@ describe('OpenAI: an expand call after content is stitched into one completion',
 
   it('renders a whole JSON continuation as more of the stream', async () => {
     const upstream = scriptedUpstream([() => jsonReply(openAiCompletion('Done.'))]);
-    const reply = await runExpandLoop({ dialect: 'openai', requestRaw: request('openai'), advertised: true, first: sseReply(openAiSse(PREAMBLE, [expandCall])), call: upstream.call, hooks: stashHooks({ [HASH]: 'x' }) });
+    const reply = await runExpandLoop({
+      dialect: 'openai',
+      requestRaw: request('openai'),
+      advertised: true,
+      first: sseReply(openAiSse(PREAMBLE, [expandCall])),
+      call: upstream.call,
+      hooks: stashHooks({ [HASH]: 'x' }),
+    });
     const sdk = await openAiFinal(await readBody(reply.body));
     expect(sdk.choices[0]!.message.content).toBe(`${PREAMBLE}Done.`);
   });
@@ -248,7 +346,14 @@ describe('a client that goes away', () => {
     const partial = anthropicTextSse('partial');
     cont.write(partial.slice(0, partial.indexOf('event: content_block_stop')));
     const upstream = scriptedUpstream([() => ({ status: 200, headers: { 'content-type': 'text/event-stream' }, body: cont })]);
-    const reply = await runExpandLoop({ dialect: 'anthropic', requestRaw: request('anthropic'), advertised: true, first: sseReply(anthropicSse([{ type: 'text', text: PREAMBLE }, expandToolUse(HASH)])), call: upstream.call, hooks: stashHooks({ [HASH]: 'x' }) });
+    const reply = await runExpandLoop({
+      dialect: 'anthropic',
+      requestRaw: request('anthropic'),
+      advertised: true,
+      first: sseReply(anthropicSse([{ type: 'text', text: PREAMBLE }, expandToolUse(HASH)])),
+      call: upstream.call,
+      hooks: stashHooks({ [HASH]: 'x' }),
+    });
     const body = reply.body as Readable;
     let seen = '';
     for await (const c of body) {

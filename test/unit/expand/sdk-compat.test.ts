@@ -35,7 +35,10 @@ describe('Anthropic SDK accepts', () => {
   });
 
   it('a synthesized stream, and rebuilds what our aggregation rebuilds', async () => {
-    const message = anthropicMessage([{ type: 'thinking', thinking: 'Hmm.', signature: SIGNATURE }, { type: 'text', text: 'Here — ✓' }, expandToolUse('aaaa')], { output_tokens: 42 });
+    const message = anthropicMessage(
+      [{ type: 'thinking', thinking: 'Hmm.', signature: SIGNATURE }, { type: 'text', text: 'Here — ✓' }, expandToolUse('aaaa')],
+      { output_tokens: 42 },
+    );
     const sse = anthropicMessageToSse(message);
     const sdk = await anthropicFinal(sse);
     expect(sdk.content).toEqual([
@@ -50,7 +53,14 @@ describe('Anthropic SDK accepts', () => {
   it('the final stream the loop sends after an expand round', async () => {
     const final = anthropicTextSse('The assertion compares a number to a string.');
     const upstream = scriptedUpstream([() => sseReply(final, { chunk: 3 })]);
-    const reply = await runExpandLoop({ dialect: 'anthropic', requestRaw: anthropicRequestRaw(true), advertised: true, first: sseReply(anthropicExpandSse(['3f2a9c0d1e4b5a6c']), { chunk: 3 }), call: upstream.call, hooks: stashHooks({ '3f2a9c0d1e4b5a6c': 'log' }) });
+    const reply = await runExpandLoop({
+      dialect: 'anthropic',
+      requestRaw: anthropicRequestRaw(true),
+      advertised: true,
+      first: sseReply(anthropicExpandSse(['3f2a9c0d1e4b5a6c']), { chunk: 3 }),
+      call: upstream.call,
+      hooks: stashHooks({ '3f2a9c0d1e4b5a6c': 'log' }),
+    });
     const sdk = await anthropicFinal(await readBody(reply.body));
     expect(sdk.content).toEqual([expect.objectContaining({ type: 'text', text: 'The assertion compares a number to a string.' })]);
   });
@@ -64,7 +74,9 @@ describe('OpenAI SDK accepts', () => {
 
     const expand = await openAiFinal(openAiExpandSse(['3f2a9c0d1e4b5a6c', 'aaaa']));
     expect(expand.choices[0]!.finish_reason).toBe('tool_calls');
-    expect(expand.choices[0]!.message.tool_calls?.map((c) => (c.type === 'function' ? [c.id, c.function.name, c.function.arguments] : c.type))).toEqual([
+    expect(
+      expand.choices[0]!.message.tool_calls?.map((c) => (c.type === 'function' ? [c.id, c.function.name, c.function.arguments] : c.type)),
+    ).toEqual([
       ['call_Expand0Zq4WmT8', 'context_guru_expand', '{"id":"3f2a9c0d1e4b5a6c"}'],
       ['call_Expand1Zq4WmT8', 'context_guru_expand', '{"id":"aaaa"}'],
     ]);

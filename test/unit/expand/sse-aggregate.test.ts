@@ -59,13 +59,20 @@ describe('Anthropic SSE aggregation', () => {
     const sse = anthropicExpandSse(['aaaa']);
     const truncated = sse.slice(0, sse.lastIndexOf('event: content_block_delta'));
     expect(aggregateSse('anthropic', truncated)).toBeNull();
-    expect(aggregateSse('anthropic', `${sse}event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n`)).toBeNull();
+    expect(
+      aggregateSse(
+        'anthropic',
+        `${sse}event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n`,
+      ),
+    ).toBeNull();
     expect(aggregateSse('anthropic', sse.slice(sse.indexOf('event: content_block_start')))).toBeNull();
     expect(aggregateSse('anthropic', anthropicSse([]))).toBeNull();
   });
 
   it('keeps the text of a plain answer whole', () => {
-    expect(aggregateSse('anthropic', anthropicTextSse('Line one.\nLine two — done.'))?.['content']).toEqual([{ type: 'text', text: 'Line one.\nLine two — done.' }]);
+    expect(aggregateSse('anthropic', anthropicTextSse('Line one.\nLine two — done.'))?.['content']).toEqual([
+      { type: 'text', text: 'Line one.\nLine two — done.' },
+    ]);
   });
 });
 
@@ -100,13 +107,18 @@ describe('OpenAI SSE aggregation', () => {
     const c = aggregateSse('openai', openAiSse('Let me check — 日本', [{ name: 'bash', args: { command: 'ls -la' } }]));
     const message = (c?.['choices'] as Array<{ message: Record<string, unknown> }>)[0]!.message;
     expect(message['content']).toBe('Let me check — 日本');
-    expect(message['tool_calls']).toEqual([{ id: 'call_0DhGwnZ2Kq7sL1xY4bT0pR', type: 'function', function: { name: 'bash', arguments: '{"command":"ls -la"}' } }]);
+    expect(message['tool_calls']).toEqual([
+      { id: 'call_0DhGwnZ2Kq7sL1xY4bT0pR', type: 'function', function: { name: 'bash', arguments: '{"command":"ls -la"}' } },
+    ]);
     expect(aggregateSse('openai', openAiTextSse('hi', { usage: null }))?.['usage']).toBeUndefined();
   });
 
   it('refuses error payloads, several choices and streams without choices', () => {
     expect(aggregateSse('openai', 'data: {"error":{"message":"boom"}}\n\n')).toBeNull();
-    const two = openAiTextSse('hi').replace(/"choices":\[\{"index":0,"delta":\{"content":"hi"\}/, '"choices":[{"index":1,"delta":{"content":"hi"}');
+    const two = openAiTextSse('hi').replace(
+      /"choices":\[\{"index":0,"delta":\{"content":"hi"\}/,
+      '"choices":[{"index":1,"delta":{"content":"hi"}',
+    );
     expect(two).not.toBe(openAiTextSse('hi'));
     expect(aggregateSse('openai', two)).toBeNull();
     expect(aggregateSse('openai', 'data: [DONE]\n\n')).toBeNull();

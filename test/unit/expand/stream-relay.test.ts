@@ -21,7 +21,14 @@ describe('stream relay', () => {
     const cut = sse.indexOf('event: content_block_delta');
     const source = new PassThrough();
     source.write(sse.slice(0, cut));
-    const reply = await runExpandLoop({ dialect: 'anthropic', requestRaw: anthropicRequestRaw(true), advertised: true, first: { status: 200, headers: { 'content-type': 'text/event-stream' }, body: source }, call: scriptedUpstream([]).call, hooks: stashHooks({}) });
+    const reply = await runExpandLoop({
+      dialect: 'anthropic',
+      requestRaw: anthropicRequestRaw(true),
+      advertised: true,
+      first: { status: 200, headers: { 'content-type': 'text/event-stream' }, body: source },
+      call: scriptedUpstream([]).call,
+      hooks: stashHooks({}),
+    });
     const body = reply.body as Readable;
     const first = await nextChunk(body);
     expect(sse.startsWith(first.toString())).toBe(true);
@@ -41,7 +48,12 @@ describe('stream relay', () => {
       expect((await readBody(relay.body)).equals(sse)).toBe(true);
       expect((await relay.done).expandAfterStream).toBe(true);
     }
-    const plain = observeStream({ source: Readable.from([Buffer.from(anthropicTextSse('context_guru'))]), dialect: 'anthropic', sse: true, watchName: true });
+    const plain = observeStream({
+      source: Readable.from([Buffer.from(anthropicTextSse('context_guru'))]),
+      dialect: 'anthropic',
+      sse: true,
+      watchName: true,
+    });
     await readBody(plain.body);
     expect((await plain.done).expandAfterStream).toBe(false);
   });
@@ -52,7 +64,14 @@ describe('stream relay', () => {
       throw new Error('upstream reset');
     }
     const source = Readable.from(failing());
-    const reply = await runExpandLoop({ dialect: 'anthropic', requestRaw: anthropicRequestRaw(true), advertised: true, first: { status: 200, headers: { 'content-type': 'text/event-stream' }, body: source }, call: scriptedUpstream([]).call, hooks: stashHooks({}) });
+    const reply = await runExpandLoop({
+      dialect: 'anthropic',
+      requestRaw: anthropicRequestRaw(true),
+      advertised: true,
+      first: { status: 200, headers: { 'content-type': 'text/event-stream' }, body: source },
+      call: scriptedUpstream([]).call,
+      hooks: stashHooks({}),
+    });
     await expect(readBody(reply.body)).rejects.toThrow('upstream reset');
     const outcome = await reply.streamDone;
     expect((outcome.error as Error).message).toBe('upstream reset');
@@ -65,7 +84,14 @@ describe('stream relay', () => {
     const big = JSON.stringify(anthropicMessage([{ type: 'text', text: 'y'.repeat(3 << 20) }], { input_tokens: 11, output_tokens: 60000 }));
     const parts: Buffer[] = [];
     for (let i = 0; i < big.length; i += 50_000) parts.push(Buffer.from(big.slice(i, i + 50_000)));
-    const reply = await runExpandLoop({ dialect: 'anthropic', requestRaw: anthropicRequestRaw(false), advertised: false, first: { status: 200, headers: { 'content-type': 'application/json' }, body: Readable.from(parts) }, call: scriptedUpstream([]).call, hooks: stashHooks({}) });
+    const reply = await runExpandLoop({
+      dialect: 'anthropic',
+      requestRaw: anthropicRequestRaw(false),
+      advertised: false,
+      first: { status: 200, headers: { 'content-type': 'application/json' }, body: Readable.from(parts) },
+      call: scriptedUpstream([]).call,
+      hooks: stashHooks({}),
+    });
     expect(reply.mode).toBe('json');
     expect((await readBody(reply.body)).length).toBe(big.length);
     expect(await reply.usageDone).toEqual({ fresh: 11, cacheRead: 0, cacheWrite: 0, output: 60000 });

@@ -23,7 +23,12 @@ function runtime(extra: Record<string, string> = {}): ModelRuntime {
 }
 
 function cheap(provider: 'anthropic' | 'openai', rt: ModelRuntime) {
-  const env = parseModelEnv({ CHEAP_MODEL: `${provider}-cheap`, CHEAP_MODEL_PROVIDER: provider, CHEAP_MODEL_BASE: model.url, CHEAP_MODEL_KEY: 'k-cheap' });
+  const env = parseModelEnv({
+    CHEAP_MODEL: `${provider}-cheap`,
+    CHEAP_MODEL_PROVIDER: provider,
+    CHEAP_MODEL_BASE: model.url,
+    CHEAP_MODEL_KEY: 'k-cheap',
+  });
   return createModelSources(env, { dialect: 'openai', model: undefined, upstreamBase: 'http://unused', headers: {} }, rt).config!;
 }
 
@@ -35,7 +40,12 @@ describe('model clients', () => {
     expect(reply).toEqual({ text: 'summary', inputTokens: 1234, outputTokens: 56, truncated: false });
     const call = model.calls[0]!;
     expect(call.path).toBe('/v1/messages');
-    expect(call.body).toEqual({ model: 'anthropic-cheap', max_tokens: 4096, system: 'be brief', messages: [{ role: 'user', content: 'filter this' }] });
+    expect(call.body).toEqual({
+      model: 'anthropic-cheap',
+      max_tokens: 4096,
+      system: 'be brief',
+      messages: [{ role: 'user', content: 'filter this' }],
+    });
     expect(call.headers['anthropic-version']).toBe('2023-06-01');
     expect(call.headers['x-api-key']).toBe('k-cheap');
     expect(rt.spend.snapshot()).toMatchObject({ llm_calls: 1, llm_input_tokens: 1234, llm_output_tokens: 56, llm_errors: 0 });
@@ -74,14 +84,19 @@ describe('model clients', () => {
     );
     const rt = runtime();
     expect((await cheap('openai', rt).complete(REQ)).text).toBe('fine');
-    expect(model.calls.map((c) => Object.keys(c.body).filter((k) => k.startsWith('max')))).toEqual([['max_tokens'], ['max_completion_tokens']]);
+    expect(model.calls.map((c) => Object.keys(c.body).filter((k) => k.startsWith('max')))).toEqual([
+      ['max_tokens'],
+      ['max_completion_tokens'],
+    ]);
     expect(rt.spend.snapshot()).toMatchObject({ llm_calls: 2, llm_errors: 0 });
   });
 
   it('fail with the status only (no URL, no key) and count an error', async () => {
     model.setScript(() => ({ status: 529, body: '{"type":"error","error":{"type":"overloaded_error"}}' }));
     const rt = runtime();
-    const err = await cheap('anthropic', rt).complete(REQ).catch((e: Error) => e);
+    const err = await cheap('anthropic', rt)
+      .complete(REQ)
+      .catch((e: Error) => e);
     expect((err as Error).message).toBe('model call failed: 529');
     expect((err as Error).message).not.toContain(model.url);
     expect(rt.spend.snapshot()).toMatchObject({ llm_calls: 1, llm_errors: 1, llm_timeouts: 0 });
@@ -90,7 +105,9 @@ describe('model clients', () => {
   it('time out per purpose and count a timeout', async () => {
     model.setScript(() => ({ hang: true }));
     const rt = runtime();
-    const err = await cheap('openai', rt).complete(REQ).catch((e: Error) => e);
+    const err = await cheap('openai', rt)
+      .complete(REQ)
+      .catch((e: Error) => e);
     expect((err as Error).message).toMatch(/timed out after 300 ms/);
     expect(rt.spend.snapshot()).toMatchObject({ llm_timeouts: 1, llm_errors: 0 });
   });

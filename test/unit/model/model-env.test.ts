@@ -7,7 +7,13 @@ describe('parseModelEnv', () => {
 
   it('infers the provider from the model name and takes the provider key as the default key', () => {
     const a = parseModelEnv({ CHEAP_MODEL: 'claude-haiku-4-5', ANTHROPIC_API_KEY: 'sk-ant-x', OPENAI_API_KEY: 'sk-o' });
-    expect(a.cheap).toEqual({ provider: 'anthropic', model: 'claude-haiku-4-5', base: 'https://api.anthropic.com', key: 'sk-ant-x', auth: 'x-api-key' });
+    expect(a.cheap).toEqual({
+      provider: 'anthropic',
+      model: 'claude-haiku-4-5',
+      base: 'https://api.anthropic.com',
+      key: 'sk-ant-x',
+      auth: 'x-api-key',
+    });
     const o = parseModelEnv({ CHEAP_MODEL: 'gpt-4o-mini', OPENAI_API_KEY: 'sk-o', CHEAP_MODEL_BASE: 'http://127.0.0.1:8000/v1/' });
     expect(o.cheap).toEqual({ provider: 'openai', model: 'gpt-4o-mini', base: 'http://127.0.0.1:8000/v1', key: 'sk-o', auth: 'bearer' });
   });
@@ -34,18 +40,29 @@ describe('parseModelEnv', () => {
   it('reports every bad value at once', () => {
     let err: unknown;
     try {
-      parseModelEnv({ CHEAP_MODEL: 'm', CHEAP_MODEL_PROVIDER: 'gemini', CHEAP_MODEL_BASE: 'ftp://x', CHEAP_MODEL_CONCURRENT: '-1', CONTEXT_GURU_LLM_TIMEOUT: 'soon' });
+      parseModelEnv({
+        CHEAP_MODEL: 'm',
+        CHEAP_MODEL_PROVIDER: 'gemini',
+        CHEAP_MODEL_BASE: 'ftp://x',
+        CHEAP_MODEL_CONCURRENT: '-1',
+        CONTEXT_GURU_LLM_TIMEOUT: 'soon',
+      });
     } catch (e) {
       err = e;
     }
     expect(err).toBeInstanceOf(ModelEnvError);
     const problems = (err as ModelEnvError).problems.join('\n');
-    for (const key of ['CHEAP_MODEL_PROVIDER', 'CHEAP_MODEL_BASE', 'CHEAP_MODEL_CONCURRENT', 'CONTEXT_GURU_LLM_TIMEOUT']) expect(problems).toContain(key);
+    for (const key of ['CHEAP_MODEL_PROVIDER', 'CHEAP_MODEL_BASE', 'CHEAP_MODEL_CONCURRENT', 'CONTEXT_GURU_LLM_TIMEOUT'])
+      expect(problems).toContain(key);
   });
 
   it('collects problems into a caller list (for env.ts) and keeps the defaults', () => {
     const problems: string[] = ['PORT=x: bad'];
-    expect(readModelEnv({ CHEAP_MODEL_CONCURRENT: 'many' }, problems)).toEqual({ concurrent: 4, extractTimeoutMs: 90_000, summarizeTimeoutMs: 300_000 });
+    expect(readModelEnv({ CHEAP_MODEL_CONCURRENT: 'many' }, problems)).toEqual({
+      concurrent: 4,
+      extractTimeoutMs: 90_000,
+      summarizeTimeoutMs: 300_000,
+    });
     expect(problems).toHaveLength(2);
   });
 

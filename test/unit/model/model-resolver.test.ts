@@ -27,7 +27,11 @@ describe('model sources', () => {
   it('incoming: the request model on the route upstream, with only the credential headers', async () => {
     const env = parseModelEnv({});
     const rt = createModelRuntime(env);
-    const sources = createModelSources(env, { dialect: 'anthropic', model: 'claude-sonnet-4-5', upstreamBase: model.url, headers: INBOUND }, rt);
+    const sources = createModelSources(
+      env,
+      { dialect: 'anthropic', model: 'claude-sonnet-4-5', upstreamBase: model.url, headers: INBOUND },
+      rt,
+    );
     expect(sources.config).toBeUndefined();
     expect(sources.incoming!.id).toBe('anthropic:claude-sonnet-4-5');
     await sources.incoming!.complete({ system: 's', prompt: 'p', maxTokens: 10, purpose: 'summarize' });

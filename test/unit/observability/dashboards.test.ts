@@ -16,7 +16,15 @@ const referenced = new Set(
 
 describe('dashboards', () => {
   it('the committed JSON is what `npm run dashboards` generates, one file per dashboard', () => {
-    expect(readdirSync(DIR).filter((f) => f.endsWith('.json')).sort()).toEqual(Object.keys(DASHBOARDS).map((n) => `${n}.json`).sort());
+    expect(
+      readdirSync(DIR)
+        .filter((f) => f.endsWith('.json'))
+        .sort(),
+    ).toEqual(
+      Object.keys(DASHBOARDS)
+        .map((n) => `${n}.json`)
+        .sort(),
+    );
     for (const [name, d] of Object.entries(DASHBOARDS)) expect(readFileSync(join(DIR, `${name}.json`), 'utf8')).toBe(renderDashboard(d));
   });
 

@@ -25,7 +25,9 @@ describe('price table', () => {
 
   it('PRICE_TABLE replaces a default family by name and adds new ones ahead of the defaults', () => {
     const custom = createPriceTable(
-      parsePriceTable('families:\n  - { family: claude-sonnet, match: [claude-sonnet], input: 2, output: 10 }\n  - { family: llama, match: [llama], input: 0.1, output: 0.2, cache_read: 0.01 }\n'),
+      parsePriceTable(
+        'families:\n  - { family: claude-sonnet, match: [claude-sonnet], input: 2, output: 10 }\n  - { family: llama, match: [llama], input: 0.1, output: 0.2, cache_read: 0.01 }\n',
+      ),
     );
     const sonnet = custom.lookup('anthropic', 'claude-sonnet-4-6');
     expect(sonnet).toEqual({ family: 'claude-sonnet', match: ['claude-sonnet'], input: 2, cache_write: 2, cache_read: 2, output: 10 });
@@ -36,7 +38,9 @@ describe('price table', () => {
   it('rejects a bad PRICE_TABLE naming the place, through the environment parser', () => {
     expect(() => parsePriceTable('families:\n  - { family: x, match: [x], input: 1, output: 1, cahce_read: 1 }\n')).toThrow(/families\/0/);
     expect(() => parsePriceTable('families: [{ family: x, match: [], input: 1, output: 1 }]')).toThrow(/match/);
-    expect(() => parseEnv({ PRICE_TABLE: 'families: [{ family: x, match: [x], input: -1, output: 1 }]' })).toThrow(/PRICE_TABLE: \/families\/0\/input/);
+    expect(() => parseEnv({ PRICE_TABLE: 'families: [{ family: x, match: [x], input: -1, output: 1 }]' })).toThrow(
+      /PRICE_TABLE: \/families\/0\/input/,
+    );
     const problems: string[] = [];
     expect(readPriceTable({ PRICE_TABLE: '{"families": []}' }, problems)).toEqual([]);
     expect(problems).toEqual([]);

@@ -20,7 +20,10 @@ describe('SavingsTimeline', () => {
       { at: Date.UTC(2026, 11, 1, 10, 0), requests: 2, tokens_before: 1000, tokens_after: 400 },
       { at: Date.UTC(2026, 11, 1, 10, 1), requests: 1, tokens_before: 100, tokens_after: 50 },
     ]);
-    expect(t.minutes(ALL_TENANTS).map((b) => [b.requests, b.tokens_before])).toEqual([[3, 1500], [1, 100]]);
+    expect(t.minutes(ALL_TENANTS).map((b) => [b.requests, b.tokens_before])).toEqual([
+      [3, 1500],
+      [1, 100],
+    ]);
     expect(t.minutes('nobody')).toEqual([]);
   });
 

@@ -40,7 +40,9 @@ describe('UTF-8 checked across the chunks of a streamed body', () => {
   it('agrees with isUtf8 on random byte soup cut at random places', () => {
     const rnd = mulberry32(7);
     for (let n = 0; n < 300; n++) {
-      const body = Buffer.from(Array.from({ length: 1 + Math.floor(rnd() * 40) }, () => (rnd() < 0.7 ? 0x41 + Math.floor(rnd() * 20) : Math.floor(rnd() * 256))));
+      const body = Buffer.from(
+        Array.from({ length: 1 + Math.floor(rnd() * 40) }, () => (rnd() < 0.7 ? 0x41 + Math.floor(rnd() * 20) : Math.floor(rnd() * 256))),
+      );
       const cuts = [Math.floor(rnd() * body.length), Math.floor(rnd() * body.length)].sort((x, y) => x - y);
       expect(check(body, cuts).ok).toBe(isUtf8(body));
     }

@@ -8,7 +8,8 @@ const CLAUDE_CODE_COMPACT =
   'This summary should be thorough in capturing technical details, code patterns, and architectural decisions.';
 const SCRATCHPAD = 'First, reason in your scratchpad. Then, generate the summary in <summary> tags.';
 
-const anthropic = (messages: unknown[]) => decodeRequest('anthropic', JSON.stringify({ model: 'claude-sonnet-4-6', max_tokens: 8192, messages })).messages;
+const anthropic = (messages: unknown[]) =>
+  decodeRequest('anthropic', JSON.stringify({ model: 'claude-sonnet-4-6', max_tokens: 8192, messages })).messages;
 const openai = (messages: unknown[]) => decodeRequest('openai', JSON.stringify({ model: 'gpt-4o', messages })).messages;
 
 const history = [
@@ -20,13 +21,24 @@ describe('isAgentCompaction', () => {
   it('recognises both phrases as the last user message (string and block content)', () => {
     expect(isAgentCompaction(anthropic([...history, { role: 'user', content: CLAUDE_CODE_COMPACT }]))).toBe(true);
     expect(isAgentCompaction(anthropic([...history, { role: 'user', content: [{ type: 'text', text: SCRATCHPAD }] }]))).toBe(true);
-    expect(isAgentCompaction(openai([{ role: 'system', content: 'sys' }, { role: 'user', content: CLAUDE_CODE_COMPACT }]))).toBe(true);
+    expect(
+      isAgentCompaction(
+        openai([
+          { role: 'system', content: 'sys' },
+          { role: 'user', content: CLAUDE_CODE_COMPACT },
+        ]),
+      ),
+    ).toBe(true);
   });
 
   it('sees the request next to the tool results of the same Anthropic message, in either order', () => {
     const result = { type: 'tool_result', tool_use_id: 'toolu_01', content: '3 passed' };
-    expect(isAgentCompaction(anthropic([...history, { role: 'user', content: [result, { type: 'text', text: CLAUDE_CODE_COMPACT }] }]))).toBe(true);
-    expect(isAgentCompaction(anthropic([...history, { role: 'user', content: [{ type: 'text', text: CLAUDE_CODE_COMPACT }, result] }]))).toBe(true);
+    expect(
+      isAgentCompaction(anthropic([...history, { role: 'user', content: [result, { type: 'text', text: CLAUDE_CODE_COMPACT }] }])),
+    ).toBe(true);
+    expect(
+      isAgentCompaction(anthropic([...history, { role: 'user', content: [{ type: 'text', text: CLAUDE_CODE_COMPACT }, result] }])),
+    ).toBe(true);
   });
 
   it('ignores tool output that quotes the phrase, and an earlier turn that asked for it', () => {
@@ -41,7 +53,15 @@ describe('isAgentCompaction', () => {
         ]),
       ),
     ).toBe(false);
-    expect(isAgentCompaction(openai([{ role: 'user', content: 'go' }, { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'read', arguments: '{}' } }] }, { role: 'tool', tool_call_id: 'c1', content: CLAUDE_CODE_COMPACT }]))).toBe(false);
+    expect(
+      isAgentCompaction(
+        openai([
+          { role: 'user', content: 'go' },
+          { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'read', arguments: '{}' } }] },
+          { role: 'tool', tool_call_id: 'c1', content: CLAUDE_CODE_COMPACT },
+        ]),
+      ),
+    ).toBe(false);
   });
 
   it('an ordinary last user message is not a compaction', () => {

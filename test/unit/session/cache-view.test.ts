@@ -83,14 +83,19 @@ describe('requestTtlMs', () => {
     expect(anth({ system: [{ type: 'text', text: 'sys', cache_control: cc }], ...user('hi') })).toBe(60 * MIN);
     expect(anth({ tools: [{ name: 't', input_schema: { type: 'object' }, cache_control: cc }], ...user('hi') })).toBe(60 * MIN);
     expect(anth(user([{ type: 'text', text: 'hi', cache_control: cc }]))).toBe(60 * MIN);
-    expect(anth(user([{ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: 'out', cache_control: cc }] }]))).toBe(60 * MIN);
+    expect(anth(user([{ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: 'out', cache_control: cc }] }]))).toBe(
+      60 * MIN,
+    );
     expect(anth(user([{ type: 'text', text: 'hi', cache_control: { type: 'ephemeral', ttl: '5m' } }]))).toBe(5 * MIN);
   });
 
   it('a "ttl": "1h" that is not a breakpoint does not stretch the TTL', () => {
     // A tool call's input and a tool's schema are JSON too: only cache_control counts.
     const setKey = { name: 'cache_set', input_schema: { type: 'object', properties: { ttl: { type: 'string' } } } };
-    const call = { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'cache_set', input: { key: 'session', ttl: '1h' } }] };
+    const call = {
+      role: 'assistant',
+      content: [{ type: 'tool_use', id: 'toolu_1', name: 'cache_set', input: { key: 'session', ttl: '1h' } }],
+    };
     const result = { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'config: {"ttl": "1h"}' }] };
     expect(anth({ tools: [setKey], messages: [{ role: 'user', content: 'cache it' }, call, result] })).toBe(5 * MIN);
   });

@@ -5,12 +5,18 @@ import { decodeRequest } from '../../../apps/gateway/src/wire/request.wire';
 import { resolveSessionKey } from '../../../apps/gateway/src/wire/session-key';
 
 const view = (system: string, first: string, more: unknown[] = []) =>
-  decodeRequest('anthropic', JSON.stringify({ model: 'claude-sonnet-4-6', max_tokens: 10, system, messages: [{ role: 'user', content: first }, ...more] }));
+  decodeRequest(
+    'anthropic',
+    JSON.stringify({ model: 'claude-sonnet-4-6', max_tokens: 10, system, messages: [{ role: 'user', content: first }, ...more] }),
+  );
 
 describe('conversationKey', () => {
   it('is stable across the turns of one conversation', () => {
     const a = view('You are Claude Code.', 'fix the bug');
-    const b = view('You are Claude Code.', 'fix the bug', [{ role: 'assistant', content: 'Looking.' }, { role: 'user', content: 'go on' }]);
+    const b = view('You are Claude Code.', 'fix the bug', [
+      { role: 'assistant', content: 'Looking.' },
+      { role: 'user', content: 'go on' },
+    ]);
     expect(conversationKey('t:s1', a)).toBe(conversationKey('t:s1', b));
   });
 
@@ -18,7 +24,12 @@ describe('conversationKey', () => {
     const main = view('You are Claude Code.', 'fix the bug');
     const probe = view('Summarize the topic in 5 words.', 'fix the bug');
     const sub = view('You are a search sub-agent.', 'find the parser');
-    const keys = new Set([conversationKey('t:s1', main), conversationKey('t:s1', probe), conversationKey('t:s1', sub), conversationKey('t:s2', main)]);
+    const keys = new Set([
+      conversationKey('t:s1', main),
+      conversationKey('t:s1', probe),
+      conversationKey('t:s1', sub),
+      conversationKey('t:s2', main),
+    ]);
     expect(keys.size).toBe(4);
     for (const k of keys) expect(k.startsWith('t:s')).toBe(true);
   });

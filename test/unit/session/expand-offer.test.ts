@@ -16,7 +16,19 @@ function toolsBytes(raw: string): string {
   return span ? raw.slice(span.start, span.end) : '';
 }
 
-async function session(dialect: 'openai' | 'anthropic', o: { config?: string; preset?: string; inject?: InjectMode; store?: MemoryHotStore; tenant?: TenantRuntime; from?: number; turns?: number; id?: string }) {
+async function session(
+  dialect: 'openai' | 'anthropic',
+  o: {
+    config?: string;
+    preset?: string;
+    inject?: InjectMode;
+    store?: MemoryHotStore;
+    tenant?: TenantRuntime;
+    from?: number;
+    turns?: number;
+    id?: string;
+  },
+) {
   let now = 1_700_000_000_000;
   const store = o.store ?? new MemoryHotStore({ now: () => now });
   const tenant = o.tenant ?? createTenantRuntime('default', loadConfigDocument(o.preset, o.config), 1);
@@ -25,7 +37,16 @@ async function session(dialect: 'openai' | 'anthropic', o: { config?: string; pr
   for (let t = o.from ?? 1; t < (o.from ?? 1) + (o.turns ?? 8); t++) {
     now += 20_000;
     const raw = JSON.stringify(dialect === 'openai' ? openaiTurn(steps, t) : anthropicTurn(steps, t));
-    const p = await prepareRequest(deps, { route: dialect, dialect, raw, tenant, pipeline: tenant.built.pipeline, cacheMode: 'auto', sessionHeader: o.id ?? 'offer', bypassHeader: false });
+    const p = await prepareRequest(deps, {
+      route: dialect,
+      dialect,
+      raw,
+      tenant,
+      pipeline: tenant.built.pipeline,
+      cacheMode: 'auto',
+      sessionHeader: o.id ?? 'offer',
+      bypassHeader: false,
+    });
     out.push(p.outgoing);
   }
   return { out, store };
@@ -42,7 +63,11 @@ describe.each(['anthropic', 'openai'] as const)('the expand tool on %s', (dialec
   });
 
   it('is not offered by a pipeline that cannot emit markers, nor with INJECT_EXPAND=never', async () => {
-    for (const o of [{ config: 'pipeline: [format]' }, { config: 'pipeline: [mask]\ncomponents:\n  mask: { marker_mode: off }' }, { preset: 'balanced', inject: 'never' as const }]) {
+    for (const o of [
+      { config: 'pipeline: [format]' },
+      { config: 'pipeline: [mask]\ncomponents:\n  mask: { marker_mode: off }' },
+      { preset: 'balanced', inject: 'never' as const },
+    ]) {
       const { out } = await session(dialect, o);
       for (const raw of out) expect(toolsBytes(raw)).not.toContain('context_guru_expand');
     }

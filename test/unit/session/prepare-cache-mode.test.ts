@@ -9,7 +9,9 @@ import { createTenantRuntime, loadConfigDocument } from '../../../apps/gateway/s
 import { agentSteps, anthropicTurn, openaiTurn } from '../../support/transcripts';
 
 const CONFIG = 'pipeline: [mask]\ncomponents:\n  mask: { keep_recent: 1, min_tokens: 50 }\n';
-const steps = agentSteps(30, 53).filter((s) => s.output.length > 1500).slice(0, 6);
+const steps = agentSteps(30, 53)
+  .filter((s) => s.output.length > 1500)
+  .slice(0, 6);
 
 async function twoTurns(dialect: 'openai' | 'anthropic', cacheMode: CacheMode) {
   let now = 1_700_000_000_000;
@@ -17,7 +19,17 @@ async function twoTurns(dialect: 'openai' | 'anthropic', cacheMode: CacheMode) {
   const tenant = createTenantRuntime('default', loadConfigDocument(undefined, CONFIG), 1);
   const deps = { store, clock: { now: () => now }, log: createLogger('error', () => undefined), injectMode: 'never' as const };
   const body = (t: number) => JSON.stringify(dialect === 'openai' ? openaiTurn(steps, t) : anthropicTurn(steps, t));
-  const run = (t: number) => prepareRequest(deps, { route: dialect, dialect, raw: body(t), tenant, pipeline: tenant.built.pipeline, cacheMode, sessionHeader: 'mode', bypassHeader: false });
+  const run = (t: number) =>
+    prepareRequest(deps, {
+      route: dialect,
+      dialect,
+      raw: body(t),
+      tenant,
+      pipeline: tenant.built.pipeline,
+      cacheMode,
+      sessionHeader: 'mode',
+      bypassHeader: false,
+    });
   const first = await run(1);
   now += 10_000;
   const second = await run(2);

@@ -8,9 +8,14 @@ const MIN = 60_000;
 const CC = { type: 'ephemeral' };
 
 /** A tool output of roughly `n` hundred tokens, distinct per seed. */
-const output = (seed: number, n = 6) => Array.from({ length: n * 20 }, (_, i) => `line ${seed}.${i}: value=${(seed * 7919 + i * 104729) % 100003}`).join('\n');
+const output = (seed: number, n = 6) =>
+  Array.from({ length: n * 20 }, (_, i) => `line ${seed}.${i}: value=${(seed * 7919 + i * 104729) % 100003}`).join('\n');
 
-function anthropicBody(turns: number, breakpointOnLast = true, system: unknown = [{ type: 'text', text: 'You are a coding agent.', cache_control: CC }]) {
+function anthropicBody(
+  turns: number,
+  breakpointOnLast = true,
+  system: unknown = [{ type: 'text', text: 'You are a coding agent.', cache_control: CC }],
+) {
   const messages: Record<string, unknown>[] = [{ role: 'user', content: 'Fix the parser.' }];
   for (let t = 0; t < turns; t++) {
     messages.push({ role: 'assistant', content: [{ type: 'tool_use', id: `toolu_${t}`, name: 'bash', input: { command: `step ${t}` } }] });
@@ -25,9 +30,16 @@ function anthropicBody(turns: number, breakpointOnLast = true, system: unknown =
 }
 
 function openaiBody(turns: number) {
-  const messages: Record<string, unknown>[] = [{ role: 'system', content: 'You are a coding agent.' }, { role: 'user', content: 'Fix the parser.' }];
+  const messages: Record<string, unknown>[] = [
+    { role: 'system', content: 'You are a coding agent.' },
+    { role: 'user', content: 'Fix the parser.' },
+  ];
   for (let t = 0; t < turns; t++) {
-    messages.push({ role: 'assistant', content: null, tool_calls: [{ id: `call_${t}`, type: 'function', function: { name: 'bash', arguments: '{}' } }] });
+    messages.push({
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: `call_${t}`, type: 'function', function: { name: 'bash', arguments: '{}' } }],
+    });
     messages.push({ role: 'tool', tool_call_id: `call_${t}`, content: output(t) });
   }
   return { model: 'gpt-4o', messages };

@@ -10,7 +10,12 @@ const CONFIG = { pipeline: ['format', 'mask'], components: { mask: { keep_recent
 
 const issues = (n: number) =>
   JSON.stringify(
-    Array.from({ length: n }, (_, i) => ({ id: 1000 + i, title: `Issue ${i}: timeout in auth handler`, state: i % 3 ? 'open' : 'closed', comments: i * 7 })),
+    Array.from({ length: n }, (_, i) => ({
+      id: 1000 + i,
+      title: `Issue ${i}: timeout in auth handler`,
+      state: i % 3 ? 'open' : 'closed',
+      comments: i * 7,
+    })),
     null,
     2,
   );
@@ -35,7 +40,17 @@ async function turn(store: MemoryHotStore, learned: LearnedKeys, messages: Messa
     keys: keysOf(messages),
     learned,
     run: (stash, state) => {
-      const ctx: Ctx = { tenant: 't', session: 't:s', provider: 'openai', cache: { aware: true, maxCachedIdx, cold: false }, stash, state, clock: { now: () => 0 }, existingBreakpoints: 0, window: 0 };
+      const ctx: Ctx = {
+        tenant: 't',
+        session: 't:s',
+        provider: 'openai',
+        cache: { aware: true, maxCachedIdx, cold: false },
+        stash,
+        state,
+        clock: { now: () => 0 },
+        existingBreakpoints: 0,
+        window: 0,
+      };
       return pipeline.run(messages, ctx);
     },
   });

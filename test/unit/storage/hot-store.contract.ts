@@ -54,7 +54,10 @@ export function defineHotStoreContract(name: string, factory: HotStoreFactory): 
     });
 
     it('records ownership per session', async () => {
-      await s.putStash(A, 's1', [{ id: '1111111111111111', text: 'x' }, { id: '2222222222222222', text: 'y' }]);
+      await s.putStash(A, 's1', [
+        { id: '1111111111111111', text: 'x' },
+        { id: '2222222222222222', text: 'y' },
+      ]);
       expect(await s.owns(A, 's1', '1111111111111111')).toBe(true);
       expect(await s.owns(A, 's1', '2222222222222222')).toBe(true);
       expect(await s.owns(A, 's2', '1111111111111111')).toBe(false);
@@ -106,8 +109,18 @@ export function defineHotStoreContract(name: string, factory: HotStoreFactory): 
 
     it('advanceTurn returns the previous turn and widens the TTL monotonically', async () => {
       expect(await s.advanceTurn(A, 'sess', { n: 3, at: 1000, ttlMs: 3_600_000 })).toBeNull();
-      expect(await s.advanceTurn(A, 'sess', { n: 5, at: 2000, ttlMs: 300_000 })).toEqual({ n: 3, at: 1000, ttlMs: 3_600_000, rewritten: [] });
-      expect(await s.advanceTurn(A, 'sess', { n: 2, at: 3000, ttlMs: 300_000 })).toEqual({ n: 5, at: 2000, ttlMs: 3_600_000, rewritten: [] });
+      expect(await s.advanceTurn(A, 'sess', { n: 5, at: 2000, ttlMs: 300_000 })).toEqual({
+        n: 3,
+        at: 1000,
+        ttlMs: 3_600_000,
+        rewritten: [],
+      });
+      expect(await s.advanceTurn(A, 'sess', { n: 2, at: 3000, ttlMs: 300_000 })).toEqual({
+        n: 5,
+        at: 2000,
+        ttlMs: 3_600_000,
+        rewritten: [],
+      });
       expect(await s.advanceTurn(A, 'other', { n: 1, at: 3000, ttlMs: 0 })).toBeNull();
     });
 

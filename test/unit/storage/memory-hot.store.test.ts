@@ -21,7 +21,10 @@ describe('MemoryHotStore semantics', () => {
   it('slides the TTL on every successful read; unread entries expire at their deadline', async () => {
     const c = fakeClock();
     const s = new MemoryHotStore({ ttlSeconds: 100, now: c.now });
-    await s.putStash(T, 'sess', [{ id: id(1), text: 'read' }, { id: id(2), text: 'unread' }]);
+    await s.putStash(T, 'sess', [
+      { id: id(1), text: 'read' },
+      { id: id(2), text: 'unread' },
+    ]);
     c.advance(60_000);
     expect(await s.getStash(T, id(1))).toBe('read');
     c.advance(60_000); // 120 s after the put: only the read entry is still alive

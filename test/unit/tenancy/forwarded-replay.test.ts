@@ -38,11 +38,17 @@ describe('forwarded replay across a config change', () => {
     expect(same[1]!.content).toBe(ORIGINAL);
     const tail = msgs();
     const record = recorded();
-    expect(replayForwarded(msgs(), tail, { ...warm, maxCachedIdx: 0 }, prev, new SnapshotSessionView(record), new BufferedStash(true), 'new')).toBe(0);
+    expect(
+      replayForwarded(msgs(), tail, { ...warm, maxCachedIdx: 0 }, prev, new SnapshotSessionView(record), new BufferedStash(true), 'new'),
+    ).toBe(0);
   });
 
   it('stands aside on a cold or cache-unaware turn and without a previous turn record', () => {
-    for (const [cache, p] of [[{ ...warm, cold: true }, prev], [{ ...warm, aware: false }, prev], [warm, null]] as const) {
+    for (const [cache, p] of [
+      [{ ...warm, cold: true }, prev],
+      [{ ...warm, aware: false }, prev],
+      [warm, null],
+    ] as const) {
       const output = msgs();
       expect(replayForwarded(msgs(), output, cache, p, new SnapshotSessionView(recorded()), new BufferedStash(true), 'new')).toBe(0);
     }

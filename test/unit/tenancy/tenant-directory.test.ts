@@ -45,7 +45,12 @@ describe('tenant directory', () => {
 
   it('a revoked key and a disabled tenant are refused; other tenants are untouched', () => {
     const d = new TenantDirectory({ fallback, requireKey: false });
-    d.apply(new Map([['a', entry('a', [A])], ['b', entry('b', [B])]]));
+    d.apply(
+      new Map([
+        ['a', entry('a', [A])],
+        ['b', entry('b', [B])],
+      ]),
+    );
     d.apply(new Map([['a', entry('a', [])]]));
     expect(refused(d, { 'x-context-guru-key': A })).toBe(401);
     expect(d.resolve({ 'x-context-guru-key': B }).id).toBe('b');
@@ -65,10 +70,26 @@ describe('tenant directory', () => {
 describe('tenant key revocations', () => {
   it('counts the keys that stopped working per tenant: revoked, tenant disabled, tenant gone — once each', () => {
     const d = new TenantDirectory({ fallback, requireKey: false });
-    d.apply(new Map([['a', entry('a', [A, B])], ['b', entry('b', [B.replace('B', 'C')])], ['c', entry('c', [A.replace('A', 'D')])]]));
+    d.apply(
+      new Map([
+        ['a', entry('a', [A, B])],
+        ['b', entry('b', [B.replace('B', 'C')])],
+        ['c', entry('c', [A.replace('A', 'D')])],
+      ]),
+    );
     expect(d.drainRevocations()).toEqual(new Map());
-    d.apply(new Map([['a', entry('a', [A])], ['b', entry('b', [B.replace('B', 'C')], true)]]));
-    expect(d.drainRevocations()).toEqual(new Map([['a', 1], ['b', 1]]));
+    d.apply(
+      new Map([
+        ['a', entry('a', [A])],
+        ['b', entry('b', [B.replace('B', 'C')], true)],
+      ]),
+    );
+    expect(d.drainRevocations()).toEqual(
+      new Map([
+        ['a', 1],
+        ['b', 1],
+      ]),
+    );
     d.apply(new Map([['b', entry('b', [B.replace('B', 'C')], true)]]), new Set(['a', 'b']));
     expect(d.drainRevocations()).toEqual(new Map([['c', 1]]));
     expect(d.drainRevocations()).toEqual(new Map());

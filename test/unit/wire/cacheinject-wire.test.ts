@@ -11,7 +11,13 @@ const body = {
   max_tokens: 1024,
   messages: [
     { role: 'user', content: [{ type: 'text', text: 'The nightly export job fails with a permissions error.' }] },
-    { role: 'assistant', content: [{ type: 'text', text: 'Checking the directory.' }, { type: 'tool_use', id: 'toolu_1', name: 'bash', input: { command: 'ls -l /var/exports' } }] },
+    {
+      role: 'assistant',
+      content: [
+        { type: 'text', text: 'Checking the directory.' },
+        { type: 'tool_use', id: 'toolu_1', name: 'bash', input: { command: 'ls -l /var/exports' } },
+      ],
+    },
     { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'drwxr-x--- 2 root root 4096 2026-11-30' }] },
     { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_2', name: 'bash', input: { command: 'id exporter' } }] },
     { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_2', content: 'uid=998(exporter) gid=998(exporter)' }] },
@@ -28,7 +34,13 @@ async function forwarded(raw: string) {
 describe('cacheinject on the Anthropic wire', () => {
   it('puts the breakpoint on the tool_use block of a tool_use-only assistant message before the newest turn', async () => {
     const out = await forwarded(JSON.stringify(body));
-    expect(out.messages[3]!.content[0]).toEqual({ type: 'tool_use', id: 'toolu_2', name: 'bash', input: { command: 'id exporter' }, cache_control: { type: 'ephemeral' } });
+    expect(out.messages[3]!.content[0]).toEqual({
+      type: 'tool_use',
+      id: 'toolu_2',
+      name: 'bash',
+      input: { command: 'id exporter' },
+      cache_control: { type: 'ephemeral' },
+    });
     // Exactly one breakpoint, and nothing else moved.
     expect(JSON.stringify(out).match(/cache_control/g)).toHaveLength(1);
     expect(validateProviderShape('anthropic', out)).toEqual([]);

@@ -39,7 +39,8 @@ describe('decodeRequest (openai)', () => {
   });
 
   it('skips a malformed message instead of failing the request', () => {
-    const raw = '{"messages":[{"role":"user","content":"hi"},{"role":"wizard","content":"x"},42,{"role":"tool","tool_call_id":"c","content":"out"}]}';
+    const raw =
+      '{"messages":[{"role":"user","content":"hi"},{"role":"wizard","content":"x"},42,{"role":"tool","tool_call_id":"c","content":"out"}]}';
     const v = decodeRequest('openai', raw);
     expect(v.messages.map((m) => m.role)).toEqual(['user', 'tool']);
     expect(v.slots).toEqual([
@@ -108,7 +109,8 @@ describe('decodeRequest (anthropic)', () => {
   });
 
   it('gives an assistant with only tool_use null content', () => {
-    const raw = '{"messages":[{"role":"user","content":"go"},{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{}}]}]}';
+    const raw =
+      '{"messages":[{"role":"user","content":"go"},{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{}}]}]}';
     expect(decodeRequest('anthropic', raw).messages[1]).toEqual({
       role: 'assistant',
       content: null,
@@ -117,7 +119,10 @@ describe('decodeRequest (anthropic)', () => {
   });
 
   it('reads a string system and an auto tool_choice', () => {
-    const v = decodeRequest('anthropic', '{"system":"Be brief.","tool_choice":{"type":"auto"},"messages":[{"role":"user","content":"hi"}]}');
+    const v = decodeRequest(
+      'anthropic',
+      '{"system":"Be brief.","tool_choice":{"type":"auto"},"messages":[{"role":"user","content":"hi"}]}',
+    );
     expect(v.systemHead).toBe('Be brief.');
     expect(v.toolChoiceAllowsInjection).toBe(true);
     expect(decodeRequest('anthropic', '{"tool_choice":{"type":"any"},"messages":[]}').toolChoiceAllowsInjection).toBe(false);
@@ -131,9 +136,18 @@ describe('breakpoint counting', () => {
       system: [{ type: 'text', text: 's', cache_control: { type: 'ephemeral' } }],
       tools: [{ name: 't', input_schema: {}, cache_control: { type: 'ephemeral' } }],
       messages: [
-        { role: 'user', cache_control: { type: 'ephemeral' }, content: [{ type: 'text', text: 'a', cache_control: { type: 'ephemeral' } }] },
+        {
+          role: 'user',
+          cache_control: { type: 'ephemeral' },
+          content: [{ type: 'text', text: 'a', cache_control: { type: 'ephemeral' } }],
+        },
         { role: 'assistant', content: [{ type: 'text', text: 'b' }, { cachePoint: { type: 'default' } }] },
-        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'x', content: [{ type: 'text', text: 'c', cache_control: { type: 'ephemeral' } }] }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'tool_result', tool_use_id: 'x', content: [{ type: 'text', text: 'c', cache_control: { type: 'ephemeral' } }] },
+          ],
+        },
         { role: 'user', content: [{ type: 'text', text: 'not an object', cache_control: 'ephemeral' }] },
       ],
     });

@@ -36,7 +36,10 @@ describe('decodeRequest', () => {
 
   it('refuses depth that arrives on a warm turn the turn cache extends', () => {
     const cache = new TurnCache();
-    const first = [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'ok' }];
+    const first = [
+      { role: 'user', content: 'hi' },
+      { role: 'assistant', content: 'ok' },
+    ];
     const raw1 = JSON.stringify({ model: 'm', messages: first });
     const encoded = cache.decode('openai', raw1, 't');
     cache.encode(encoded, encoded.view.messages, { injectExpand: false }, 't');

@@ -7,7 +7,8 @@ import { validateProviderShape } from '../../../apps/gateway/src/wire/shape-vali
 import { ANTHROPIC_HOSTILE, PYTEST_FAIL, withContent } from './bodies.fixture';
 
 const NO_INJECT = { injectExpand: false };
-const MASKED = '[older tool output masked; starts: ===== test session starts] <<cg:9f2a3b4c5d6e7f80>> [full output: call context_guru_expand]';
+const MASKED =
+  '[older tool output masked; starts: ===== test session starts] <<cg:9f2a3b4c5d6e7f80>> [full output: call context_guru_expand]';
 
 function replaceOnce(raw: string, from: string, to: string): string {
   const at = raw.indexOf(from);

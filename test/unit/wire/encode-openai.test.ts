@@ -6,7 +6,8 @@ import { validateProviderShape } from '../../../apps/gateway/src/wire/shape-vali
 import { OPENAI_HOSTILE, PYTEST_FAIL, withContent } from './bodies.fixture';
 
 const NO_INJECT = { injectExpand: false };
-const MASKED = '[older tool output masked; starts: ===== test session starts =====] <<cg:9f2a3b4c5d6e7f80>> [full output: call context_guru_expand]';
+const MASKED =
+  '[older tool output masked; starts: ===== test session starts =====] <<cg:9f2a3b4c5d6e7f80>> [full output: call context_guru_expand]';
 
 function replaceOnce(raw: string, from: string, to: string): string {
   const at = raw.indexOf(from);
@@ -18,7 +19,11 @@ function replaceOnce(raw: string, from: string, to: string): string {
 describe('encodeRequest (openai)', () => {
   it('forwards the exact bytes when nothing changed', () => {
     const view = decodeRequest('openai', OPENAI_HOSTILE);
-    const res = encodeRequest(view, view.messages.map((m) => structuredClone(m)), NO_INJECT);
+    const res = encodeRequest(
+      view,
+      view.messages.map((m) => structuredClone(m)),
+      NO_INJECT,
+    );
     expect(res).toEqual({ raw: OPENAI_HOSTILE, changed: false, discarded: [], injected: false, breakpoints: 0 });
   });
 

@@ -45,7 +45,11 @@ describe('expand tool injection', () => {
   });
 
   it('is idempotent: a body that already declares it is forwarded as is', () => {
-    const first = encodeRequest(decodeRequest('anthropic', ANTHROPIC_HOSTILE), decodeRequest('anthropic', ANTHROPIC_HOSTILE).messages, INJECT);
+    const first = encodeRequest(
+      decodeRequest('anthropic', ANTHROPIC_HOSTILE),
+      decodeRequest('anthropic', ANTHROPIC_HOSTILE).messages,
+      INJECT,
+    );
     const view = decodeRequest('anthropic', first.raw);
     const second = encodeRequest(view, view.messages, INJECT);
     expect(second).toMatchObject({ raw: first.raw, changed: false, injected: false });
@@ -59,7 +63,7 @@ describe('expand tool injection', () => {
   });
 
   it('is refused when tool_choice forces or forbids tools', () => {
-    const bodies: [('openai' | 'anthropic'), string][] = [
+    const bodies: ['openai' | 'anthropic', string][] = [
       ['openai', '{"tool_choice":"required","tools":[],"messages":[]}'],
       ['openai', '{"tool_choice":"none","messages":[]}'],
       ['openai', '{"tool_choice":{"type":"function","function":{"name":"bash"}},"tools":[],"messages":[]}'],

@@ -18,9 +18,7 @@ describe('malformed JSON', () => {
     const err = decodeError('{\n  "model": "gpt-4o",\n  "messages": [,]\n}');
     expect(err.status).toBe(400);
     expect(err.code).toBe('malformed_json');
-    expect(err.message).toBe(
-      `malformed JSON at position 38 (line 3, column 16): unexpected character ",", expected a value`,
-    );
+    expect(err.message).toBe(`malformed JSON at position 38 (line 3, column 16): unexpected character ",", expected a value`);
   });
 
   it('reports a trailing comma before a closing brace', () => {

@@ -1,14 +1,6 @@
 // The scanner must agree with JSON.parse on where every value is, including the cases a naive
 // scanner gets wrong: escaped quotes, backslash runs, escaped keys and duplicate keys.
-import {
-  elementAt,
-  elements,
-  member,
-  members,
-  RawIndex,
-  skipValue,
-  spanAt,
-} from '../../../apps/gateway/src/wire/json-scan';
+import { elementAt, elements, member, members, RawIndex, skipValue, spanAt } from '../../../apps/gateway/src/wire/json-scan';
 
 const slice = (raw: string, s: { start: number; end: number } | undefined) => (s ? raw.slice(s.start, s.end) : undefined);
 
@@ -28,13 +20,7 @@ describe('json-scan', () => {
 
   it('skips numbers and literals up to the delimiter', () => {
     const raw = '[12345678901234567890 ,-1.5e-7,true,null,false]';
-    expect(elements(raw, 0).map((s) => raw.slice(s.start, s.end))).toEqual([
-      '12345678901234567890',
-      '-1.5e-7',
-      'true',
-      'null',
-      'false',
-    ]);
+    expect(elements(raw, 0).map((s) => raw.slice(s.start, s.end))).toEqual(['12345678901234567890', '-1.5e-7', 'true', 'null', 'false']);
   });
 
   it('lists members with decoded keys and value spans, keeping duplicates in order', () => {

@@ -14,7 +14,12 @@ describe('message equality', () => {
   });
 
   it('sees a block that gained a key where another held undefined', () => {
-    expect(componentsSame(msg([{ type: 'text', text: 'x', a: undefined }]), msg([{ type: 'text', text: 'x', cache_control: { type: 'ephemeral' } }]))).toBe(false);
+    expect(
+      componentsSame(
+        msg([{ type: 'text', text: 'x', a: undefined }]),
+        msg([{ type: 'text', text: 'x', cache_control: { type: 'ephemeral' } }]),
+      ),
+    ).toBe(false);
   });
 
   it('treats an undefined-valued key as absent and ignores key order', () => {

@@ -22,8 +22,26 @@ export const pick = <T>(rng: Rng, xs: readonly T[]): T => xs[Math.floor(rng() * 
 export const int = (rng: Rng, lo: number, hi: number): number => lo + Math.floor(rng() * (hi - lo + 1));
 
 const WS = ['', '', ' ', '\n  ', '\t', '\r\n', '  '];
-const PIECES = ['PASS', 'FAILED tests/test_x.py::test_y', 'é', '😀', '"quoted"', '\\back\\slash', '\n', '\t', '</script>',
-  '\u2028', 'ok ', '<<cg:abc123>>', '{"json":[1,2]}', '\u0000', '\ud800', '日本語', '   ', '/path/to/file.ts:12:5'];
+const PIECES = [
+  'PASS',
+  'FAILED tests/test_x.py::test_y',
+  'é',
+  '😀',
+  '"quoted"',
+  '\\back\\slash',
+  '\n',
+  '\t',
+  '</script>',
+  '\u2028',
+  'ok ',
+  '<<cg:abc123>>',
+  '{"json":[1,2]}',
+  '\u0000',
+  '\ud800',
+  '日本語',
+  '   ',
+  '/path/to/file.ts:12:5',
+];
 
 export function randomText(rng: Rng): string {
   let s = '';

@@ -11,10 +11,15 @@ import { flatten, mulberry32 } from './random-bodies.fixture';
 import { anthropicBody, openaiBody } from './random-generators.fixture';
 
 const NO_INJECT = { injectExpand: false };
-const SUMMARY = '=== History Summary ===\n<summary>\nRan pytest: test_discount_applied fails (1200 != 1080).\n</summary> <<cg:0123456789abcdef>>';
+const SUMMARY =
+  '=== History Summary ===\n<summary>\nRan pytest: test_discount_applied fails (1200 != 1080).\n</summary> <<cg:0123456789abcdef>>';
 
 function replaced(messages: readonly Message[], start: number, end: number, text = SUMMARY): Message[] {
-  return [...messages.slice(0, start).map((m) => structuredClone(m)), { role: 'user', content: text }, ...messages.slice(end).map((m) => structuredClone(m))];
+  return [
+    ...messages.slice(0, start).map((m) => structuredClone(m)),
+    { role: 'user', content: text },
+    ...messages.slice(end).map((m) => structuredClone(m)),
+  ];
 }
 
 function bodyMessages(raw: string): Array<Record<string, unknown>> {
@@ -46,7 +51,8 @@ describe('rebuild (OpenAI)', () => {
   });
 
   it('applies a content edit on a kept tool output in the same rebuild', () => {
-    const raw = `{"model":"gpt-4o","messages":[{"role":"user","content":"go"},{"role":"assistant","content":"a"},{"role":"user","content":"b"},` +
+    const raw =
+      `{"model":"gpt-4o","messages":[{"role":"user","content":"go"},{"role":"assistant","content":"a"},{"role":"user","content":"b"},` +
       `{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"bash","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c1","content":${JSON.stringify(PYTEST_FAIL)}}]}`;
     const view = decodeRequest('openai', raw);
     const out = replaced(view.messages, 1, 3);
@@ -59,7 +65,10 @@ describe('rebuild (OpenAI)', () => {
   it.each([
     ['a bare deletion', (m: Message[]) => [...m.slice(0, 2), ...m.slice(4)]],
     ['a cut that orphans a tool result', (m: Message[]) => replaced(m, 2, 3)],
-    ['a new message carrying a tool id', (m: Message[]) => [...m.slice(0, 2), { role: 'tool' as const, tool_call_id: 'call_9', content: 'x' }, ...m.slice(4)]],
+    [
+      'a new message carrying a tool id',
+      (m: Message[]) => [...m.slice(0, 2), { role: 'tool' as const, tool_call_id: 'call_9', content: 'x' }, ...m.slice(4)],
+    ],
   ])('declines %s and forwards the received body', (_name, edit) => {
     const view = decodeRequest('openai', OPENAI_HOSTILE);
     const res = encodeRequest(view, edit(view.messages), NO_INJECT);
@@ -69,7 +78,8 @@ describe('rebuild (OpenAI)', () => {
   });
 
   it('declines when a body message could not be normalized (it cannot be judged)', () => {
-    const raw = '{"messages":[{"role":"user","content":"go"},{"role":"assistant","content":"a"},{"role":"user","content":42},{"role":"assistant","content":"c"},{"role":"user","content":"d"}]}';
+    const raw =
+      '{"messages":[{"role":"user","content":"go"},{"role":"assistant","content":"a"},{"role":"user","content":42},{"role":"assistant","content":"c"},{"role":"user","content":"d"}]}';
     const view = decodeRequest('openai', raw);
     expect(encodeRequest(view, replaced(view.messages, 1, 3), NO_INJECT).raw).toBe(raw);
   });
@@ -94,7 +104,8 @@ describe('rebuild (Anthropic)', () => {
   });
 
   it('turns a string first turn into blocks without re-encoding its text', () => {
-    const raw = '{"model":"m","max_tokens":10,"messages":[{"role":"user","content":"fix \\u0063art.py"},{"role":"assistant","content":"ok"},{"role":"user","content":"more"},{"role":"assistant","content":"done"}]}';
+    const raw =
+      '{"model":"m","max_tokens":10,"messages":[{"role":"user","content":"fix \\u0063art.py"},{"role":"assistant","content":"ok"},{"role":"user","content":"more"},{"role":"assistant","content":"done"}]}';
     const view = decodeRequest('anthropic', raw);
     const res = encodeRequest(view, replaced(view.messages, 1, 3), NO_INJECT);
     expect(res.raw).toBe(

@@ -44,13 +44,21 @@ describe('resolveSessionKey', () => {
 
   it('reads an over-long JSON-looking user_id as an id, hashed', () => {
     const big = JSON.stringify({ session_id: 'ok', pad: 'x'.repeat(1100) });
-    expect(resolveSessionKey(anth({ user_id: big }), undefined, 't')).toBe(`t:h-${createHash('sha256').update(big).digest('hex').slice(0, 32)}`);
+    expect(resolveSessionKey(anth({ user_id: big }), undefined, 't')).toBe(
+      `t:h-${createHash('sha256').update(big).digest('hex').slice(0, 32)}`,
+    );
   });
 
   it('hashes system head and first user text when no id is given, as the alias does', () => {
     const view = decodeRequest(
       'openai',
-      JSON.stringify({ messages: [{ role: 'system', content: 'sys' }, { role: 'user', content: 'task' }, { role: 'system', content: 'later' }] }),
+      JSON.stringify({
+        messages: [
+          { role: 'system', content: 'sys' },
+          { role: 'user', content: 'task' },
+          { role: 'system', content: 'later' },
+        ],
+      }),
     );
     expect(resolveSessionKey(view, undefined, 'ten')).toBe(`ten:${hash16('sys\x00task')}`);
     expect(sessionAlias(view, 'ten')).toBe(resolveSessionKey(view, undefined, 'ten'));

@@ -15,7 +15,14 @@ describe('validateProviderShape (anthropic)', () => {
 
   it('accepts real Claude Code traffic', () => {
     expect(validateProviderShape('anthropic', JSON.parse(ANTHROPIC_HOSTILE))).toEqual([]);
-    expect(check([user('hi'), assistant([toolUse('a'), toolUse('b')]), user([toolResult('b'), toolResult('a'), { type: 'text', text: 'go on' }]), assistant('')])).toEqual([]);
+    expect(
+      check([
+        user('hi'),
+        assistant([toolUse('a'), toolUse('b')]),
+        user([toolResult('b'), toolResult('a'), { type: 'text', text: 'go on' }]),
+        assistant(''),
+      ]),
+    ).toEqual([]);
   });
 
   it('rejects an empty list, a leading assistant and a system role inside messages', () => {
@@ -69,10 +76,11 @@ describe('validateProviderShape (anthropic)', () => {
   });
 
   it('requires tools to carry a name and an input_schema, except versioned server tools', () => {
-    expect(check([user('x')], { tools: [{ name: 'Bash' }, { description: 'nameless', input_schema: {} }, { type: 'bash_20250124', name: 'bash' }] })).toEqual([
-      'tools[0] "Bash": missing input_schema',
-      'tools[1]: missing name',
-    ]);
+    expect(
+      check([user('x')], {
+        tools: [{ name: 'Bash' }, { description: 'nameless', input_schema: {} }, { type: 'bash_20250124', name: 'bash' }],
+      }),
+    ).toEqual(['tools[0] "Bash": missing input_schema', 'tools[1]: missing name']);
   });
 
   it('requires system to be a string or text blocks', () => {
@@ -91,7 +99,9 @@ describe('validateProviderShape (openai)', () => {
 
   it('accepts real traffic and parallel calls answered in any order', () => {
     expect(validateProviderShape('openai', JSON.parse(OPENAI_HOSTILE))).toEqual([]);
-    expect(check([{ role: 'user', content: 'go' }, call('a', 'b'), tool('b'), tool('a'), { role: 'assistant', content: 'done' }])).toEqual([]);
+    expect(check([{ role: 'user', content: 'go' }, call('a', 'b'), tool('b'), tool('a'), { role: 'assistant', content: 'done' }])).toEqual(
+      [],
+    );
   });
 
   it('requires each call answered before the next non-tool message', () => {
@@ -102,8 +112,12 @@ describe('validateProviderShape (openai)', () => {
   });
 
   it('rejects orphan and duplicate tool messages', () => {
-    expect(check([{ role: 'user', content: 'go' }, tool('z')])).toEqual(['messages[1]: tool message "z" does not answer a preceding tool_call']);
-    expect(check([{ role: 'user', content: 'go' }, call('a'), tool('a'), tool('a')])).toEqual(['messages[3]: tool_call "a" answered more than once']);
+    expect(check([{ role: 'user', content: 'go' }, tool('z')])).toEqual([
+      'messages[1]: tool message "z" does not answer a preceding tool_call',
+    ]);
+    expect(check([{ role: 'user', content: 'go' }, call('a'), tool('a'), tool('a')])).toEqual([
+      'messages[3]: tool_call "a" answered more than once',
+    ]);
     expect(check([{ role: 'user', content: 'go' }, call('a'), { role: 'user', content: 'x' }, tool('a')])).toEqual([
       'messages[1]: tool_call "a" has no tool message answering it',
       'messages[3]: tool message "a" does not answer a preceding tool_call',

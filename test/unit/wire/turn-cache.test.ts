@@ -11,7 +11,13 @@ import { agentSteps, anthropicTurn, openaiTurn } from '../../support/transcripts
 const quiet = createLogger('error', () => undefined);
 
 function deps(turns?: TurnCache): PrepareDeps {
-  return { store: new MemoryHotStore({ ttlSeconds: 10_000, maxEntries: 100_000 }), turns, clock: systemClock, log: quiet, injectMode: 'auto' };
+  return {
+    store: new MemoryHotStore({ ttlSeconds: 10_000, maxEntries: 100_000 }),
+    turns,
+    clock: systemClock,
+    log: quiet,
+    injectMode: 'auto',
+  };
 }
 
 /** Claude Code moves its cache_control breakpoint to the newest message every turn. */
@@ -31,7 +37,11 @@ describe('the turn cache', () => {
     for (const preset of ['agent', 'balanced', 'safe']) {
       it(`${dialect}/${preset}: every turn's body equals the full decode + encode`, async () => {
         const steps = agentSteps(45, dialect === 'openai' ? 21 : 22);
-        const tenant = createTenantRuntime('t', { preset, pipeline: preset === 'agent' ? ['format', 'dedup', 'collapse', 'mask', 'cacheinject'] : undefined }, 1);
+        const tenant = createTenantRuntime(
+          't',
+          { preset, pipeline: preset === 'agent' ? ['format', 'dedup', 'collapse', 'mask', 'cacheinject'] : undefined },
+          1,
+        );
         const cache = new TurnCache();
         const a = deps(cache);
         const b = deps();
@@ -43,7 +53,16 @@ describe('the turn cache', () => {
           // from the entry whose bytes really match (turn t-3), never from the previous turn.
           (body.messages[0] as { content: unknown }).content = `Fix the parser — ünïcödé 🚀 variant ${t % 3}`;
           const raw = JSON.stringify(body);
-          const input = { route: dialect, dialect, raw, tenant, pipeline: tenant.built.pipeline, cacheMode: 'auto' as const, sessionHeader: 'same', bypassHeader: false };
+          const input = {
+            route: dialect,
+            dialect,
+            raw,
+            tenant,
+            pipeline: tenant.built.pipeline,
+            cacheMode: 'auto' as const,
+            sessionHeader: 'same',
+            bypassHeader: false,
+          };
           const [x, y] = [await prepareRequest(a, input), await prepareRequest(b, input)];
           expect(x.outgoing).toBe(y.outgoing);
           expect(x.advertised).toBe(y.advertised);
@@ -58,10 +77,26 @@ describe('the turn cache', () => {
     const tenant = createTenantRuntime('t', { preset: 'agent' }, 1);
     const d = deps(new TurnCache());
     const first = JSON.stringify(openaiTurn(steps, 5));
-    await prepareRequest(d, { route: 'openai', dialect: 'openai', raw: first, tenant, pipeline: tenant.built.pipeline, cacheMode: 'auto', bypassHeader: false });
+    await prepareRequest(d, {
+      route: 'openai',
+      dialect: 'openai',
+      raw: first,
+      tenant,
+      pipeline: tenant.built.pipeline,
+      cacheMode: 'auto',
+      bypassHeader: false,
+    });
     const broken = `${first.slice(0, first.lastIndexOf(']'))},{"role":"user","content":"x"},]}`;
     await expect(
-      prepareRequest(d, { route: 'openai', dialect: 'openai', raw: broken, tenant, pipeline: tenant.built.pipeline, cacheMode: 'auto', bypassHeader: false }),
+      prepareRequest(d, {
+        route: 'openai',
+        dialect: 'openai',
+        raw: broken,
+        tenant,
+        pipeline: tenant.built.pipeline,
+        cacheMode: 'auto',
+        bypassHeader: false,
+      }),
     ).rejects.toThrow(/position \d+/);
   });
 });

@@ -8,7 +8,11 @@ import { TypeBoxPipe } from '../common/typebox.pipe';
 import { auditView } from '../common/views';
 
 const AuditQuery = Type.Object(
-  { tenant: Type.Optional(Type.String({ maxLength: 64 })), action: Type.Optional(Type.String({ maxLength: 64 })), limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })) },
+  {
+    tenant: Type.Optional(Type.String({ maxLength: 64 })),
+    action: Type.Optional(Type.String({ maxLength: 64 })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+  },
   { additionalProperties: false },
 );
 

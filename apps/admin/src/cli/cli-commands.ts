@@ -83,7 +83,10 @@ export async function runCommand(api: AdminClient, argv: string[], f: Flags): Pr
     }
     case 'filter push': {
       const [t, name, file] = need(rest, 3, 'tenant id, set name and file');
-      return api.call('PUT', `/v1/tenants/${enc(t!)}/filters/${enc(name!)}`, { yaml: readFileSync(file!, 'utf8'), activate: f.activate === true });
+      return api.call('PUT', `/v1/tenants/${enc(t!)}/filters/${enc(name!)}`, {
+        yaml: readFileSync(file!, 'utf8'),
+        activate: f.activate === true,
+      });
     }
     case 'filter activate': {
       const [t, name, v] = need(rest, 3, 'tenant id, set name and version');
@@ -123,4 +126,3 @@ async function previousVersion(api: AdminClient, tenant: string): Promise<number
   if (!prev) throw new CliError(`tenant "${tenant}" has no version before the active one to roll back to`, 'usage');
   return prev.version;
 }
-

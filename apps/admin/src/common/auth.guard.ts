@@ -42,11 +42,13 @@ export class AuthGuard implements CanActivate {
   ) {}
 
   async canActivate(ctx: ExecutionContext): Promise<boolean> {
-    const need = this.reflector.getAllAndOverride<AdminRole | 'public' | undefined>(ROLE_KEY, [ctx.getHandler(), ctx.getClass()]) ?? 'admin';
+    const need =
+      this.reflector.getAllAndOverride<AdminRole | 'public' | undefined>(ROLE_KEY, [ctx.getHandler(), ctx.getClass()]) ?? 'admin';
     if (need === 'public') return true;
     const req = ctx.switchToHttp().getRequest<WithActor>();
     const actor = await this.authenticate(req.headers.authorization);
-    if (RANK[actor.role] < RANK[need]) throw new AdminError('forbidden', `this route needs the ${need} role; the credential has ${actor.role}`);
+    if (RANK[actor.role] < RANK[need])
+      throw new AdminError('forbidden', `this route needs the ${need} role; the credential has ${actor.role}`);
     req.actor = actor;
     return true;
   }

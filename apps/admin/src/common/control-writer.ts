@@ -24,7 +24,9 @@ export class ControlWriter {
       return { result: out.result, generation };
     });
     if (generation !== undefined && this.deps.notifier) {
-      await this.deps.notifier.notify(generation).catch((err: unknown) => this.deps.log?.warn('generation not announced', { generation, err: String(err) }));
+      await this.deps.notifier
+        .notify(generation)
+        .catch((err: unknown) => this.deps.log?.warn('generation not announced', { generation, err: String(err) }));
     }
     return result;
   }

@@ -4,21 +4,34 @@ import { ArgumentsHost, Catch, HttpException, type ExceptionFilter } from '@nest
 import type { FastifyReply } from 'fastify';
 import { ADMIN_ERRORS, AdminError, type AdminErrorCode } from './admin-errors';
 
-const BY_STATUS: Record<number, AdminErrorCode> = { 400: 'invalid_request', 401: 'unauthorized', 403: 'forbidden', 404: 'not_found', 413: 'payload_too_large', 415: 'invalid_request', 429: 'rate_limited' };
+const BY_STATUS: Record<number, AdminErrorCode> = {
+  400: 'invalid_request',
+  401: 'unauthorized',
+  403: 'forbidden',
+  404: 'not_found',
+  413: 'payload_too_large',
+  415: 'invalid_request',
+  429: 'rate_limited',
+};
 
 export function toAdminError(err: unknown): AdminError {
   if (err instanceof AdminError) return err;
   const status = err instanceof HttpException ? err.getStatus() : (err as { statusCode?: unknown })?.statusCode;
   const code = typeof status === 'number' ? BY_STATUS[status] : undefined;
   if (code) return new AdminError(code, err instanceof Error ? err.message : String(err));
-  if (/ECONNREFUSED|Connection terminated|timeout exceeded when trying to connect|PGlite is closed/i.test(String((err as Error)?.message))) {
+  if (
+    /ECONNREFUSED|Connection terminated|timeout exceeded when trying to connect|PGlite is closed/i.test(String((err as Error)?.message))
+  ) {
     return new AdminError('store_unavailable', 'the database did not answer');
   }
   return new AdminError('internal', 'internal error');
 }
 
 export function sendAdminError(reply: FastifyReply, err: AdminError): void {
-  void reply.code(ADMIN_ERRORS[err.code].status).header('content-type', 'application/json').send({ error: { code: err.code, message: err.message } });
+  void reply
+    .code(ADMIN_ERRORS[err.code].status)
+    .header('content-type', 'application/json')
+    .send({ error: { code: err.code, message: err.message } });
 }
 
 @Catch()

@@ -66,6 +66,7 @@ export function diffDocuments(from: PipelineDocument, to: PipelineDocument): Con
     },
     options,
     filters: { added: [...fb].filter((n) => !fa.has(n)).sort(), removed: [...fa].filter((n) => !fb.has(n)).sort() },
-    store: canonicalJson(from.store ?? null) === canonicalJson(to.store ?? null) ? null : { from: from.store ?? null, to: to.store ?? null },
+    store:
+      canonicalJson(from.store ?? null) === canonicalJson(to.store ?? null) ? null : { from: from.store ?? null, to: to.store ?? null },
   };
 }

@@ -1,6 +1,13 @@
 // A pipeline document is accepted only if it really builds (the registry decodes every
 // component's options, cmdfilter compiles its inline filters): a bad one is a 422 naming the key.
-import { ConfigError, buildPipeline, parsePipelineDocument, parsePipelineYaml, type BuiltConfig, type PipelineDocument } from '@context-guru/components';
+import {
+  ConfigError,
+  buildPipeline,
+  parsePipelineDocument,
+  parsePipelineYaml,
+  type BuiltConfig,
+  type PipelineDocument,
+} from '@context-guru/components';
 import { DslError } from '@context-guru/dsl';
 import { AdminError } from '../common/admin-errors';
 

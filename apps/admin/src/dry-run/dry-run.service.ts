@@ -29,10 +29,21 @@ function markersIn(text: string): Set<string> {
 export class DryRunService {
   constructor(private readonly writer: ControlWriter) {}
 
-  private async document(tenant: string, input: DryRunInput): Promise<{ document: PipelineDocument; version: number | null; source: string }> {
+  private async document(
+    tenant: string,
+    input: DryRunInput,
+  ): Promise<{ document: PipelineDocument; version: number | null; source: string }> {
     if (input.document !== undefined) return { document: checkDocument(input.document).document, version: null, source: 'candidate' };
-    const stored = input.version !== undefined ? await configsRepository.get(this.writer.sql, tenant, input.version) : await configsRepository.active(this.writer.sql, tenant);
-    if (!stored) throw notFound(input.version !== undefined ? `config version ${input.version} of tenant "${tenant}"` : `an active config of tenant "${tenant}" (pass document or version)`);
+    const stored =
+      input.version !== undefined
+        ? await configsRepository.get(this.writer.sql, tenant, input.version)
+        : await configsRepository.active(this.writer.sql, tenant);
+    if (!stored)
+      throw notFound(
+        input.version !== undefined
+          ? `config version ${input.version} of tenant "${tenant}"`
+          : `an active config of tenant "${tenant}" (pass document or version)`,
+      );
     return { document: stored.document, version: stored.version, source: input.version !== undefined ? 'version' : 'active' };
   }
 
@@ -53,10 +64,21 @@ export class DryRunService {
     try {
       prepared = await prepareRequest(
         { store, clock: systemClock, log: quiet, injectMode: 'auto' },
-        { route: input.provider, dialect: input.provider, raw, tenant: runtime, pipeline: runtime.built.pipeline, cacheMode: 'auto', bypassHeader: false },
+        {
+          route: input.provider,
+          dialect: input.provider,
+          raw,
+          tenant: runtime,
+          pipeline: runtime.built.pipeline,
+          cacheMode: 'auto',
+          bypassHeader: false,
+        },
       );
     } catch (err) {
-      throw new AdminError('invalid_request', `body: not a valid ${input.provider} request: ${err instanceof Error ? err.message : String(err)}`);
+      throw new AdminError(
+        'invalid_request',
+        `body: not a valid ${input.provider} request: ${err instanceof Error ? err.message : String(err)}`,
+      );
     }
     const r = prepared.report;
     const before = markersIn(raw);
@@ -69,7 +91,12 @@ export class DryRunService {
     }
     return {
       tenant,
-      config: { source: picked.source, version: picked.version, pipeline: runtime.built.names, filter_sets: filters.map((f) => `${f.name}@${f.version}`) },
+      config: {
+        source: picked.source,
+        version: picked.version,
+        pipeline: runtime.built.names,
+        filter_sets: filters.map((f) => `${f.name}@${f.version}`),
+      },
       forwarded,
       tokens: { before: r.tokensBefore, after: r.tokensAfter },
       components: r.reports.map((c) => ({

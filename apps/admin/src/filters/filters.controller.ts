@@ -4,7 +4,10 @@ import { CurrentActor, Role, type Actor } from '../common/auth.guard';
 import { TypeBoxPipe, checkName, checkVersion } from '../common/typebox.pipe';
 import { FiltersService } from './filters.service';
 
-const PutFilterBody = Type.Object({ yaml: Type.String({ minLength: 1 }), activate: Type.Optional(Type.Boolean()) }, { additionalProperties: false });
+const PutFilterBody = Type.Object(
+  { yaml: Type.String({ minLength: 1 }), activate: Type.Optional(Type.Boolean()) },
+  { additionalProperties: false },
+);
 
 @Controller('v1/tenants/:id/filters')
 export class FiltersController {
@@ -13,7 +16,12 @@ export class FiltersController {
   /** → {version}: a new immutable version of the named set; `activate` defaults to false. */
   @Put(':name')
   @Role('admin')
-  push(@CurrentActor() actor: Actor, @Param('id') id: string, @Param('name') name: string, @Body(new TypeBoxPipe(PutFilterBody)) body: Static<typeof PutFilterBody>) {
+  push(
+    @CurrentActor() actor: Actor,
+    @Param('id') id: string,
+    @Param('name') name: string,
+    @Body(new TypeBoxPipe(PutFilterBody)) body: Static<typeof PutFilterBody>,
+  ) {
     return this.filters.push(actor, checkName('tenant id', id), checkName('filter set name', name), body.yaml, body.activate ?? false);
   }
 

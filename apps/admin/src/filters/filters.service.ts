@@ -32,7 +32,13 @@ export class FiltersService {
       if (activate) await filtersRepository.activate(tx, tenant, name, v.version);
       return {
         result: { name, version: v.version, active: activate, filters },
-        audit: { actor: actor.id, action: activate ? 'filter.push_activate' : 'filter.push', tenant, target: `${name}@${v.version}`, after: { name, version: v.version, filters } },
+        audit: {
+          actor: actor.id,
+          action: activate ? 'filter.push_activate' : 'filter.push',
+          tenant,
+          target: `${name}@${v.version}`,
+          after: { name, version: v.version, filters },
+        },
         bump: activate ? tenant : undefined,
       };
     });
@@ -46,7 +52,14 @@ export class FiltersService {
       await filtersRepository.activate(tx, tenant, name, version);
       return {
         result: { name, version, active: true, previous: before },
-        audit: { actor: actor.id, action: 'filter.activate', tenant, target: `${name}@${version}`, before: { version: before }, after: { version } },
+        audit: {
+          actor: actor.id,
+          action: 'filter.activate',
+          tenant,
+          target: `${name}@${version}`,
+          before: { version: before },
+          after: { version },
+        },
         bump: tenant,
       };
     });

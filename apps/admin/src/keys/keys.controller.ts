@@ -12,7 +12,11 @@ export class KeysController {
 
   /** → {id, key, prefix, …}: the key is in this answer only. */
   @Post()
-  issue(@CurrentActor() actor: Actor, @Param('id') id: string, @Body(new TypeBoxPipe(IssueTenantKeyBody)) body: Static<typeof IssueTenantKeyBody>) {
+  issue(
+    @CurrentActor() actor: Actor,
+    @Param('id') id: string,
+    @Body(new TypeBoxPipe(IssueTenantKeyBody)) body: Static<typeof IssueTenantKeyBody>,
+  ) {
     return this.keys.issue(actor, checkName('tenant id', id), 'tenant', body.label);
   }
 

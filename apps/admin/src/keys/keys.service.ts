@@ -19,7 +19,14 @@ export class KeysService {
     return this.writer.write(async (tx) => {
       if (tenant) await requireTenant(tx, tenant, true);
       const k = generateKey(tenant ? 'tenant' : 'admin');
-      const rec = await apiKeysRepository.insert(tx, { hash: k.hash, prefix: k.prefix, role, tenant, label: label ?? null, createdBy: actor.id });
+      const rec = await apiKeysRepository.insert(tx, {
+        hash: k.hash,
+        prefix: k.prefix,
+        role,
+        tenant,
+        label: label ?? null,
+        createdBy: actor.id,
+      });
       return {
         result: { ...keyView(rec), key: k.key },
         audit: { actor: actor.id, action: tenant ? 'key.issue' : 'admin_key.issue', tenant, target: rec.id, after: keyView(rec) },
@@ -41,7 +48,14 @@ export class KeysService {
       const after = (await apiKeysRepository.revoke(tx, id))!;
       return {
         result: keyView(after),
-        audit: { actor: actor.id, action: tenant ? 'key.revoke' : 'admin_key.revoke', tenant, target: id, before: keyView(before), after: keyView(after) },
+        audit: {
+          actor: actor.id,
+          action: tenant ? 'key.revoke' : 'admin_key.revoke',
+          tenant,
+          target: id,
+          before: keyView(before),
+          after: keyView(after),
+        },
         bump: tenant ?? undefined,
       };
     });

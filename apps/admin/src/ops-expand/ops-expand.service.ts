@@ -24,8 +24,10 @@ export class OpsExpandService {
 
   async expand(actor: Actor, body: { tenant: string; id: string; reason: string }) {
     const id = stashId(body.id);
-    if (!/^[A-Za-z0-9_-]{1,64}$/.test(id)) throw new AdminError('invalid_request', 'body/id: expected a stash hash or a <<cg:HASH>> marker');
-    if (!this.limiter.take(actor.id)) throw new AdminError('rate_limited', `ops expand is limited to ${this.deps.opsExpandPerMinute ?? 30} per minute per actor`);
+    if (!/^[A-Za-z0-9_-]{1,64}$/.test(id))
+      throw new AdminError('invalid_request', 'body/id: expected a stash hash or a <<cg:HASH>> marker');
+    if (!this.limiter.take(actor.id))
+      throw new AdminError('rate_limited', `ops expand is limited to ${this.deps.opsExpandPerMinute ?? 30} per minute per actor`);
     if (!this.deps.store) throw new AdminError('store_unavailable', 'this admin process has no stash store configured');
     if (!(await tenantsRepository.get(this.deps.sql, body.tenant))) throw notFound(`tenant "${body.tenant}"`);
     let original: string | null;
@@ -36,7 +38,14 @@ export class OpsExpandService {
     }
     if (original === null) throw notFound(`original ${id} for tenant "${body.tenant}"`);
     await this.deps.sql.transaction((tx) =>
-      auditRepository.append(tx, { actor: actor.id, action: 'ops.expand', tenant: body.tenant, target: id, reason: body.reason, detail: { chars: original!.length } }),
+      auditRepository.append(tx, {
+        actor: actor.id,
+        action: 'ops.expand',
+        tenant: body.tenant,
+        target: id,
+        reason: body.reason,
+        detail: { chars: original!.length },
+      }),
     );
     return { id, original };
   }

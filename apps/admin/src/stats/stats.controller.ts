@@ -16,7 +16,11 @@ export class StatsController {
   @Get()
   all() {
     const source = this.deps.gatewayStats;
-    if (!source) throw new AdminError('stats_unavailable', 'this admin runs apart from the gateway; read /stats on each gateway replica, or the dashboards');
+    if (!source)
+      throw new AdminError(
+        'stats_unavailable',
+        'this admin runs apart from the gateway; read /stats on each gateway replica, or the dashboards',
+      );
     return {
       generated_at: new Date().toISOString(),
       tenants: source.tenants().map((id) => ({ id, stats: source.snapshot(id), minutes: source.minutes(id) })),

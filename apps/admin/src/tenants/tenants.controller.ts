@@ -29,7 +29,11 @@ export class TenantsController {
 
   @Patch(':id')
   @Role('admin')
-  patch(@CurrentActor() actor: Actor, @Param('id') id: string, @Body(new TypeBoxPipe(PatchTenantBody)) body: Static<typeof PatchTenantBody>) {
+  patch(
+    @CurrentActor() actor: Actor,
+    @Param('id') id: string,
+    @Body(new TypeBoxPipe(PatchTenantBody)) body: Static<typeof PatchTenantBody>,
+  ) {
     return this.tenants.patch(actor, checkName('tenant id', id), body);
   }
 

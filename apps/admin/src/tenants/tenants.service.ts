@@ -19,11 +19,17 @@ export class TenantsService {
   constructor(private readonly writer: ControlWriter) {}
 
   create(actor: Actor, body: { id: string; name: string }) {
-    return this.writer.write(async (tx) => {
-      const t = await tenantsRepository.insert(tx, body);
-      if (!t) throw new AdminError('conflict', `tenant "${body.id}" already exists`);
-      return { result: t, audit: { actor: actor.id, action: 'tenant.create', tenant: t.id, target: t.id, after: tenantView(t) }, bump: t.id };
-    }).then(async (t) => tenantView((await tenantsRepository.get(this.writer.sql, t.id))!));
+    return this.writer
+      .write(async (tx) => {
+        const t = await tenantsRepository.insert(tx, body);
+        if (!t) throw new AdminError('conflict', `tenant "${body.id}" already exists`);
+        return {
+          result: t,
+          audit: { actor: actor.id, action: 'tenant.create', tenant: t.id, target: t.id, after: tenantView(t) },
+          bump: t.id,
+        };
+      })
+      .then(async (t) => tenantView((await tenantsRepository.get(this.writer.sql, t.id))!));
   }
 
   async list() {
@@ -35,11 +41,17 @@ export class TenantsService {
   }
 
   patch(actor: Actor, id: string, body: { name?: string; disabled?: boolean }, action = 'tenant.update') {
-    return this.writer.write(async (tx) => {
-      const before = await requireTenant(tx, id, true);
-      const after = (await tenantsRepository.update(tx, id, body))!;
-      return { result: id, audit: { actor: actor.id, action, tenant: id, target: id, before: tenantView(before), after: tenantView(after) }, bump: id };
-    }).then((tid) => this.get(tid));
+    return this.writer
+      .write(async (tx) => {
+        const before = await requireTenant(tx, id, true);
+        const after = (await tenantsRepository.update(tx, id, body))!;
+        return {
+          result: id,
+          audit: { actor: actor.id, action, tenant: id, target: id, before: tenantView(before), after: tenantView(after) },
+          bump: id,
+        };
+      })
+      .then((tid) => this.get(tid));
   }
 
   disable(actor: Actor, id: string) {

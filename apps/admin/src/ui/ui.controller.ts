@@ -52,7 +52,10 @@ export class UiController {
       .header('content-type', a.type)
       .header('cache-control', 'no-cache')
       // Everything the page loads is its own: no inline script, no other origin.
-      .header('content-security-policy', "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'")
+      .header(
+        'content-security-policy',
+        "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'",
+      )
       .header('referrer-policy', 'no-referrer')
       .send(a.body);
   }

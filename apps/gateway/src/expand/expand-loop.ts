@@ -49,7 +49,16 @@ function withoutHeaders(headers: Headers, names: readonly string[]): Headers {
 
 function bufferReply(reply: UpstreamReply, body: Buffer, rounds: number, usage: Usage | null, headers = reply.headers): ClientReply {
   const outcome: StreamOutcome = { usage, expandAfterStream: false, bytes: body.length, rounds };
-  return { status: reply.status, headers, body, mode: 'json', rounds, usage, usageDone: Promise.resolve(usage), streamDone: Promise.resolve(outcome) };
+  return {
+    status: reply.status,
+    headers,
+    body,
+    mode: 'json',
+    rounds,
+    usage,
+    usageDone: Promise.resolve(usage),
+    streamDone: Promise.resolve(outcome),
+  };
 }
 
 function relayReply(reply: UpstreamReply, relay: Relay, rounds: number): ClientReply {
@@ -84,7 +93,15 @@ export async function runExpandLoop(o: ExpandLoopOptions): Promise<ClientReply> 
   const ok = first.status >= 200 && first.status < 300;
   if (!o.advertised || !ok || isEncoded(first.headers)) return passThrough(first, o);
   if (isEventStream(first.headers)) {
-    const stitched = stitchStream({ dialect: o.dialect, requestRaw: o.requestRaw, first, call: o.call, hooks: o.hooks, maxRounds, isEventStream: (r) => isEventStream(r.headers) });
+    const stitched = stitchStream({
+      dialect: o.dialect,
+      requestRaw: o.requestRaw,
+      first,
+      call: o.call,
+      hooks: o.hooks,
+      maxRounds,
+      isEventStream: (r) => isEventStream(r.headers),
+    });
     const headers = withoutHeaders(first.headers, ['content-length']);
     return relayReply({ ...first, headers }, stitched, 0);
   }

@@ -113,7 +113,13 @@ export function aggregateOpenAi(events: readonly SseEvent[]): JsonObject | null 
     const json = eventJson(ev);
     if (!isObject(json)) continue;
     if (json['error'] !== undefined) return null;
-    head ??= { id: json['id'], created: json['created'], model: json['model'], system_fingerprint: json['system_fingerprint'], service_tier: json['service_tier'] };
+    head ??= {
+      id: json['id'],
+      created: json['created'],
+      model: json['model'],
+      system_fingerprint: json['system_fingerprint'],
+      service_tier: json['service_tier'],
+    };
     if (isObject(json['usage'])) usage = json['usage'];
     const choices = json['choices'];
     if (!Array.isArray(choices)) continue;

@@ -65,7 +65,12 @@ export function anthropicMessageToSse(message: JsonObject): string {
 }
 
 export function openAiCompletionToSse(completion: JsonObject): string {
-  const base: JsonObject = { id: completion['id'], object: 'chat.completion.chunk', created: completion['created'], model: completion['model'] };
+  const base: JsonObject = {
+    id: completion['id'],
+    object: 'chat.completion.chunk',
+    created: completion['created'],
+    model: completion['model'],
+  };
   if (completion['system_fingerprint'] !== undefined) base['system_fingerprint'] = completion['system_fingerprint'];
   const chunk = (choices: unknown[], extra: JsonObject = {}): string => `data: ${JSON.stringify({ ...base, choices, ...extra })}\n\n`;
   const choice = Array.isArray(completion['choices']) && isObject(completion['choices'][0]) ? completion['choices'][0] : {};

@@ -116,7 +116,9 @@ export class AnthropicStitch implements DialectStitch {
   close(dangling: boolean): string {
     const stop = this.heldStop || sse('message_stop', { type: 'message_stop' });
     if (this.round === 0 && this.withheld === 0) return (this.heldDelta?.raw ?? '') + this.heldStop;
-    const json: JsonObject = this.heldDelta ? { ...this.heldDelta.json } : { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: {} };
+    const json: JsonObject = this.heldDelta
+      ? { ...this.heldDelta.json }
+      : { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: {} };
     const delta: JsonObject = isObject(json['delta']) ? { ...json['delta'] } : {};
     if (dangling && this.clientCalls === 0 && delta['stop_reason'] === 'tool_use') delta['stop_reason'] = 'end_turn';
     json['delta'] = delta;
@@ -130,7 +132,9 @@ export class AnthropicStitch implements DialectStitch {
 
   error(status: number, body: string): string {
     const parsed = field(parseJson(body), 'error');
-    const error = isObject(parsed) ? parsed : { type: status === 529 ? 'overloaded_error' : 'api_error', message: `upstream answered ${status} to the expand continuation` };
+    const error = isObject(parsed)
+      ? parsed
+      : { type: status === 529 ? 'overloaded_error' : 'api_error', message: `upstream answered ${status} to the expand continuation` };
     return sse('error', { type: 'error', error });
   }
 }

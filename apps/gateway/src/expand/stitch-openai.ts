@@ -33,7 +33,8 @@ export class OpenAiStitch implements DialectStitch {
   private roundUsage: unknown = null;
   private totalUsage: JsonObject | null = null;
   private gatewayUsage: Usage | null = null;
-  private held: { finish: { json: JsonObject; raw: string | null } | null; usage: { json: JsonObject; raw: string } | null; done: string } = { finish: null, usage: null, done: '' };
+  private held: { finish: { json: JsonObject; raw: string | null } | null; usage: { json: JsonObject; raw: string } | null; done: string } =
+    { finish: null, usage: null, done: '' };
 
   event(ev: SseEvent, raw: string): string {
     if (ev.data.trim() === '[DONE]') {
@@ -152,7 +153,9 @@ export class OpenAiStitch implements DialectStitch {
 
   error(status: number, body: string): string {
     const parsed = field(parseJson(body), 'error');
-    const error = isObject(parsed) ? parsed : { message: `upstream answered ${status} to the expand continuation`, type: 'api_error', code: null };
+    const error = isObject(parsed)
+      ? parsed
+      : { message: `upstream answered ${status} to the expand continuation`, type: 'api_error', code: null };
     return data({ error });
   }
 }

@@ -4,7 +4,6 @@ import type { Dialect, Usage } from './expand.types';
 import { field, isObject, num, parseJson } from './json-shape';
 import { eventJson, parseSseEvents, type SseEvent } from './sse-lines';
 
-
 /**
  * Accepts a whole response or one SSE event payload: the usage object is `usage` (responses,
  * Anthropic message_delta, OpenAI final chunk) or `message.usage` (Anthropic message_start).
@@ -58,7 +57,12 @@ export function maxUsage(a: Usage | null, b: Usage | null): Usage | null {
 export function sumUsage(a: Usage | null, b: Usage | null): Usage | null {
   if (!a) return b;
   if (!b) return a;
-  return { fresh: a.fresh + b.fresh, cacheRead: a.cacheRead + b.cacheRead, cacheWrite: a.cacheWrite + b.cacheWrite, output: a.output + b.output };
+  return {
+    fresh: a.fresh + b.fresh,
+    cacheRead: a.cacheRead + b.cacheRead,
+    cacheWrite: a.cacheWrite + b.cacheWrite,
+    output: a.output + b.output,
+  };
 }
 
 /**

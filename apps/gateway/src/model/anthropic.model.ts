@@ -22,9 +22,7 @@ export const anthropicDialect: ModelDialect = {
   }),
   parse(json): ModelReply {
     if (!isObject(json) || !Array.isArray(json.content)) throw new ModelCallError('bad_reply', 'anthropic reply without content');
-    const text = json.content
-      .map((b) => (isObject(b) && b.type === 'text' && typeof b.text === 'string' ? b.text : ''))
-      .join('');
+    const text = json.content.map((b) => (isObject(b) && b.type === 'text' && typeof b.text === 'string' ? b.text : '')).join('');
     const u = isObject(json.usage) ? json.usage : {};
     return {
       text,

@@ -69,7 +69,8 @@ export function readModelEnv(src: Source, problems: string[]): ModelEnv {
   let concurrent = 4;
   if (concurrentRaw !== undefined && concurrentRaw !== '') {
     const n = Number(concurrentRaw);
-    if (!Number.isInteger(n) || n < 0) problems.push(`CHEAP_MODEL_CONCURRENT=${JSON.stringify(concurrentRaw)}: expected an integer ≥ 0 (0 = unlimited)`);
+    if (!Number.isInteger(n) || n < 0)
+      problems.push(`CHEAP_MODEL_CONCURRENT=${JSON.stringify(concurrentRaw)}: expected an integer ≥ 0 (0 = unlimited)`);
     else concurrent = n;
   }
   const env: ModelEnv = {

@@ -41,7 +41,10 @@ export function incomingAuthHeaders(dialect: Dialect, inbound: IncomingHttpHeade
   const forwarded = upstreamRequestHeaders(inbound);
   const out: Record<string, string> = {};
   for (const h of AUTH_HEADERS) if (forwarded[h] !== undefined) out[h] = forwarded[h]!;
-  const oauth = (forwarded['anthropic-beta'] ?? '').split(',').map((s) => s.trim()).filter((s) => s.startsWith('oauth-'));
+  const oauth = (forwarded['anthropic-beta'] ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.startsWith('oauth-'));
   if (dialect === 'anthropic') {
     if (oauth.length) out['anthropic-beta'] = oauth.join(',');
     out['anthropic-version'] ??= ANTHROPIC_VERSION;

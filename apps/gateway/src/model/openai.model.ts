@@ -31,11 +31,12 @@ export const openaiDialect: ModelDialect = {
     const choice = json.choices[0];
     const message = isObject(choice.message) ? choice.message : {};
     const content = message.content;
-    const text = typeof content === 'string'
-      ? content
-      : Array.isArray(content)
-        ? content.map((p) => (isObject(p) && typeof p.text === 'string' ? p.text : '')).join('')
-        : '';
+    const text =
+      typeof content === 'string'
+        ? content
+        : Array.isArray(content)
+          ? content.map((p) => (isObject(p) && typeof p.text === 'string' ? p.text : '')).join('')
+          : '';
     const u = isObject(json.usage) ? json.usage : {};
     return {
       text,

@@ -10,42 +10,208 @@ const LATENCY_BUCKETS = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.
 
 export class GatewayMetrics {
   readonly registry = new Registry();
-  readonly requests = new Counter({ name: 'cg_requests_total', help: 'Requests handled, by route, outcome and tenant (bounded: overflow tenants are "other").', labelNames: ['route', 'outcome', 'tenant'] as const, registers: [this.registry] });
-  readonly requestDuration = new Histogram({ name: 'cg_request_duration_seconds', help: 'Whole request latency as seen by the client, by route.', labelNames: ['route'] as const, buckets: LATENCY_BUCKETS, registers: [this.registry] });
-  readonly addedLatency = new Histogram({ name: 'cg_added_latency_seconds', help: 'Time the gateway itself added before forwarding (decode, pipeline, stash, encode).', labelNames: ['route'] as const, buckets: LATENCY_BUCKETS, registers: [this.registry] });
-  readonly upstreamDuration = new Histogram({ name: 'cg_upstream_duration_seconds', help: 'Upstream time to response headers, by dialect.', labelNames: ['dialect'] as const, buckets: LATENCY_BUCKETS, registers: [this.registry] });
-  readonly upstreamResponses = new Counter({ name: 'cg_upstream_responses_total', help: 'Upstream responses by dialect and status class (or transport error).', labelNames: ['dialect', 'status'] as const, registers: [this.registry] });
-  readonly tokens = new Counter({ name: 'cg_tokens_total', help: 'Content tokens of enforced requests before and after the pipeline, by tenant.', labelNames: ['stage', 'tenant'] as const, registers: [this.registry] });
-  readonly componentRuns = new Counter({ name: 'cg_component_runs_total', help: 'Component runs by outcome (ran ⊇ mutated ⊇ acted; reverted separately).', labelNames: ['component', 'outcome'] as const, registers: [this.registry] });
-  readonly componentGateDeclines = new Counter({ name: 'cg_component_gate_declines_total', help: 'Messages a component passed over, by the gate that declined them.', labelNames: ['component', 'gate'] as const, registers: [this.registry] });
-  readonly componentSavedTokens = new Counter({ name: 'cg_component_saved_tokens_total', help: 'Content tokens a component removed (cumulative; replays count every turn).', labelNames: ['component'] as const, registers: [this.registry] });
-  readonly componentDuration = new Counter({ name: 'cg_component_duration_seconds_total', help: 'Time spent inside each component.', labelNames: ['component'] as const, registers: [this.registry] });
-  readonly expandRounds = new Counter({ name: 'cg_expand_rounds_total', help: 'Continuation rounds made to resolve context_guru_expand calls.', registers: [this.registry] });
-  readonly expandBounces = new Counter({ name: 'cg_expand_bounces_total', help: 'Originals handed back to the model through the expand tool.', registers: [this.registry] });
-  readonly stashLookups = new Counter({ name: 'cg_stash_lookups_total', help: 'Stash lookups by result.', labelNames: ['result'] as const, registers: [this.registry] });
-  readonly frozenDecisions = new Counter({ name: 'cg_frozen_decisions_total', help: 'Frozen-decision replays by outcome.', labelNames: ['outcome'] as const, registers: [this.registry] });
-  readonly sseStreams = new Counter({ name: 'cg_sse_streams_total', help: 'Streaming responses by path (streamed through or buffered for an expand).', labelNames: ['path'] as const, registers: [this.registry] });
-  readonly sseExpandAfterStream = new Counter({ name: 'cg_sse_expand_after_stream_total', help: 'Streams passed through that mentioned context_guru_expand after their first block (the client saw the call).', registers: [this.registry] });
-  readonly cacheGuardReverts = new Counter({ name: 'cg_cache_guard_reverts_total', help: 'Changes inside the provider-cached prefix reverted by the cache guard.', registers: [this.registry] });
-  readonly frozenStore = new Gauge({ name: 'cg_frozen_store_events', help: 'Frozen decisions this process saw lost (dropped) and written again (repaired); flips = dropped - repaired.', labelNames: ['outcome'] as const, registers: [this.registry] });
-  readonly llmCalls = new Gauge({ name: 'cg_llm_calls', help: 'Calls the gateway made to compaction models since start (monotonic; rate() it as a counter).', labelNames: ['component'] as const, registers: [this.registry] });
-  readonly llmTokens = new Gauge({ name: 'cg_llm_tokens', help: 'Tokens the gateway spent on compaction models since start, by direction (monotonic).', labelNames: ['component', 'direction'] as const, registers: [this.registry] });
-  readonly llmFailures = new Gauge({ name: 'cg_llm_failures', help: 'Compaction-model calls that timed out, failed or were truncated since start (monotonic).', labelNames: ['component', 'kind'] as const, registers: [this.registry] });
-  readonly shed = new Counter({ name: 'cg_shed_total', help: 'Requests served without new compression work because the compression gate was full (earlier turns still replayed byte-identically).', registers: [this.registry] });
-  readonly failOpen = new Counter({ name: 'cg_fail_open_total', help: 'Requests forwarded pristine because an internal step failed.', labelNames: ['reason'] as const, registers: [this.registry] });
-  readonly configVersion = new Gauge({ name: 'cg_config_version', help: 'Pipeline config version each tenant runtime serves.', labelNames: ['tenant'] as const, registers: [this.registry] });
-  readonly controlGeneration = new Gauge({ name: 'cg_control_generation', help: 'Control-plane generation this replica has applied.', registers: [this.registry] });
-  readonly keyRevocations = new Counter({ name: 'cg_tenant_key_revocations_total', help: 'Tenant keys this replica stopped accepting after a control-plane change (revoked, or their tenant disabled).', labelNames: ['tenant'] as const, registers: [this.registry] });
-  readonly controlPropagation = new Histogram({ name: 'cg_control_propagation_seconds', help: 'Time from a control-plane change committing to this replica applying it.', buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1, 2, 5, 10, 30], registers: [this.registry] });
-  readonly storeUp = new Gauge({ name: 'cg_store_up', help: '1 when the hot store answered its last health probe.', registers: [this.registry] });
+  readonly requests = new Counter({
+    name: 'cg_requests_total',
+    help: 'Requests handled, by route, outcome and tenant (bounded: overflow tenants are "other").',
+    labelNames: ['route', 'outcome', 'tenant'] as const,
+    registers: [this.registry],
+  });
+  readonly requestDuration = new Histogram({
+    name: 'cg_request_duration_seconds',
+    help: 'Whole request latency as seen by the client, by route.',
+    labelNames: ['route'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+  readonly addedLatency = new Histogram({
+    name: 'cg_added_latency_seconds',
+    help: 'Time the gateway itself added before forwarding (decode, pipeline, stash, encode).',
+    labelNames: ['route'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+  readonly upstreamDuration = new Histogram({
+    name: 'cg_upstream_duration_seconds',
+    help: 'Upstream time to response headers, by dialect.',
+    labelNames: ['dialect'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+  readonly upstreamResponses = new Counter({
+    name: 'cg_upstream_responses_total',
+    help: 'Upstream responses by dialect and status class (or transport error).',
+    labelNames: ['dialect', 'status'] as const,
+    registers: [this.registry],
+  });
+  readonly tokens = new Counter({
+    name: 'cg_tokens_total',
+    help: 'Content tokens of enforced requests before and after the pipeline, by tenant.',
+    labelNames: ['stage', 'tenant'] as const,
+    registers: [this.registry],
+  });
+  readonly componentRuns = new Counter({
+    name: 'cg_component_runs_total',
+    help: 'Component runs by outcome (ran ⊇ mutated ⊇ acted; reverted separately).',
+    labelNames: ['component', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly componentGateDeclines = new Counter({
+    name: 'cg_component_gate_declines_total',
+    help: 'Messages a component passed over, by the gate that declined them.',
+    labelNames: ['component', 'gate'] as const,
+    registers: [this.registry],
+  });
+  readonly componentSavedTokens = new Counter({
+    name: 'cg_component_saved_tokens_total',
+    help: 'Content tokens a component removed (cumulative; replays count every turn).',
+    labelNames: ['component'] as const,
+    registers: [this.registry],
+  });
+  readonly componentDuration = new Counter({
+    name: 'cg_component_duration_seconds_total',
+    help: 'Time spent inside each component.',
+    labelNames: ['component'] as const,
+    registers: [this.registry],
+  });
+  readonly expandRounds = new Counter({
+    name: 'cg_expand_rounds_total',
+    help: 'Continuation rounds made to resolve context_guru_expand calls.',
+    registers: [this.registry],
+  });
+  readonly expandBounces = new Counter({
+    name: 'cg_expand_bounces_total',
+    help: 'Originals handed back to the model through the expand tool.',
+    registers: [this.registry],
+  });
+  readonly stashLookups = new Counter({
+    name: 'cg_stash_lookups_total',
+    help: 'Stash lookups by result.',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  });
+  readonly frozenDecisions = new Counter({
+    name: 'cg_frozen_decisions_total',
+    help: 'Frozen-decision replays by outcome.',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly sseStreams = new Counter({
+    name: 'cg_sse_streams_total',
+    help: 'Streaming responses by path (streamed through or buffered for an expand).',
+    labelNames: ['path'] as const,
+    registers: [this.registry],
+  });
+  readonly sseExpandAfterStream = new Counter({
+    name: 'cg_sse_expand_after_stream_total',
+    help: 'Streams passed through that mentioned context_guru_expand after their first block (the client saw the call).',
+    registers: [this.registry],
+  });
+  readonly cacheGuardReverts = new Counter({
+    name: 'cg_cache_guard_reverts_total',
+    help: 'Changes inside the provider-cached prefix reverted by the cache guard.',
+    registers: [this.registry],
+  });
+  readonly frozenStore = new Gauge({
+    name: 'cg_frozen_store_events',
+    help: 'Frozen decisions this process saw lost (dropped) and written again (repaired); flips = dropped - repaired.',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly llmCalls = new Gauge({
+    name: 'cg_llm_calls',
+    help: 'Calls the gateway made to compaction models since start (monotonic; rate() it as a counter).',
+    labelNames: ['component'] as const,
+    registers: [this.registry],
+  });
+  readonly llmTokens = new Gauge({
+    name: 'cg_llm_tokens',
+    help: 'Tokens the gateway spent on compaction models since start, by direction (monotonic).',
+    labelNames: ['component', 'direction'] as const,
+    registers: [this.registry],
+  });
+  readonly llmFailures = new Gauge({
+    name: 'cg_llm_failures',
+    help: 'Compaction-model calls that timed out, failed or were truncated since start (monotonic).',
+    labelNames: ['component', 'kind'] as const,
+    registers: [this.registry],
+  });
+  readonly shed = new Counter({
+    name: 'cg_shed_total',
+    help: 'Requests served without new compression work because the compression gate was full (earlier turns still replayed byte-identically).',
+    registers: [this.registry],
+  });
+  readonly failOpen = new Counter({
+    name: 'cg_fail_open_total',
+    help: 'Requests forwarded pristine because an internal step failed.',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+  readonly configVersion = new Gauge({
+    name: 'cg_config_version',
+    help: 'Pipeline config version each tenant runtime serves.',
+    labelNames: ['tenant'] as const,
+    registers: [this.registry],
+  });
+  readonly controlGeneration = new Gauge({
+    name: 'cg_control_generation',
+    help: 'Control-plane generation this replica has applied.',
+    registers: [this.registry],
+  });
+  readonly keyRevocations = new Counter({
+    name: 'cg_tenant_key_revocations_total',
+    help: 'Tenant keys this replica stopped accepting after a control-plane change (revoked, or their tenant disabled).',
+    labelNames: ['tenant'] as const,
+    registers: [this.registry],
+  });
+  readonly controlPropagation = new Histogram({
+    name: 'cg_control_propagation_seconds',
+    help: 'Time from a control-plane change committing to this replica applying it.',
+    buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1, 2, 5, 10, 30],
+    registers: [this.registry],
+  });
+  readonly storeUp = new Gauge({
+    name: 'cg_store_up',
+    help: '1 when the hot store answered its last health probe.',
+    registers: [this.registry],
+  });
   // Usage and money (observability/usage-accounting.ts). origin: client = answers the client got,
   // expand = answers the expand loop consumed to continue, model = compaction-model calls.
-  readonly usageTokens = new Counter({ name: 'cg_usage_tokens_total', help: 'Tokens the provider reported billing, by origin (client, expand, model) and kind (fresh, cache_read, cache_write, output).', labelNames: ['tenant', 'dialect', 'origin', 'kind'] as const, registers: [this.registry] });
-  readonly billedUsd = new Counter({ name: 'cg_billed_usd_total', help: 'USD the provider billed for the reported usage at the price table rates, by origin and model family.', labelNames: ['tenant', 'dialect', 'origin', 'family'] as const, registers: [this.registry] });
-  readonly savedTokens = new Counter({ name: 'cg_saved_tokens_total', help: 'Content tokens removed from forwarded prompts, every turn counted (cumulative), by where they sat: prefix (provider-cached) or tail.', labelNames: ['tenant', 'preset', 'dialect', 'where'] as const, registers: [this.registry] });
-  readonly savedUniqueTokens = new Counter({ name: 'cg_saved_unique_tokens_total', help: 'Content tokens removed, each stashed original counted once however often its decision replays.', labelNames: ['tenant', 'preset', 'dialect'] as const, registers: [this.registry] });
-  readonly savedUsd = new Counter({ name: 'cg_saved_usd_total', help: 'Gross USD value of the removed tokens at the rate the provider would have billed them that turn (prefix: cache read, tail: cache write or fresh); subtract cg_billed_usd_total{origin!="client"} for the net.', labelNames: ['tenant', 'preset', 'dialect', 'where'] as const, registers: [this.registry] });
-  readonly buildInfo = new Gauge({ name: 'cg_build_info', help: 'Build information.', labelNames: ['version'] as const, registers: [this.registry] });
+  readonly usageTokens = new Counter({
+    name: 'cg_usage_tokens_total',
+    help: 'Tokens the provider reported billing, by origin (client, expand, model) and kind (fresh, cache_read, cache_write, output).',
+    labelNames: ['tenant', 'dialect', 'origin', 'kind'] as const,
+    registers: [this.registry],
+  });
+  readonly billedUsd = new Counter({
+    name: 'cg_billed_usd_total',
+    help: 'USD the provider billed for the reported usage at the price table rates, by origin and model family.',
+    labelNames: ['tenant', 'dialect', 'origin', 'family'] as const,
+    registers: [this.registry],
+  });
+  readonly savedTokens = new Counter({
+    name: 'cg_saved_tokens_total',
+    help: 'Content tokens removed from forwarded prompts, every turn counted (cumulative), by where they sat: prefix (provider-cached) or tail.',
+    labelNames: ['tenant', 'preset', 'dialect', 'where'] as const,
+    registers: [this.registry],
+  });
+  readonly savedUniqueTokens = new Counter({
+    name: 'cg_saved_unique_tokens_total',
+    help: 'Content tokens removed, each stashed original counted once however often its decision replays.',
+    labelNames: ['tenant', 'preset', 'dialect'] as const,
+    registers: [this.registry],
+  });
+  readonly savedUsd = new Counter({
+    name: 'cg_saved_usd_total',
+    help: 'Gross USD value of the removed tokens at the rate the provider would have billed them that turn (prefix: cache read, tail: cache write or fresh); subtract cg_billed_usd_total{origin!="client"} for the net.',
+    labelNames: ['tenant', 'preset', 'dialect', 'where'] as const,
+    registers: [this.registry],
+  });
+  readonly buildInfo = new Gauge({
+    name: 'cg_build_info',
+    help: 'Build information.',
+    labelNames: ['version'] as const,
+    registers: [this.registry],
+  });
 
   /** Bounds the `tenant` label (TENANT_LABEL_CAP distinct values, the rest are `other`). */
   readonly tenants: TenantLabels;
@@ -100,7 +266,19 @@ export class GatewayMetrics {
   }
 
   /** Own model spend, copied from the spend recorder at scrape time. */
-  setLlmSpend(by: Record<string, { llm_calls: number; llm_input_tokens: number; llm_output_tokens: number; llm_timeouts: number; llm_errors: number; llm_truncated: number }>): void {
+  setLlmSpend(
+    by: Record<
+      string,
+      {
+        llm_calls: number;
+        llm_input_tokens: number;
+        llm_output_tokens: number;
+        llm_timeouts: number;
+        llm_errors: number;
+        llm_truncated: number;
+      }
+    >,
+  ): void {
     for (const [component, t] of Object.entries(by)) {
       this.llmCalls.set({ component }, t.llm_calls);
       this.llmTokens.set({ component, direction: 'input' }, t.llm_input_tokens);

@@ -57,7 +57,12 @@ export function savedUsd(dialect: PriceDialect, saved: SavedSplit, usage: Usage,
  * (`maxCachedIdx` −1 = nothing cached or cache cold). Token counts are memoised by content, so
  * this re-measures only the rewritten messages.
  */
-export function splitSavings(before: readonly Message[], after: readonly Message[], rewritten: readonly number[], maxCachedIdx: number): SavedSplit {
+export function splitSavings(
+  before: readonly Message[],
+  after: readonly Message[],
+  rewritten: readonly number[],
+  maxCachedIdx: number,
+): SavedSplit {
   let prefix = 0;
   let tail = 0;
   for (const i of rewritten) {

@@ -68,7 +68,11 @@ export class RequestTrace {
     dialect: string,
     route: string,
   ) {
-    this.span = tracer.startSpan(`POST ${route}`, { kind: SpanKind.SERVER, attributes: { 'cg.dialect': dialect, 'http.request.method': 'POST', 'http.route': route } }, parent);
+    this.span = tracer.startSpan(
+      `POST ${route}`,
+      { kind: SpanKind.SERVER, attributes: { 'cg.dialect': dialect, 'http.request.method': 'POST', 'http.route': route } },
+      parent,
+    );
     this.ctx = trace.setSpan(parent, this.span);
   }
 
@@ -82,18 +86,30 @@ export class RequestTrace {
     });
     const m = report.marks;
     if (!m) return;
-    const pipeline = this.tracer.startSpan('cg.pipeline', { startTime: epoch(m.pipelineStart), attributes: { 'cg.components': report.reports.length } }, this.ctx);
+    const pipeline = this.tracer.startSpan(
+      'cg.pipeline',
+      { startTime: epoch(m.pipelineStart), attributes: { 'cg.components': report.reports.length } },
+      this.ctx,
+    );
     const pctx = trace.setSpan(this.ctx, pipeline);
     let cursor = m.pipelineStart;
     for (const rep of report.reports) {
-      const s = this.tracer.startSpan(`cg.component ${rep.component}`, { startTime: epoch(cursor), attributes: componentAttributes(rep) }, pctx);
+      const s = this.tracer.startSpan(
+        `cg.component ${rep.component}`,
+        { startTime: epoch(cursor), attributes: componentAttributes(rep) },
+        pctx,
+      );
       if (rep.reverted) s.setStatus({ code: SpanStatusCode.ERROR, message: `reverted: ${revertReason(rep)}` });
       cursor += rep.durationMs;
       s.end(epoch(cursor));
     }
     pipeline.end(epoch(Math.max(cursor, m.pipelineEnd)));
     if (m.flushEnd > m.flushStart) {
-      const f = this.tracer.startSpan('cg.store.flush', { startTime: epoch(m.flushStart), attributes: { 'cg.stashed': m.stashed } }, this.ctx);
+      const f = this.tracer.startSpan(
+        'cg.store.flush',
+        { startTime: epoch(m.flushStart), attributes: { 'cg.stashed': m.stashed } },
+        this.ctx,
+      );
       f.end(epoch(m.flushEnd));
     }
   }
@@ -110,7 +126,11 @@ export class RequestTrace {
   /** Starts an upstream call span; the returned headers carry its traceparent. */
   upstream(headers: Record<string, string>): { headers: Record<string, string>; end(status: number | 'error'): void } {
     const round = this.round;
-    const span = this.tracer.startSpan('cg.upstream', { kind: SpanKind.CLIENT, attributes: { 'cg.round': round ? this.rounds : 0 } }, round?.ctx ?? this.ctx);
+    const span = this.tracer.startSpan(
+      'cg.upstream',
+      { kind: SpanKind.CLIENT, attributes: { 'cg.round': round ? this.rounds : 0 } },
+      round?.ctx ?? this.ctx,
+    );
     const out = { ...headers };
     propagation.inject(trace.setSpan(round?.ctx ?? this.ctx, span), out);
     return {

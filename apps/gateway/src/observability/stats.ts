@@ -105,7 +105,17 @@ export class StatsRollup {
   private componentRollup(name: string): ComponentRollup {
     let c = this.components.get(name);
     if (!c) {
-      c = { runs: 0, acted: 0, mutated: 0, reverted: 0, saved_tokens: 0, saved_tokens_unique: 0, duration_ms: 0, discarded_changes: 0, gates: {} };
+      c = {
+        runs: 0,
+        acted: 0,
+        mutated: 0,
+        reverted: 0,
+        saved_tokens: 0,
+        saved_tokens_unique: 0,
+        duration_ms: 0,
+        discarded_changes: 0,
+        gates: {},
+      };
       this.components.set(name, c);
     }
     return c;
@@ -146,8 +156,14 @@ export class StatsRollup {
       stash_hits: this.stashHits,
       stash_misses: this.stashMisses,
       components,
-      top_passthrough: [...this.components].filter(([, c]) => c.runs > 0 && c.mutated === 0).map(([n]) => n).sort(),
-      top_discarded: [...this.components].filter(([, c]) => c.discarded_changes > 0).map(([n]) => n).sort(),
+      top_passthrough: [...this.components]
+        .filter(([, c]) => c.runs > 0 && c.mutated === 0)
+        .map(([n]) => n)
+        .sort(),
+      top_discarded: [...this.components]
+        .filter(([, c]) => c.discarded_changes > 0)
+        .map(([n]) => n)
+        .sort(),
       cg_added_ms_avg: this.requests ? round2(this.addedMsSum / this.requests) : 0,
       upstream_ms_avg: this.upstreamCount ? round2(this.upstreamMsSum / this.upstreamCount) : 0,
       sse_streamed: this.sseStreamed,

@@ -19,7 +19,13 @@ export interface Tracing {
 /** On only with an OTLP endpoint, and not disabled by OTEL_SDK_DISABLED or OTEL_TRACES_EXPORTER=none. */
 export function tracingEnabled(src: Source = process.env): boolean {
   if ((src.OTEL_SDK_DISABLED ?? '').trim().toLowerCase() === 'true') return false;
-  if ((src.OTEL_TRACES_EXPORTER ?? '').split(',').map((s) => s.trim()).includes('none')) return false;
+  if (
+    (src.OTEL_TRACES_EXPORTER ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .includes('none')
+  )
+    return false;
   return Boolean(src.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || src.OTEL_EXPORTER_OTLP_ENDPOINT);
 }
 

@@ -58,7 +58,7 @@ export class OpsController {
     try {
       tenant = this.gw.tenants.resolve(req.headers);
       const asked = (req.query as Record<string, string | undefined>).tenant;
-      if (asked !== undefined && asked !== tenant.id) throw new TenantAuthError(403, 'a tenant key reads only its own tenant\'s stats');
+      if (asked !== undefined && asked !== tenant.id) throw new TenantAuthError(403, "a tenant key reads only its own tenant's stats");
     } catch (err) {
       const status = err instanceof TenantAuthError ? err.status : 500;
       const e = gatewayError('openai', status, 'tenant_auth', err instanceof Error ? err.message : 'internal error');

@@ -29,7 +29,12 @@ export function checkContentType(dialect: Dialect, headers: IncomingHttpHeaders)
   if (declared !== undefined && declared.trim() !== '') {
     const type = declared.split(';')[0]!.trim().toLowerCase();
     if (!JSON_TYPE.test(type)) {
-      return gatewayError(dialect, 415, 'unsupported_media_type', `content-type ${JSON.stringify(type)} is not supported; send application/json`);
+      return gatewayError(
+        dialect,
+        415,
+        'unsupported_media_type',
+        `content-type ${JSON.stringify(type)} is not supported; send application/json`,
+      );
     }
   }
   return null;

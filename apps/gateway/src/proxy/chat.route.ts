@@ -49,21 +49,27 @@ export function chatHandler(gw: GatewayContext, dialect: Dialect) {
     const turn = transparent ? false : await gw.compression.enter();
     const raw = transparent ? '' : rawBuf.toString('utf8');
     try {
-      prepared = transparent ? passthrough(dialect, tenant.id) : await prepareRequest(
-        { store: gw.store, turns: gw.turns, clock: gw.clock, log: gw.log, injectMode: gw.env.injectExpand },
-        {
-          route: dialect,
-          dialect,
-          raw,
-          tenant,
-          pipeline: tenant.built.pipeline,
-          cacheMode: gw.env.cacheMode,
-          shed: !turn,
-          sessionHeader: headerValue(req.headers, 'x-context-guru-session'),
-          bypassHeader: (headerValue(req.headers, 'x-context-guru-bypass') ?? '').toLowerCase() === 'true',
-          models: (body) => meterModelSources(createModelSources(gw.env.model, { dialect, model: body.model, upstreamBase: base, headers: req.headers }, gw.models), modelCalls),
-        },
-      );
+      prepared = transparent
+        ? passthrough(dialect, tenant.id)
+        : await prepareRequest(
+            { store: gw.store, turns: gw.turns, clock: gw.clock, log: gw.log, injectMode: gw.env.injectExpand },
+            {
+              route: dialect,
+              dialect,
+              raw,
+              tenant,
+              pipeline: tenant.built.pipeline,
+              cacheMode: gw.env.cacheMode,
+              shed: !turn,
+              sessionHeader: headerValue(req.headers, 'x-context-guru-session'),
+              bypassHeader: (headerValue(req.headers, 'x-context-guru-bypass') ?? '').toLowerCase() === 'true',
+              models: (body) =>
+                meterModelSources(
+                  createModelSources(gw.env.model, { dialect, model: body.model, upstreamBase: base, headers: req.headers }, gw.models),
+                  modelCalls,
+                ),
+            },
+          );
     } catch (err) {
       // A body the client got wrong is answered precisely; a fault of ours fails open.
       if (err instanceof WireError) {
@@ -142,7 +148,12 @@ export function chatHandler(gw: GatewayContext, dialect: Dialect) {
       }
       const timeout = isUpstreamTimeout(err);
       gw.log.warn('upstream call failed', { error: errorText(err), dialect });
-      const e = gatewayError(dialect, timeout ? 504 : 502, timeout ? 'upstream_timeout' : 'upstream_unreachable', timeout ? 'upstream timed out' : 'upstream request failed');
+      const e = gatewayError(
+        dialect,
+        timeout ? 504 : 502,
+        timeout ? 'upstream_timeout' : 'upstream_unreachable',
+        timeout ? 'upstream timed out' : 'upstream request failed',
+      );
       reply.code(e.status).header('content-type', 'application/json').send(e.body);
       finish(gw, report, 'upstream_error', started, trace);
       return reply;
@@ -160,7 +171,10 @@ export function chatHandler(gw: GatewayContext, dialect: Dialect) {
     report.expandAfterStream = result.expandAfterStream;
     // Originals the model expanded are never reduced again; a stitched stream resolves them as it goes.
     const markKept = () => {
-      if (keptKeys.length) gw.store.markKept(tenant.id, keptKeys.splice(0)).catch((err) => gw.log.warn('kept-verbatim write failed', { error: errorText(err) }));
+      if (keptKeys.length)
+        gw.store
+          .markKept(tenant.id, keptKeys.splice(0))
+          .catch((err) => gw.log.warn('kept-verbatim write failed', { error: errorText(err) }));
     };
     markKept();
     reply.code(result.status).headers(clientResponseHeaders(result.headers));
@@ -178,7 +192,13 @@ export function chatHandler(gw: GatewayContext, dialect: Dialect) {
       report.expandRounds = outcome.rounds ?? report.expandRounds;
       markKept();
       if (outcome.error) gw.log.warn('upstream stream failed mid-way', { error: errorText(outcome.error) });
-      finish(gw, report, outcome.aborted || abort.aborted ? 'client_abort' : outcome.error ? 'upstream_stream_error' : 'ok', started, trace);
+      finish(
+        gw,
+        report,
+        outcome.aborted || abort.aborted ? 'client_abort' : outcome.error ? 'upstream_stream_error' : 'ok',
+        started,
+        trace,
+      );
     });
     if (isEventStream(result.headers)) reply.onStreamError((err) => streamErrorEvent(dialect, err, gw.env.upstreamIdleTimeoutMs));
     return reply.send(result.body);

@@ -56,7 +56,11 @@ export function compactHandler(gw: GatewayContext) {
           sessionHeader: headerValue(req.headers, 'x-context-guru-session'),
           bypassHeader: (headerValue(req.headers, 'x-context-guru-bypass') ?? '').toLowerCase() === 'true',
           // No upstream call here, so no incoming model either: only the operator's cheap model.
-          models: () => meterModelSources(createModelSources(gw.env.model, { dialect, model: undefined, upstreamBase: '', headers: {} }, gw.models), modelCalls),
+          models: () =>
+            meterModelSources(
+              createModelSources(gw.env.model, { dialect, model: undefined, upstreamBase: '', headers: {} }, gw.models),
+              modelCalls,
+            ),
         },
       );
       gw.stats.record(prepared.report);

@@ -28,7 +28,9 @@ export function gatewayError(dialect: Dialect, status: number, code: string, mes
   }
   return {
     status,
-    body: JSON.stringify({ error: { message: `context-guru: ${message}`, type: status >= 500 ? 'server_error' : 'invalid_request_error', code } }),
+    body: JSON.stringify({
+      error: { message: `context-guru: ${message}`, type: status >= 500 ? 'server_error' : 'invalid_request_error', code },
+    }),
   };
 }
 
@@ -39,6 +41,11 @@ export function gatewayError(dialect: Dialect, status: number, code: string, mes
  */
 export function streamErrorEvent(dialect: Dialect, err: unknown, idleMs: number): Buffer {
   const timeout = isUpstreamTimeout(err);
-  const e = gatewayError(dialect, timeout ? 504 : 502, timeout ? 'upstream_idle_timeout' : 'upstream_stream_failed', timeout ? `upstream sent nothing for ${idleMs} ms` : 'upstream stream failed');
+  const e = gatewayError(
+    dialect,
+    timeout ? 504 : 502,
+    timeout ? 'upstream_idle_timeout' : 'upstream_stream_failed',
+    timeout ? `upstream sent nothing for ${idleMs} ms` : 'upstream stream failed',
+  );
   return Buffer.from(dialect === 'anthropic' ? `\n\nevent: error\ndata: ${e.body}\n\n` : `\n\ndata: ${e.body}\n\n`);
 }

@@ -226,19 +226,19 @@ export function hotServer(routes: readonly HotRoute[], bodyLimit: number, onErro
             ? route.handler(incoming, reply)
             : incoming.readBody().then(() => route.handler(incoming, reply));
       handled.catch((err: unknown) => {
-          if (err instanceof BodyRefused) {
-            if (reply.sent) return void res.destroy();
-            reply.code(err.refusal.status).header('content-type', 'application/json');
-            if (err.close) reply.header('connection', 'close');
-            reply.send(err.refusal.body);
-            if (err.close) req.resume();
-            return;
-          }
-          onError(err, url);
-          if (!reply.sent) {
-            const e = gatewayError(dialect, 500, 'internal_error', 'internal error');
-            reply.code(500).header('content-type', 'application/json').send(e.body);
-          } else res.destroy();
-        });
+        if (err instanceof BodyRefused) {
+          if (reply.sent) return void res.destroy();
+          reply.code(err.refusal.status).header('content-type', 'application/json');
+          if (err.close) reply.header('connection', 'close');
+          reply.send(err.refusal.body);
+          if (err.close) req.resume();
+          return;
+        }
+        onError(err, url);
+        if (!reply.sent) {
+          const e = gatewayError(dialect, 500, 'internal_error', 'internal error');
+          reply.code(500).header('content-type', 'application/json').send(e.body);
+        } else res.destroy();
+      });
     });
 }

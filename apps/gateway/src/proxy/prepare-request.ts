@@ -68,7 +68,6 @@ export interface Prepared {
   report: RequestReport;
 }
 
-
 /**
  * An empty pipeline with nothing to inject: the body goes out exactly as it came, undecoded —
  * unless the tenant's earlier config versions may have rewritten a live session (`replays`).
@@ -90,7 +89,9 @@ export async function prepareRequest(deps: PrepareDeps, input: PrepareInput): Pr
     report.addedMs = performance.now() - started;
     return { session: '', outgoing: input.raw, advertised: false, report };
   }
-  const decoded = deps.turns ? deps.turns.decode(input.dialect, input.raw, input.tenant.id) : { view: decodeRequest(input.dialect, input.raw), reuse: null };
+  const decoded = deps.turns
+    ? deps.turns.decode(input.dialect, input.raw, input.tenant.id)
+    : { view: decodeRequest(input.dialect, input.raw), reuse: null };
   const view = decoded.view;
   const session = resolveSessionKey(view, input.sessionHeader, input.tenant.id);
   report.session = session;
@@ -178,7 +179,12 @@ export async function prepareRequest(deps: PrepareDeps, input: PrepareInput): Pr
     const offered = expandOffered(deps.injectMode, view, {
       decided: snapshot.offloaded === true,
       firstTurn: prev === null,
-      canEmit: pipelineCanEmitMarkers(input.pipeline, deps.store.persistent, input.tenant.document.components, models?.incoming !== undefined || models?.config !== undefined),
+      canEmit: pipelineCanEmitMarkers(
+        input.pipeline,
+        deps.store.persistent,
+        input.tenant.document.components,
+        models?.incoming !== undefined || models?.config !== undefined,
+      ),
     });
     const inject = offered && !view.expandToolDeclared;
     const encoded = deps.turns
@@ -187,7 +193,12 @@ export async function prepareRequest(deps: PrepareDeps, input: PrepareInput): Pr
     chargeDiscards(report, [...encoded.discarded, ...guarded]);
     const rewritten = rewrittenIndices(view.messages, result.messages, encoded.discarded);
     recordForwarded(view.messages, result.messages, rewritten, state, revisionOf(running));
-    report.saved = splitSavings(view.messages, result.messages, rewritten, turn.view.aware && !turn.view.cold ? turn.view.maxCachedIdx : -1);
+    report.saved = splitSavings(
+      view.messages,
+      result.messages,
+      rewritten,
+      turn.view.aware && !turn.view.cold ? turn.view.maxCachedIdx : -1,
+    );
     // A marker may only leave once its original is acknowledged by the store every replica reads.
     const flushStart = performance.now();
     await Promise.all([

@@ -19,7 +19,9 @@ export async function nonJsonSuccess(result: ClientReply): Promise<string | null
   if (JSON_TYPE.test(type) || type === '') return null;
   let first = '';
   for await (const chunk of result.body) {
-    first = Buffer.from(chunk as Buffer).subarray(0, LOG_BYTES).toString('utf8');
+    first = Buffer.from(chunk as Buffer)
+      .subarray(0, LOG_BYTES)
+      .toString('utf8');
     break; // leaving the loop destroys the upstream body and releases its socket
   }
   return first;

@@ -64,7 +64,12 @@ export class UpstreamClient {
     });
   }
 
-  async post(url: string, headers: Record<string, string>, body: string | Buffer | Readable, signal?: AbortSignal | ClientAbort): Promise<UpstreamReply> {
+  async post(
+    url: string,
+    headers: Record<string, string>,
+    body: string | Buffer | Readable,
+    signal?: AbortSignal | ClientAbort,
+  ): Promise<UpstreamReply> {
     try {
       const res = await request(url, { method: 'POST', headers, body, signal, dispatcher: this.dispatcher });
       return { status: res.statusCode, headers: res.headers, body: res.body as unknown as Readable };

@@ -5,13 +5,7 @@
 // cached message. So the run records every key asked for; keys the prefetch missed are fetched,
 // and when the store knew something about them the pipeline runs again on the completed snapshot.
 // Those keys are remembered for the session, so the extra run happens once per new content.
-import {
-  BufferedStash,
-  SnapshotSessionView,
-  type HotStore,
-  type PipelineResult,
-  type SessionSnapshot,
-} from '@context-guru/components';
+import { BufferedStash, SnapshotSessionView, type HotStore, type PipelineResult, type SessionSnapshot } from '@context-guru/components';
 
 /** A session view that remembers every content key a component asked about. */
 export class RecordingSessionView extends SnapshotSessionView {
@@ -93,7 +87,9 @@ export interface LoadedSession {
 }
 
 /** The first session load of a run: the message keys plus those the session is known to ask. */
-export async function loadSessionFor(i: Pick<SessionRunInput, 'store' | 'tenant' | 'session' | 'keys' | 'learned'>): Promise<LoadedSession> {
+export async function loadSessionFor(
+  i: Pick<SessionRunInput, 'store' | 'tenant' | 'session' | 'keys' | 'learned'>,
+): Promise<LoadedSession> {
   const learned = i.learned ?? learnedKeys;
   const asked = new Set([...i.keys, ...learned.get(`${i.tenant}\u0000${i.session}`)]);
   return { asked, snapshot: await i.store.loadSession(i.tenant, i.session, [...asked]) };

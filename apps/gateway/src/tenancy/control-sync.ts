@@ -136,7 +136,8 @@ export class ControlSync {
       this.o.onApplied?.(read.generation, propagationMs);
       if (changed.size) this.o.log.info('control generation applied', { generation: read.generation, tenants: [...changed.keys()] });
     } catch (err) {
-      if (this.error === undefined) this.o.log.warn('control plane read failed; serving the last applied config', { error: errorText(err), generation: this.applied });
+      if (this.error === undefined)
+        this.o.log.warn('control plane read failed; serving the last applied config', { error: errorText(err), generation: this.applied });
       this.error = errorText(err);
     }
   }
@@ -154,7 +155,11 @@ export class ControlSync {
       } catch (err) {
         // The admin validated the document by building it; a build that fails here (e.g. an older
         // gateway) keeps the tenant's previous pipeline, while its keys and state still apply.
-        this.o.log.error('tenant config failed to build; keeping its previous pipeline', { tenant: tenant.id, version: config?.version, error: errorText(err) });
+        this.o.log.error('tenant config failed to build; keeping its previous pipeline', {
+          tenant: tenant.id,
+          version: config?.version,
+          error: errorText(err),
+        });
         built ??= { fingerprint: '', runtime: createTenantRuntime(tenant.id, this.o.fallback.document, 0, t.rewrote) };
       }
     }

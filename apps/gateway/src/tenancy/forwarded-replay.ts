@@ -73,7 +73,13 @@ export function replayForwarded(
  * Remembers the forwarded text of every rewritten tool output. Only a new or changed record is
  * written (the view compares with what it loaded), so a lost record is repaired on the next turn.
  */
-export function recordForwarded(input: readonly Message[], output: readonly Message[], rewritten: readonly number[], state: SessionView, revision: string): void {
+export function recordForwarded(
+  input: readonly Message[],
+  output: readonly Message[],
+  rewritten: readonly number[],
+  state: SessionView,
+  revision: string,
+): void {
   for (const i of rewritten) {
     if (input[i]?.role !== 'tool') continue;
     const text = messageText(input[i]!);

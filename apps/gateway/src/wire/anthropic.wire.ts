@@ -114,13 +114,7 @@ function callBreakpoints(raw: string, msgSpan: Span, rawMsg: Record<string, unkn
   return plan;
 }
 
-export function planAnthropic(
-  index: RawIndex,
-  body: Record<string, unknown>,
-  slot: Slot,
-  before: Message,
-  after: Message,
-): Plan | null {
+export function planAnthropic(index: RawIndex, body: Record<string, unknown>, slot: Slot, before: Message, after: Message): Plan | null {
   if (slot.kind === 'openai') return null;
   const raw = index.raw;
   const msgSpan = index.message(slot.msg);
@@ -134,7 +128,14 @@ export function planAnthropic(
   return calls && content ? { edits: [...content.edits, ...calls.edits], inserted: content.inserted + calls.inserted } : null;
 }
 
-function planContent(raw: string, msgSpan: Span, rawMsg: Record<string, unknown>, slot: Exclude<Slot, { kind: 'openai' }>, before: Message, after: Message): Plan | null {
+function planContent(
+  raw: string,
+  msgSpan: Span,
+  rawMsg: Record<string, unknown>,
+  slot: Exclude<Slot, { kind: 'openai' }>,
+  before: Message,
+  after: Message,
+): Plan | null {
   const n = after.content;
   const o = before.content;
   const single = (path: (string | number)[], expected: string): Plan | null => {

@@ -60,7 +60,12 @@ const MODEL_ONLY = new Set(['summarize']);
  * full (the default) — and a model, for one that needs it — and the store keeps originals. Only
  * then is the tool worth its tokens on every turn.
  */
-export function pipelineCanEmitMarkers(pipeline: Pipeline, persistent: boolean, options?: Readonly<Record<string, unknown>>, hasModel = false): boolean {
+export function pipelineCanEmitMarkers(
+  pipeline: Pipeline,
+  persistent: boolean,
+  options?: Readonly<Record<string, unknown>>,
+  hasModel = false,
+): boolean {
   if (!persistent) return false;
   return pipeline.components.some((c) => {
     if (c.kind !== 'offload' || (MODEL_ONLY.has(c.name) && !hasModel)) return false;

@@ -3,7 +3,20 @@
 // Every span is [start, end) in UTF-16 code units of the received string; keys are compared decoded
 // and the LAST duplicate wins, exactly as JSON.parse resolves them.
 
-import { CLOSE_ARR, CLOSE_OBJ, COMMA, OPEN_ARR, OPEN_OBJ, depthViolation, elements, MAX_JSON_DEPTH, skipString, skipValue, skipWs, type Span } from '@context-guru/components';
+import {
+  CLOSE_ARR,
+  CLOSE_OBJ,
+  COMMA,
+  OPEN_ARR,
+  OPEN_OBJ,
+  depthViolation,
+  elements,
+  MAX_JSON_DEPTH,
+  skipString,
+  skipValue,
+  skipWs,
+  type Span,
+} from '@context-guru/components';
 
 export { depthViolation, elements, MAX_JSON_DEPTH, skipString, skipValue, skipWs, type Span };
 

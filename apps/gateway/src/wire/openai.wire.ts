@@ -106,7 +106,14 @@ export function planOpenAI(
     return { edits: [{ start: content.start, end: content.end, text: JSON.stringify(n) }], inserted: 0 };
   }
   if (Array.isArray(n) && Array.isArray(o) && Array.isArray(rawMsg.content)) {
-    return planBlocks(raw, content, o, n, rawMsg.content, o.map((_, j) => j));
+    return planBlocks(
+      raw,
+      content,
+      o,
+      n,
+      rawMsg.content,
+      o.map((_, j) => j),
+    );
   }
   return null;
 }

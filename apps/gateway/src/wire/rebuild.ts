@@ -60,8 +60,7 @@ export function alignRebuild(original: readonly Message[], out: readonly Message
 }
 
 type Piece =
-  | { kind: 'raw'; body: number; role: string; edits: Edit[]; appended: string[] }
-  | { kind: 'new'; role: string; texts: string[] };
+  { kind: 'raw'; body: number; role: string; edits: Edit[]; appended: string[] } | { kind: 'new'; role: string; texts: string[] };
 
 const textBlock = (t: string) => JSON.stringify({ type: 'text', text: t });
 

@@ -79,7 +79,8 @@ export function assembleView(
   prefix?: PrefixScan,
 ): WireView {
   const { messages, slots } = norm;
-  const firstMarkerAt = prefix && prefix.firstMarkerAt >= 0 ? prefix.firstMarkerAt : firstFieldMatch(index, RAW_MARKER_RE, prefix?.from ?? 0);
+  const firstMarkerAt =
+    prefix && prefix.firstMarkerAt >= 0 ? prefix.firstMarkerAt : firstFieldMatch(index, RAW_MARKER_RE, prefix?.from ?? 0);
   const firstSentinelAt =
     prefix && prefix.firstSentinelAt >= 0 ? prefix.firstSentinelAt : firstFieldMatch(index, RAW_SENTINEL_RE, prefix?.from ?? 0);
   const tools = body.tools;
@@ -88,10 +89,7 @@ export function assembleView(
     raw,
     body,
     messages,
-    systemHead:
-      dialect === 'anthropic'
-        ? anthropicSystemHead(body.system)
-        : plainText(messages.find((m) => m.role === 'system')),
+    systemHead: dialect === 'anthropic' ? anthropicSystemHead(body.system) : plainText(messages.find((m) => m.role === 'system')),
     firstUserText: plainText(messages.find((m) => m.role === 'user')),
     stream: body.stream === true,
     breakpoints: countBreakpoints(body),
@@ -227,7 +225,9 @@ function encode(
   try {
     let raw: string;
     if (reused) {
-      const tail = edits.filter((e) => e.start >= reused.rawEnd).map((e) => ({ ...e, start: e.start - reused.rawEnd, end: e.end - reused.rawEnd }));
+      const tail = edits
+        .filter((e) => e.start >= reused.rawEnd)
+        .map((e) => ({ ...e, start: e.start - reused.rawEnd, end: e.end - reused.rawEnd }));
       raw = reused.outPrefix + applyEdits(view.raw.slice(reused.rawEnd), tail);
     } else {
       raw = applyEdits(view.raw, edits);

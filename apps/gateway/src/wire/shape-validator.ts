@@ -61,9 +61,16 @@ function anthropicPairing(list: Obj[], out: string[]): void {
     }
     if (m.role === 'user') {
       const prev = list[i - 1];
-      const calls = new Set(prev && prev.role === 'assistant' ? blocksOf(prev).filter((b) => b.type === 'tool_use').map((b) => b.id) : []);
+      const calls = new Set(
+        prev && prev.role === 'assistant'
+          ? blocksOf(prev)
+              .filter((b) => b.type === 'tool_use')
+              .map((b) => b.id)
+          : [],
+      );
       for (const r of blocksOf(m).filter((b) => b.type === 'tool_result')) {
-        if (!calls.has(r.tool_use_id)) out.push(`messages[${i}]: tool_result "${String(r.tool_use_id)}" has no matching tool_use in messages[${i - 1}]`);
+        if (!calls.has(r.tool_use_id))
+          out.push(`messages[${i}]: tool_result "${String(r.tool_use_id)}" has no matching tool_use in messages[${i - 1}]`);
       }
     }
   });
@@ -73,12 +80,14 @@ function validateAnthropic(body: Obj, out: string[]): void {
   const list = body.messages as unknown[];
   list.forEach((m, i) => {
     if (!isObject(m)) return void out.push(`messages[${i}]: not an object`);
-    if (m.role === 'system') out.push(`messages[${i}]: role "system" inside messages (the system prompt belongs in the top-level system field)`);
+    if (m.role === 'system')
+      out.push(`messages[${i}]: role "system" inside messages (the system prompt belongs in the top-level system field)`);
     else if (m.role !== 'user' && m.role !== 'assistant') out.push(`messages[${i}]: invalid role ${JSON.stringify(m.role)}`);
     anthropicContent(m, i, i === list.length - 1, out);
     if (i === 0 && m.role !== 'user') out.push(`messages[0]: first message must have role "user", got ${JSON.stringify(m.role)}`);
     const prev = list[i - 1];
-    if (i > 0 && isObject(prev) && prev.role === m.role) out.push(`messages[${i}]: role "${String(m.role)}" follows the same role (roles must alternate)`);
+    if (i > 0 && isObject(prev) && prev.role === m.role)
+      out.push(`messages[${i}]: role "${String(m.role)}" follows the same role (roles must alternate)`);
   });
   anthropicPairing(list.filter(isObject), out);
   checkAnthropicSystem(body.system, out);
@@ -101,7 +110,8 @@ function validateOpenAI(body: Obj, out: string[]): void {
   };
   list.forEach((m, i) => {
     if (!isObject(m)) return void out.push(`messages[${i}]: not an object`);
-    if (typeof m.role !== 'string' || !OPENAI_ROLES.has(m.role)) return void out.push(`messages[${i}]: invalid role ${JSON.stringify(m.role)}`);
+    if (typeof m.role !== 'string' || !OPENAI_ROLES.has(m.role))
+      return void out.push(`messages[${i}]: invalid role ${JSON.stringify(m.role)}`);
     if (m.role === 'tool') {
       const id = m.tool_call_id;
       if (typeof id !== 'string') out.push(`messages[${i}]: tool message without tool_call_id`);
@@ -112,7 +122,8 @@ function validateOpenAI(body: Obj, out: string[]): void {
     }
     flush();
     if (m.tool_calls === undefined) return;
-    if (m.role !== 'assistant' || !Array.isArray(m.tool_calls)) return void out.push(`messages[${i}]: tool_calls only belong on an assistant message, as an array`);
+    if (m.role !== 'assistant' || !Array.isArray(m.tool_calls))
+      return void out.push(`messages[${i}]: tool_calls only belong on an assistant message, as an array`);
     for (const c of m.tool_calls) {
       const fn = isObject(c) ? c.function : undefined;
       if (!isObject(c) || typeof c.id !== 'string' || !isObject(fn) || typeof fn.name !== 'string') {

@@ -145,10 +145,7 @@ function extendView(prev: Entry, raw: string, m: { bodyMessages: number; normali
     const tail = raw.slice(arrayEnd);
     // A second `messages` key later in the body would win in JSON.parse: leave that to the full path.
     if (tail.includes('"messages"')) return null;
-    const rest =
-      tail === prev.tail
-        ? prev.view.body
-        : (JSON.parse(`${raw.slice(0, prev.arrayStart)}[]${tail}`) as Record<string, unknown>);
+    const rest = tail === prev.tail ? prev.view.body : (JSON.parse(`${raw.slice(0, prev.arrayStart)}[]${tail}`) as Record<string, unknown>);
     const added: unknown[] = fresh.length ? (JSON.parse(`[${raw.slice(fresh[0]!.start, fresh[fresh.length - 1]!.end)}]`) as unknown[]) : [];
     const prevList = prev.view.body.messages as unknown[];
     const body: Record<string, unknown> = { ...rest, messages: [...prevList.slice(0, k), ...added] };

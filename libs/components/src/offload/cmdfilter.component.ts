@@ -4,7 +4,18 @@
 // the filter actually lost something. Decisions are a pure function of (output, command, config),
 // so the same output always yields the same bytes, and they are frozen for byte-identical replay.
 import { Type } from '@sinclair/typebox';
-import { DslError, FilterActStats, FilterSet, SelectorMissLedger, applyFilter, builtinDocuments, loadFilterDocument, outputSelector, type FilterResult, type ParsedDocument } from '@context-guru/dsl';
+import {
+  DslError,
+  FilterActStats,
+  FilterSet,
+  SelectorMissLedger,
+  applyFilter,
+  builtinDocuments,
+  loadFilterDocument,
+  outputSelector,
+  type FilterResult,
+  type ParsedDocument,
+} from '@context-guru/dsl';
 import { defineComponent, type Component, type ComponentOutcome, type Ctx, type Message, type ToolCall } from '../component';
 import { MarkerModeOption, NonNegInt } from '../shared/common-options';
 import { ConfigError } from '../shared/errors';
@@ -68,7 +79,11 @@ function filterSetFor(o: Options, path: string): FilterSet {
   } catch (err) {
     if (!(err instanceof DslError)) throw err;
     const i = sourceIndex.get(err.source);
-    const where = [err.filter !== undefined ? `filter "${err.filter}"` : '', err.field !== undefined ? `field "${err.field}"` : '', err.line > 0 ? `line ${err.line}` : '']
+    const where = [
+      err.filter !== undefined ? `filter "${err.filter}"` : '',
+      err.field !== undefined ? `field "${err.field}"` : '',
+      err.line > 0 ? `line ${err.line}` : '',
+    ]
       .filter(Boolean)
       .join(', ');
     throw new ConfigError(i === undefined ? `${path}.filters` : `${path}.filters[${i}]`, where ? `${where}: ${err.detail}` : err.detail);

@@ -79,7 +79,9 @@ function create(o: Options): Component {
       const gates = new Gates();
       const tally = new OffloadTally();
       const code =
-        o.strategy === 'deterministic' ? undefined : codeBatchFor(messages, ctx, o.model.source, { rewrite: o.rewrite, model: o.model.model }, gates);
+        o.strategy === 'deterministic'
+          ? undefined
+          : codeBatchFor(messages, ctx, o.model.source, { rewrite: o.rewrite, model: o.model.model }, gates);
       const deterministic = (m: Message, text: string, keys: ReadonlySet<string>): void => {
         const projected = projectLines(text, keys, o.head_lines, o.tail_lines);
         if (projected === null) {

@@ -85,7 +85,9 @@ export function prefixBoundary(messages: readonly Message[], provider: Ctx['prov
 }
 
 function hasBreakpoint(m: Message): boolean {
-  return (Array.isArray(m.content) && m.content.some(blockHasBreakpoint)) || (m.tool_calls ?? []).some((c) => isBreakpoint(c.cache_control));
+  return (
+    (Array.isArray(m.content) && m.content.some(blockHasBreakpoint)) || (m.tool_calls ?? []).some((c) => isBreakpoint(c.cache_control))
+  );
 }
 
 function create(o: Options): Component {

@@ -106,4 +106,3 @@ export function elements(raw: string, at: number): Span[] {
     i = skipWs(raw, i + 1);
   }
 }
-

@@ -7,7 +7,8 @@ import { messageText } from './message-text';
 import { countTokens } from './tokens';
 
 /** Words that mark a line as evidence of something going wrong, whatever the query is. */
-const ERROR_LINE = /error|fail|exception|panic|fatal|traceback|denied|timeout|timed out|refused|abort|segmentation fault|unauthori[sz]ed|forbidden|not found/i;
+const ERROR_LINE =
+  /error|fail|exception|panic|fatal|traceback|denied|timeout|timed out|refused|abort|segmentation fault|unauthori[sz]ed|forbidden|not found/i;
 
 /** String values of a call's JSON arguments (keys like "command" are not intent); raw if not JSON. */
 function argumentText(raw: string): string {
@@ -77,9 +78,7 @@ export function projectLines(text: string, keys: ReadonlySet<string>, head: numb
   const freq = new Map<string, number>();
   for (const h of hits) for (const k of h) freq.set(k, (freq.get(k) ?? 0) + 1);
   const telling = (k: string) => (freq.get(k) ?? 0) * 2 <= lines.length;
-  const keep = lines.map(
-    (line, i) => i < head || i >= lines.length - tail || ERROR_LINE.test(line) || hits[i]!.some(telling),
-  );
+  const keep = lines.map((line, i) => i < head || i >= lines.length - tail || ERROR_LINE.test(line) || hits[i]!.some(telling));
   const out: string[] = [];
   let omitted = 0;
   for (let i = 0; i <= lines.length; i++) {

@@ -25,7 +25,9 @@ export function deepEqual(a: unknown, b: unknown, depth = 0): boolean {
 
 /** Everything but `content`. */
 export function sameEnvelope(a: Message, b: Message): boolean {
-  return a.role === b.role && a.tool_call_id === b.tool_call_id && a.name === b.name && deepEqual(a.tool_calls ?? null, b.tool_calls ?? null);
+  return (
+    a.role === b.role && a.tool_call_id === b.tool_call_id && a.name === b.name && deepEqual(a.tool_calls ?? null, b.tool_calls ?? null)
+  );
 }
 
 export function sameMessage(a: Message | undefined, b: Message | undefined): boolean {

@@ -48,14 +48,28 @@ export function canonicalJson(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
   if (typeof v === 'object' && !(v instanceof Date)) {
     const o = v as Record<string, unknown>;
-    const keys = Object.keys(o).filter((k) => o[k] !== undefined).sort();
+    const keys = Object.keys(o)
+      .filter((k) => o[k] !== undefined)
+      .sort();
     return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`).join(',')}}`;
   }
   return JSON.stringify(v);
 }
 
 export function auditHash(r: Omit<AuditRecord, 'hash'>): string {
-  const body = canonicalJson([r.id, r.at.toISOString(), r.actor, r.action, r.tenant, r.target, r.reason, r.before, r.after, r.detail, r.prevHash]);
+  const body = canonicalJson([
+    r.id,
+    r.at.toISOString(),
+    r.actor,
+    r.action,
+    r.tenant,
+    r.target,
+    r.reason,
+    r.before,
+    r.after,
+    r.detail,
+    r.prevHash,
+  ]);
   return createHash('sha256').update(body).digest('hex');
 }
 
@@ -105,7 +119,20 @@ export const auditRepository = {
     await c.query(
       `INSERT INTO audit_log (id, at, actor, action, tenant, target, reason, before, after, detail, prev_hash, hash)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb, $10::jsonb, $11, $12)`,
-      [id, rec.at, rec.actor, rec.action, rec.tenant, rec.target, rec.reason, jsonParam(rec.before), jsonParam(rec.after), JSON.stringify(rec.detail), rec.prevHash, hash],
+      [
+        id,
+        rec.at,
+        rec.actor,
+        rec.action,
+        rec.tenant,
+        rec.target,
+        rec.reason,
+        jsonParam(rec.before),
+        jsonParam(rec.after),
+        JSON.stringify(rec.detail),
+        rec.prevHash,
+        hash,
+      ],
     );
     await c.query('UPDATE audit_head SET last_id = $1, last_hash = $2, rows = rows + 1 WHERE id = 1', [id, hash]);
     return { ...rec, hash };

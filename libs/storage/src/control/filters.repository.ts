@@ -50,15 +50,25 @@ export const filtersRepository = {
        FROM filter_sets WHERE tenant = $1 GROUP BY name ORDER BY name`,
       [tenant],
     );
-    return rows.map((r) => ({ name: col.str(r, 'name'), latest: col.num(r, 'latest'), active: r.active == null ? null : col.num(r, 'active') }));
+    return rows.map((r) => ({
+      name: col.str(r, 'name'),
+      latest: col.num(r, 'latest'),
+      active: r.active == null ? null : col.num(r, 'active'),
+    }));
   },
 
   async versions(c: SqlQueryable, tenant: string, name: string): Promise<FilterVersion[]> {
-    return (await c.query(`SELECT ${COLUMNS} FROM filter_sets WHERE tenant = $1 AND name = $2 ORDER BY version`, [tenant, name])).map(toVersion);
+    return (await c.query(`SELECT ${COLUMNS} FROM filter_sets WHERE tenant = $1 AND name = $2 ORDER BY version`, [tenant, name])).map(
+      toVersion,
+    );
   },
 
   async get(c: SqlQueryable, tenant: string, name: string, version: number): Promise<FilterVersion | null> {
-    const rows = await c.query(`SELECT ${COLUMNS} FROM filter_sets WHERE tenant = $1 AND name = $2 AND version = $3`, [tenant, name, version]);
+    const rows = await c.query(`SELECT ${COLUMNS} FROM filter_sets WHERE tenant = $1 AND name = $2 AND version = $3`, [
+      tenant,
+      name,
+      version,
+    ]);
     return rows[0] ? toVersion(rows[0]) : null;
   },
 
@@ -68,12 +78,18 @@ export const filtersRepository = {
   },
 
   async activate(c: SqlQueryable, tenant: string, name: string, version: number): Promise<void> {
-    await c.query('UPDATE filter_sets SET active = false WHERE tenant = $1 AND name = $2 AND active AND version <> $3', [tenant, name, version]);
+    await c.query('UPDATE filter_sets SET active = false WHERE tenant = $1 AND name = $2 AND active AND version <> $3', [
+      tenant,
+      name,
+      version,
+    ]);
     await c.query('UPDATE filter_sets SET active = true WHERE tenant = $1 AND name = $2 AND version = $3', [tenant, name, version]);
   },
 
   /** Deactivates every version of the set; returns how many were active (0 or 1). */
   async deactivate(c: SqlQueryable, tenant: string, name: string): Promise<number> {
-    return (await c.query('UPDATE filter_sets SET active = false WHERE tenant = $1 AND name = $2 AND active RETURNING version', [tenant, name])).length;
+    return (
+      await c.query('UPDATE filter_sets SET active = false WHERE tenant = $1 AND name = $2 AND active RETURNING version', [tenant, name])
+    ).length;
   },
 };

@@ -15,7 +15,9 @@ export function controlChannel(prefix?: string): string {
 
 /** Bumps the generation and stamps `tenant` with it; call inside the change's transaction. */
 export async function bumpGeneration(c: SqlQueryable, tenant: string): Promise<number> {
-  const rows = await c.query('UPDATE control_generation SET generation = generation + 1, changed_at = now() WHERE id = 1 RETURNING generation');
+  const rows = await c.query(
+    'UPDATE control_generation SET generation = generation + 1, changed_at = now() WHERE id = 1 RETURNING generation',
+  );
   const generation = col.num(rows[0]!, 'generation');
   await c.query('UPDATE tenants SET generation = $2 WHERE id = $1', [tenant, generation]);
   return generation;

@@ -26,7 +26,10 @@ function toTenant(r: Row): TenantRecord {
 export const tenantsRepository = {
   /** Null when the id is taken. */
   async insert(c: SqlQueryable, t: { id: string; name: string }): Promise<TenantRecord | null> {
-    const rows = await c.query(`INSERT INTO tenants (id, name) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING RETURNING ${COLUMNS}`, [t.id, t.name]);
+    const rows = await c.query(`INSERT INTO tenants (id, name) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING RETURNING ${COLUMNS}`, [
+      t.id,
+      t.name,
+    ]);
     return rows[0] ? toTenant(rows[0]) : null;
   },
 

@@ -1,13 +1,6 @@
 // The embedded hot store: one sliding-TTL LRU per tenant (a shared LRU would let one tenant evict
 // another's frozen decisions), frozen decisions pinned, and every lost pin remembered until repaired.
-import type {
-  HotStore,
-  SessionSnapshot,
-  SessionWrites,
-  StashEntry,
-  StoreHealth,
-  TurnRecord,
-} from '@context-guru/components';
+import type { HotStore, SessionSnapshot, SessionWrites, StashEntry, StoreHealth, TurnRecord } from '@context-guru/components';
 import { LostSet } from './lost-set';
 import { TtlLruCache, type RemovalReason } from './ttl-lru.cache';
 

@@ -1,14 +1,7 @@
 // The shared hot store: any number of gateway replicas see one state. Every method is one round
 // trip (a pipeline, MULTI or script) and rejects promptly while Redis is down so the gateway can
 // fail open; the client reconnects by itself when Redis returns.
-import type {
-  HotStore,
-  SessionSnapshot,
-  SessionWrites,
-  StashEntry,
-  StoreHealth,
-  TurnRecord,
-} from '@context-guru/components';
+import type { HotStore, SessionSnapshot, SessionWrites, StashEntry, StoreHealth, TurnRecord } from '@context-guru/components';
 import { Redis, type RedisOptions } from 'ioredis';
 import { errorText, silentLogger, type StorageLogger } from '../storage-logger';
 import { ADVANCE_TURN, GET_STASH, LOAD_SESSION, TRIM_STASH } from './redis-scripts';
@@ -129,7 +122,13 @@ export class RedisHotStore implements HotStore {
   async loadSession(tenant: string, session: string, contentKeys: readonly string[]): Promise<SessionSnapshot> {
     const t = this.tenantPrefix(tenant);
     const cks = [...new Set(contentKeys)];
-    const keys = [`${t}frz:${session}`, `${t}fidx:${session}`, `${t}flost:${session}`, `${t}off:${session}`, ...cks.map((ck) => `${t}kept:${ck}`)];
+    const keys = [
+      `${t}frz:${session}`,
+      `${t}fidx:${session}`,
+      `${t}flost:${session}`,
+      `${t}off:${session}`,
+      ...cks.map((ck) => `${t}kept:${ck}`),
+    ];
     this.trip();
     const [flat, lost, kept, off, newly] = await this.redis.cgLoadSession(keys.length, ...keys, this.ttl, this.indexTtl, ...cks);
     this.dropped += newly;

@@ -116,10 +116,12 @@ export class DurableStore {
   }
 
   async owns(tenant: string, session: string, id: string): Promise<boolean> {
-    const rows = await this.sql.query(
-      'SELECT 1 AS hit FROM ownership WHERE tenant = $1 AND session = $2 AND id = $3 AND created_at > $4',
-      [tenant, session, id, this.cutoff()],
-    );
+    const rows = await this.sql.query('SELECT 1 AS hit FROM ownership WHERE tenant = $1 AND session = $2 AND id = $3 AND created_at > $4', [
+      tenant,
+      session,
+      id,
+      this.cutoff(),
+    ]);
     return rows.length > 0;
   }
 
@@ -229,7 +231,13 @@ export class DurableStore {
           `UPDATE session_turn AS st SET rewritten = b.r, updated_at = $5
            FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[]) AS b(t, s, r, a)
            WHERE st.tenant = b.t AND st.session = b.s AND st.at_ms = b.a`,
-          [partial.map((w) => w.tenant), partial.map((w) => w.session), partial.map((w) => list(w.rewritten)), partial.map((w) => w.at!), at],
+          [
+            partial.map((w) => w.tenant),
+            partial.map((w) => w.session),
+            partial.map((w) => list(w.rewritten)),
+            partial.map((w) => w.at!),
+            at,
+          ],
         );
       }
     });
@@ -263,11 +271,10 @@ export class DurableStore {
 
   async keptAmong(tenant: string, contentKeys: readonly string[]): Promise<Set<string>> {
     if (contentKeys.length === 0) return new Set();
-    const rows = await this.sql.query('SELECT content_key FROM kept WHERE tenant = $1 AND content_key = ANY($2::text[]) AND created_at > $3', [
-      tenant,
-      [...contentKeys],
-      this.cutoff(),
-    ]);
+    const rows = await this.sql.query(
+      'SELECT content_key FROM kept WHERE tenant = $1 AND content_key = ANY($2::text[]) AND created_at > $3',
+      [tenant, [...contentKeys], this.cutoff()],
+    );
     return new Set(rows.map((r) => col.str(r, 'content_key')));
   }
 
@@ -275,7 +282,8 @@ export class DurableStore {
   async purgeExpired(): Promise<PurgeResult> {
     const now = new Date(this.now());
     const cutoff = this.cutoff();
-    const count = async (text: string, at: Date) => (await this.sql.query(`WITH d AS (${text} RETURNING 1) SELECT count(*)::int AS n FROM d`, [at])).map((r) => col.num(r, 'n'))[0] ?? 0;
+    const count = async (text: string, at: Date) =>
+      (await this.sql.query(`WITH d AS (${text} RETURNING 1) SELECT count(*)::int AS n FROM d`, [at])).map((r) => col.num(r, 'n'))[0] ?? 0;
     return {
       stashes: await count('DELETE FROM stash_archive WHERE expires_at <= $1', now),
       ownership: await count('DELETE FROM ownership WHERE created_at <= $1', cutoff),

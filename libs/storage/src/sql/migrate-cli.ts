@@ -14,7 +14,9 @@ async function main(): Promise<void> {
     ? new PgSqlClient({ connectionString: url, max: 1 })
     : await PgliteSqlClient.open({ dataDir: pgliteDir(process.env.DATA_DIR || './data') });
   try {
-    const res = await migrate(client, { log: { info: (m, f) => line('info', m, f), warn: (m, f) => line('warn', m, f), error: (m, f) => line('error', m, f) } });
+    const res = await migrate(client, {
+      log: { info: (m, f) => line('info', m, f), warn: (m, f) => line('warn', m, f), error: (m, f) => line('error', m, f) },
+    });
     line('info', 'migrations complete', { target: client.kind, applied: res.applied, current: res.current });
   } finally {
     await client.close();

@@ -49,10 +49,7 @@ const LEDGER = `CREATE TABLE IF NOT EXISTS schema_migrations (
   applied_at  timestamptz NOT NULL DEFAULT now()
 )`;
 
-export async function migrate(
-  client: SqlClient,
-  o: { migrations?: Migration[]; log?: StorageLogger } = {},
-): Promise<MigrateResult> {
+export async function migrate(client: SqlClient, o: { migrations?: Migration[]; log?: StorageLogger } = {}): Promise<MigrateResult> {
   const migrations = o.migrations ?? loadMigrations();
   const log = o.log ?? silentLogger;
   return client.withConnection(async (c) => {
@@ -71,11 +68,7 @@ export async function migrate(
         // The file and its ledger row commit together: a failed migration leaves no trace.
         await inTransaction(c, async (tx) => {
           await tx.exec(m.sql);
-          await tx.query('INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)', [
-            m.version,
-            m.name,
-            m.checksum,
-          ]);
+          await tx.query('INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)', [m.version, m.name, m.checksum]);
         });
         applied.push(`${String(m.version).padStart(4, '0')}_${m.name}`);
         log.info('migration applied', { version: m.version, name: m.name });

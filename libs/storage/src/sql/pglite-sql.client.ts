@@ -22,7 +22,18 @@ export interface PgliteSqlClientOptions {
  * Memory settings for a store that holds session state, not analytics: PostgreSQL's defaults
  * (128 MB of shared buffers, 4 MB per sort) sized the embedded process far past its budget.
  */
-const MEMORY_PARAMS = ['-c', 'shared_buffers=16MB', '-c', 'work_mem=2MB', '-c', 'maintenance_work_mem=8MB', '-c', 'temp_buffers=2MB', '-c', 'wal_buffers=1MB'];
+const MEMORY_PARAMS = [
+  '-c',
+  'shared_buffers=16MB',
+  '-c',
+  'work_mem=2MB',
+  '-c',
+  'maintenance_work_mem=8MB',
+  '-c',
+  'temp_buffers=2MB',
+  '-c',
+  'wal_buffers=1MB',
+];
 
 /**
  * Creating a database runs initdb, whose WASM instance and file bundle (≈ 450 MB) the process
@@ -34,7 +45,11 @@ async function initialiseInChild(dataDir: string, startParams: readonly string[]
 PGlite.create({ dataDir: process.argv[2], startParams: JSON.parse(process.argv[3]) })
   .then((db) => db.close())
   .then(() => process.exit(0), (err) => { process.stderr.write(String(err && err.stack || err)); process.exit(1); });`;
-  await promisify(execFile)(process.execPath, ['-e', script, require.resolve('@electric-sql/pglite'), dataDir, JSON.stringify(startParams)], { timeout: 120_000 });
+  await promisify(execFile)(
+    process.execPath,
+    ['-e', script, require.resolve('@electric-sql/pglite'), dataDir, JSON.stringify(startParams)],
+    { timeout: 120_000 },
+  );
 }
 
 /** A FIFO mutex: PGlite has one session, so an exclusive section must not interleave with another. */

@@ -79,7 +79,8 @@ export function accept(result: string, input: string, rewrite: boolean): CodeOut
   } else if (!isDeletionOnly(text, input)) {
     return { ok: false, gate: 'not_deletion_only', detail: 'result is not an in-order subsequence of the input' };
   }
-  if (countTokens(text) >= countTokens(input.replace(/\s+$/, ''))) return { ok: false, gate: 'code_result_not_smaller', detail: 'result not smaller' };
+  if (countTokens(text) >= countTokens(input.replace(/\s+$/, '')))
+    return { ok: false, gate: 'code_result_not_smaller', detail: 'result not smaller' };
   return { ok: true, text };
 }
 

@@ -3,13 +3,7 @@
 // no error the source did not have and none at a placeholder.
 import type { Node, Parser, TreeCursor } from 'web-tree-sitter';
 import { countTokens } from '../../shared/tokens';
-import {
-  BRACE_PLACEHOLDER,
-  PYTHON_PLACEHOLDER,
-  RUBY_PLACEHOLDER,
-  TRANSPARENT_PARENTS,
-  type LanguageSpec,
-} from './languages';
+import { BRACE_PLACEHOLDER, PYTHON_PLACEHOLDER, RUBY_PLACEHOLDER, TRANSPARENT_PARENTS, type LanguageSpec } from './languages';
 
 export type ElideGate = 'source_parse_failed' | 'no_body_over_min_tokens' | 'reparse_failed';
 

@@ -48,5 +48,8 @@ function isClosing(line: string, fence: string): boolean {
 /** `{.python}` → python, `ts title="x"` → ts, `py:src/a.py` → py. */
 function infoTag(info: string): string {
   const word = info.trim().split(/\s+/)[0] ?? '';
-  return word.replace(/^\{?\.?/, '').split(/[:,{}]/)[0]!.toLowerCase();
+  return word
+    .replace(/^\{?\.?/, '')
+    .split(/[:,{}]/)[0]!
+    .toLowerCase();
 }

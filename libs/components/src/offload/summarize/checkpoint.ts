@@ -32,7 +32,13 @@ export function readCheckpoint(state: SessionView): Checkpoint | undefined {
     const v: unknown = JSON.parse(raw);
     if (typeof v !== 'object' || v === null) return undefined;
     const c = v as Partial<Checkpoint>;
-    if (c.v !== 1 || typeof c.spanHash !== 'string' || typeof c.count !== 'number' || typeof c.summary !== 'string' || typeof c.text !== 'string') {
+    if (
+      c.v !== 1 ||
+      typeof c.spanHash !== 'string' ||
+      typeof c.count !== 'number' ||
+      typeof c.summary !== 'string' ||
+      typeof c.text !== 'string'
+    ) {
       return undefined;
     }
     return c as Checkpoint;

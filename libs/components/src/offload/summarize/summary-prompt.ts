@@ -69,8 +69,13 @@ export function buildSummaryRequest(s: SummaryInput): ModelRequest {
   if (trajectory.length > MAX_TRAJECTORY_CHARS) trajectory = `[…earlier part omitted…]\n${trajectory.slice(-MAX_TRAJECTORY_CHARS)}`;
   const sections = [`## Current task\n${clip(task ? blockText(task) : '(unknown)', MAX_TASK_CHARS)}`];
   if (latest) sections.push(`## Latest user turn (for orientation only)\n${clip(blockText(latest), MAX_LATEST_CHARS)}`);
-  if (s.previous) sections.push(`## Summary of the session before this trajectory\n${s.previous}\n\nMerge it with the trajectory below into one updated summary.`);
-  sections.push(`## Trajectory to summarize${s.includeToolCalls ? '' : ` (tool outputs are masked as ${MASKED})`}\n${trajectory.trimEnd()}`);
+  if (s.previous)
+    sections.push(
+      `## Summary of the session before this trajectory\n${s.previous}\n\nMerge it with the trajectory below into one updated summary.`,
+    );
+  sections.push(
+    `## Trajectory to summarize${s.includeToolCalls ? '' : ` (tool outputs are masked as ${MASKED})`}\n${trajectory.trimEnd()}`,
+  );
   sections.push(LEVEL[s.level].words);
   return { system: SYSTEM, prompt: sections.join('\n\n'), maxTokens: LEVEL[s.level].maxTokens, purpose: 'summarize', model: s.model };
 }

@@ -103,9 +103,10 @@ export function runProgram(Q: QuickJSWASMModule, job: SandboxJob): RunnerOutcome
         out = readString(ctx, g);
         g.dispose();
       }
-      result = out === null
-        ? { ok: false, failure: 'no_string_output', detail: 'the program neither returned a string nor set OUTPUT' }
-        : { ok: true, output: out, steps };
+      result =
+        out === null
+          ? { ok: false, failure: 'no_string_output', detail: 'the program neither returned a string nor set OUTPUT' }
+          : { ok: true, output: out, steps };
     }
   } catch (err) {
     poisoned = true;

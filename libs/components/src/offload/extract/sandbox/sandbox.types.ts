@@ -40,8 +40,6 @@ export type SandboxFailure =
   | 'sandbox_unavailable'
   | 'sandbox_busy';
 
-export type SandboxResult =
-  | { ok: true; output: string; steps: number }
-  | { ok: false; failure: SandboxFailure; detail: string };
+export type SandboxResult = { ok: true; output: string; steps: number } | { ok: false; failure: SandboxFailure; detail: string };
 
 export type WorkerReply = { id: number; result: SandboxResult; poisoned?: boolean };
