@@ -10,6 +10,7 @@ import { configView } from '../common/views';
 import { requireTenant } from '../tenants/tenants.service';
 import { diffDocuments } from './config-diff';
 import { checkDocument } from './document-check';
+import { checkShadowVersion } from './shadow-check';
 
 async function requireVersion(c: SqlQueryable, tenant: string, version: number) {
   const v = await configsRepository.get(c, tenant, version);
@@ -25,6 +26,7 @@ export class ConfigsService {
     const { document, built } = checkDocument(raw); // before any transaction: a bad one stores nothing
     return this.writer.write(async (tx) => {
       await requireTenant(tx, tenant, true);
+      await checkShadowVersion(tx, tenant, document);
       const before = activate ? await configsRepository.active(tx, tenant) : null;
       const v = await configsRepository.insert(tx, tenant, document, actor.id);
       if (activate) await configsRepository.activate(tx, tenant, v.version);

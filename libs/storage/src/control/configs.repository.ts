@@ -46,6 +46,12 @@ export const configsRepository = {
     return rows[0] ? toVersion(rows[0]) : null;
   },
 
+  /** The highest version number stored for the tenant (0 when none): the next push is this + 1. */
+  async latest(c: SqlQueryable, tenant: string): Promise<number> {
+    const rows = await c.query('SELECT COALESCE(MAX(version), 0) AS v FROM pipeline_configs WHERE tenant = $1', [tenant]);
+    return col.num(rows[0]!, 'v');
+  },
+
   async active(c: SqlQueryable, tenant: string): Promise<ConfigVersion | null> {
     const rows = await c.query(`SELECT ${COLUMNS} FROM pipeline_configs WHERE tenant = $1 AND active`, [tenant]);
     return rows[0] ? toVersion(rows[0]) : null;
