@@ -21,3 +21,4 @@ export * from './control/audit.repository';
 export * from './control/replicas.repository';
 export * from './control/tenant-document';
 export * from './sql/data-dir-lock';
+export * from './control/shadow-tallies.repository';
