@@ -3,12 +3,13 @@
 // bodies ("without") and what the gateway forwards ("with"). A bust is a turn that changed what
 // the provider still held from the previous turn — a message prefix or the tools/system head.
 // Shared by the billing benchmark and the test-tier replay gate.
+import type { Dialect } from '@context-guru/components';
 import { MemoryHotStore } from '@context-guru/storage';
 import { prepareRequest } from '../apps/gateway/src/proxy/prepare-request';
 import { createLogger } from '../apps/gateway/src/observability/logger';
 import type { StatsRollup } from '../apps/gateway/src/observability/stats';
 import { createTenantRuntime, loadConfigDocument } from '../apps/gateway/src/tenancy/tenant-runtime';
-import { FIVE_MINUTES, PromptCacheSim, headChanged, prefixBust, type Bill, type CacheDialect } from '../test/support/prompt-cache';
+import { FIVE_MINUTES, PromptCacheSim, headChanged, prefixBust, type Bill } from '../test/support/prompt-cache';
 
 type Json = Record<string, unknown>;
 
@@ -22,7 +23,7 @@ export interface SessionSpec {
   name: string;
   turns: number;
   /** The client's request after t turns (1-based). */
-  body: (dialect: CacheDialect, t: number) => Json;
+  body: (dialect: Dialect, t: number) => Json;
   /** Output tokens of the model's answer on turn t (identical with and without the gateway). */
   output: (t: number) => number;
 }
@@ -49,7 +50,7 @@ export function addBill(a: Bill, b: Bill): void {
 
 export async function replaySession(
   v: Variant,
-  dialect: CacheDialect,
+  dialect: Dialect,
   spec: SessionSpec,
   schedule: Schedule,
   stats?: StatsRollup,

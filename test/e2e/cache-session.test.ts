@@ -3,7 +3,7 @@
 // change a message it already sent (no cache bust), may add markers only in the uncached tail on
 // warm turns and anywhere on a provably cold turn, replays cold decisions byte-identically later,
 // and re-derives the same bytes when its store lost the frozen decisions.
-import type { HotStore, SessionSnapshot, SessionWrites, StashEntry, StoreHealth, TurnRecord } from '@context-guru/components';
+import type { Dialect, HotStore, SessionSnapshot, SessionWrites, StashEntry, StoreHealth, TurnRecord } from '@context-guru/components';
 import { MemoryHotStore } from '@context-guru/storage';
 import { RawIndex } from '../../apps/gateway/src/wire/json-scan';
 import { startFakeUpstream, type FakeUpstream, type RecordedRequest } from '../support/fake-upstream';
@@ -105,7 +105,7 @@ const messagesOf = (r: RecordedRequest) => r.body.messages as unknown[];
 const toolsOf = (r: RecordedRequest) => canonical(r.body.tools ?? []);
 
 /** What the provider must read on a warm turn: everything the previous request anchored. */
-function expectedRead(dialect: 'openai' | 'anthropic', prev: RecordedRequest): number {
+function expectedRead(dialect: Dialect, prev: RecordedRequest): number {
   const segs = promptSegments(dialect, prev.body);
   let end = segs.length - 1;
   if (dialect === 'anthropic') while (end >= 0 && segs[end]!.breakpointTtlMs === undefined) end--;

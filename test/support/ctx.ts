@@ -5,14 +5,14 @@ import {
   emptySnapshot,
   type CacheView,
   type Ctx,
-  type Provider,
+  type Dialect,
   type SessionSnapshot,
 } from '@context-guru/components';
 
 export interface TestCtxOptions {
   cache?: Partial<CacheView>;
   snapshot?: Partial<SessionSnapshot>;
-  provider?: Provider;
+  provider?: Dialect;
   persistent?: boolean;
   now?: number;
   existingBreakpoints?: number;

@@ -1,13 +1,12 @@
 // A scripted compaction model over real HTTP, speaking both dialects (Anthropic Messages on
 // /v1/messages, OpenAI Chat Completions on /v1/chat/completions). It records every call — headers,
 // body, the prompt text — so tests count model calls and check what the gateway sent.
+import type { Dialect } from '@context-guru/components';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export type ModelDialect = 'anthropic' | 'openai';
-
 export interface ModelCall {
-  dialect: ModelDialect;
+  dialect: Dialect;
   path: string;
   headers: IncomingMessage['headers'];
   body: Record<string, unknown>;
@@ -28,7 +27,7 @@ export interface FakeModelServer {
   close(): Promise<void>;
 }
 
-function promptsOf(dialect: ModelDialect, body: Record<string, unknown>): { system: string; prompt: string } {
+function promptsOf(dialect: Dialect, body: Record<string, unknown>): { system: string; prompt: string } {
   const messages = Array.isArray(body.messages) ? (body.messages as Array<{ role?: string; content?: unknown }>) : [];
   const text = (c: unknown) => (typeof c === 'string' ? c : '');
   if (dialect === 'anthropic') return { system: text(body.system), prompt: text(messages[0]?.content) };
@@ -38,7 +37,7 @@ function promptsOf(dialect: ModelDialect, body: Record<string, unknown>): { syst
   };
 }
 
-function reply(res: ServerResponse, dialect: ModelDialect, model: unknown, a: Extract<ModelAnswer, { text: string }>): void {
+function reply(res: ServerResponse, dialect: Dialect, model: unknown, a: Extract<ModelAnswer, { text: string }>): void {
   const input = a.inputTokens ?? 1000;
   const output = a.outputTokens ?? 100;
   const body =
@@ -79,7 +78,7 @@ export async function startFakeModel(script: ModelScript): Promise<FakeModelServ
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const path = req.url ?? '';
-      const dialect: ModelDialect = path.endsWith('/messages') ? 'anthropic' : 'openai';
+      const dialect: Dialect = path.endsWith('/messages') ? 'anthropic' : 'openai';
       let body: Record<string, unknown>;
       try {
         body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;

@@ -1,10 +1,11 @@
 // An in-process provider for e2e tests: records every body the gateway sends (so tests can run
 // the provider shape validator over them and compare prefixes across turns) and answers with a
 // scripted model. It speaks both dialects, streaming and not.
+import type { Dialect } from '@context-guru/components';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export type Dialect = 'openai' | 'anthropic';
+export type { Dialect } from '@context-guru/components';
 
 export interface RecordedRequest {
   dialect: Dialect;

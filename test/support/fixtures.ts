@@ -3,13 +3,13 @@
 import { readFileSync, readdirSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import type { Message, CacheView } from '@context-guru/components';
+import type { Dialect, Message, CacheView } from '@context-guru/components';
 
 export const FIXTURE_ROOT = join(__dirname, '..', 'fixtures', 'components');
 
 export interface FixtureInput {
   messages: Message[];
-  provider?: 'openai' | 'anthropic';
+  provider?: Dialect;
   cache?: Partial<CacheView>;
   frozen?: Record<string, string>;
   lost?: string[];

@@ -3,13 +3,14 @@
 // The provider's side keeps its own ledger of every usage it reported, split by whether the request
 // was a client's own (origin client) or a continuation the gateway made to answer an expand call
 // (origin expand), so the gateway's exported figures can be checked against what was reported.
+import type { Dialect } from '@context-guru/components';
 import { startFakeUpstream, type FakeUpstream, type RecordedRequest, type ScriptedReply } from './fake-upstream';
 import { anthropicExpandSse, anthropicTextSse, openAiExpandSse, openAiTextSse } from './fake-upstream-sse';
 import { PromptCacheSim, cachingScript, type Bill } from './prompt-cache';
 import { answerText, anthropicJson, openaiJson, readTurn } from './scripted-model';
 import { agentSteps, anthropicTurn, openaiTurn } from './transcripts';
 
-export type Dialect = 'anthropic' | 'openai';
+export type { Dialect } from '@context-guru/components';
 export type Origin = 'client' | 'expand';
 export type Kind = 'fresh' | 'cache_read' | 'cache_write' | 'output';
 export const KINDS: readonly Kind[] = ['fresh', 'cache_read', 'cache_write', 'output'];

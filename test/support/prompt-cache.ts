@@ -17,11 +17,10 @@
 // - Prefixes shorter than 1024 tokens are never cached (the providers' minimum).
 // - Price (one table for both dialects, base $3 / MTok input): fresh 1×, cache write 1.25×,
 //   cache read 0.1×, output 5×.
+import type { Dialect } from '@context-guru/components';
 import { createHash } from 'node:crypto';
 import { countTokens } from '@context-guru/components';
 import type { RecordedRequest, Script, ScriptedReply } from './fake-upstream';
-
-export type CacheDialect = 'openai' | 'anthropic';
 
 export const PRICE = { baseUsdPerMTok: 3, fresh: 1, cacheWrite: 1.25, cacheRead: 0.1, output: 5 } as const;
 export const FIVE_MINUTES = 5 * 60_000;
@@ -77,7 +76,7 @@ function breakpointTtl(v: unknown): number | undefined {
   return ttl;
 }
 
-function segment(kind: Segment['kind'], v: unknown, dialect: CacheDialect): Segment {
+function segment(kind: Segment['kind'], v: unknown, dialect: Dialect): Segment {
   const text = canonical(v);
   const s: Segment = { kind, text, tokens: countTokens(text) };
   if (dialect === 'anthropic') {
@@ -88,7 +87,7 @@ function segment(kind: Segment['kind'], v: unknown, dialect: CacheDialect): Segm
 }
 
 /** Segments in provider read order: tools, system (Anthropic), messages. */
-export function promptSegments(dialect: CacheDialect, body: Json): Segment[] {
+export function promptSegments(dialect: Dialect, body: Json): Segment[] {
   const out: Segment[] = [];
   if (Array.isArray(body.tools)) for (const t of body.tools) out.push(segment('tool', t, dialect));
   if (dialect === 'anthropic') {
@@ -120,7 +119,7 @@ export class PromptCacheSim {
     this.now = o.now ?? Date.now;
   }
 
-  bill(key: string, dialect: CacheDialect, body: Json, output = 0): Bill {
+  bill(key: string, dialect: Dialect, body: Json, output = 0): Bill {
     const segs = promptSegments(dialect, body);
     const now = this.now();
     let live = this.entries.get(key);
@@ -215,7 +214,7 @@ export function prefixBust(prev: Json, next: Json): number {
 }
 
 /** The part of a prompt before the messages (tools, system) changed between two requests. */
-export function headChanged(dialect: CacheDialect, prev: Json, next: Json): boolean {
+export function headChanged(dialect: Dialect, prev: Json, next: Json): boolean {
   const head = (b: Json) =>
     promptSegments(dialect, b)
       .filter((s) => s.kind !== 'message')
@@ -227,7 +226,7 @@ export function headChanged(dialect: CacheDialect, prev: Json, next: Json): bool
 /** What the caching upstream billed for one request it received. */
 export interface BilledRequest {
   key: string;
-  dialect: CacheDialect;
+  dialect: Dialect;
   body: Json;
   bill: Bill;
 }
@@ -240,7 +239,7 @@ export function cacheKeyOf(req: RecordedRequest): string {
 }
 
 /** Rewrites the usage of a JSON reply with what the simulated cache billed. */
-export function withBilledUsage(reply: ScriptedReply, dialect: CacheDialect, bill: Bill): ScriptedReply {
+export function withBilledUsage(reply: ScriptedReply, dialect: Dialect, bill: Bill): ScriptedReply {
   if (reply.kind !== 'json' || !isObject(reply.body)) return reply;
   const usage =
     dialect === 'anthropic'

@@ -1,5 +1,6 @@
 // Helpers for tests and benches that run gateway replicas against a control plane: wait until a
 // replica has applied a generation, and post a turn with a tenant key.
+import type { Dialect } from '@context-guru/components';
 import type { Replica } from './replicas';
 
 export interface ReadyBody {
@@ -26,7 +27,7 @@ export async function waitGeneration(r: Replica, generation: number, timeoutMs =
 
 export function postTurn(
   r: Replica,
-  dialect: 'openai' | 'anthropic',
+  dialect: Dialect,
   body: unknown,
   headers: Record<string, string> = {},
   prefix = '',

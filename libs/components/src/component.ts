@@ -39,7 +39,8 @@ export interface Message {
   name?: string;
 }
 
-export type Provider = 'openai' | 'anthropic';
+/** The two wire dialects the gateway speaks (and so the provider family a request goes to). */
+export type Dialect = 'openai' | 'anthropic';
 
 /** What the gateway knows about the provider prompt cache for this turn. */
 export interface CacheView {
@@ -55,7 +56,7 @@ export interface CacheView {
 export interface Ctx {
   readonly tenant: string;
   readonly session: string;
-  readonly provider: Provider;
+  readonly provider: Dialect;
   readonly cache: CacheView;
   /** Stashes originals; the writes are flushed (durably) before anything is forwarded. */
   readonly stash: StashWriter;

@@ -20,6 +20,7 @@ export { SUMMARY_CHECKPOINT_KEY } from './offload/summarize/checkpoint';
 export { closeSharedSandbox } from './offload/extract/sandbox/sandbox-pool';
 export { cmdfilterMissLedger, cmdfilterActs } from './offload/cmdfilter.component';
 export * from './shared/json-text';
+export * from './shared/json-value';
 export * from './shared/ids';
 export * from './shared/message-equality';
 export { MAX_BREAKPOINTS } from './reformat/cacheinject.component';

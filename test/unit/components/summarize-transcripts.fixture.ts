@@ -2,6 +2,7 @@
 // hostile-but-valid JSON (odd whitespace, key order, escapes): parallel tool calls answered in
 // shuffled order, text and thinking beside tool_use, array and image-only tool results, user turns
 // between exchanges. Tool outputs are real files and command logs (test/support/transcripts.ts).
+import type { Dialect } from '@context-guru/components';
 import { agentSteps, TASK } from '../../support/transcripts';
 import { flatten, int, mulberry32, pick, Render, type Part, type Rng } from '../wire/random-bodies.fixture';
 
@@ -204,7 +205,7 @@ function openai(rng: Rng): string {
   return flatten([r.ws(), r.obj(top), r.ws()], r.slots, new Map());
 }
 
-export function transcriptBody(dialect: 'openai' | 'anthropic', seed: number): string {
+export function transcriptBody(dialect: Dialect, seed: number): string {
   const rng = mulberry32(seed);
   return dialect === 'openai' ? openai(rng) : anthropic(rng);
 }

@@ -1,7 +1,7 @@
 // Deterministic synthetic agent transcripts for property tests: the same seed always yields the
 // same messages, covering the shapes components meet in the wild (JSON, logs, traces, test runs,
 // fenced code, repeats, tiny and unicode outputs, existing markers, block arrays, images).
-import type { CacheView, ContentBlock, Message, Provider } from '@context-guru/components';
+import type { CacheView, ContentBlock, Message, Dialect } from '@context-guru/components';
 
 import { mulberry32, type Rng } from '../../support/prng';
 
@@ -146,7 +146,7 @@ function toolContent(r: Rng, text: string): Message['content'] {
 
 export interface GeneratedCase {
   messages: Message[];
-  provider: Provider;
+  provider: Dialect;
   cache: CacheView;
   persistent: boolean;
 }

@@ -1,6 +1,6 @@
 // The compaction-model clients against a scripted model over real HTTP: request shape per dialect,
 // spend on every path (usage, truncation, errors, timeouts) and the process-wide cap.
-import type { ModelRequest } from '@context-guru/components';
+import type { Dialect, ModelRequest } from '@context-guru/components';
 import type { ModelRuntime } from '../../../apps/gateway/src/model/http-model';
 import { parseModelEnv } from '../../../apps/gateway/src/model/model-env';
 import { createModelRuntime, createModelSources } from '../../../apps/gateway/src/model/model-resolver';
@@ -22,7 +22,7 @@ function runtime(extra: Record<string, string> = {}): ModelRuntime {
   return createModelRuntime(parseModelEnv({ CONTEXT_GURU_LLM_TIMEOUT: '300ms', CONTEXT_GURU_SUMMARIZE_TIMEOUT: '2s', ...extra }));
 }
 
-function cheap(provider: 'anthropic' | 'openai', rt: ModelRuntime) {
+function cheap(provider: Dialect, rt: ModelRuntime) {
   const env = parseModelEnv({
     CHEAP_MODEL: `${provider}-cheap`,
     CHEAP_MODEL_PROVIDER: provider,

@@ -1,6 +1,7 @@
 // The tool list is decided once per session: the expand tool is offered from the first turn when
 // the pipeline can emit markers, with the same bytes on every later turn — whether or not a marker
 // has appeared yet — and a session that started without it never gets it mid-way.
+import type { Dialect } from '@context-guru/components';
 import { MemoryHotStore } from '@context-guru/storage';
 import type { InjectMode } from '../../../apps/gateway/src/env';
 import { createLogger } from '../../../apps/gateway/src/observability/logger';
@@ -17,7 +18,7 @@ function toolsBytes(raw: string): string {
 }
 
 async function session(
-  dialect: 'openai' | 'anthropic',
+  dialect: Dialect,
   o: {
     config?: string;
     preset?: string;

@@ -1,6 +1,7 @@
 // CACHE_MODE through prepareRequest: under auto both dialects are cache-aware, so a warm turn never
 // makes a new lossy decision inside the previous turn's messages (the gate says cached_prefix and
 // only the new tail counts as attempted); off lets the same turn mask at depth.
+import type { Dialect } from '@context-guru/components';
 import { MemoryHotStore } from '@context-guru/storage';
 import type { CacheMode } from '../../../apps/gateway/src/env';
 import { createLogger } from '../../../apps/gateway/src/observability/logger';
@@ -13,7 +14,7 @@ const steps = agentSteps(30, 53)
   .filter((s) => s.output.length > 1500)
   .slice(0, 6);
 
-async function twoTurns(dialect: 'openai' | 'anthropic', cacheMode: CacheMode) {
+async function twoTurns(dialect: Dialect, cacheMode: CacheMode) {
   let now = 1_700_000_000_000;
   const store = new MemoryHotStore({ now: () => now });
   const tenant = createTenantRuntime('default', loadConfigDocument(undefined, CONFIG), 1);

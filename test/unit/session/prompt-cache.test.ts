@@ -1,6 +1,7 @@
 // The simulated provider cache the e2e tests and the billing bench rely on: reads are the longest
 // live prefix at a breakpoint (Anthropic) or any prefix (OpenAI), breakpoint placement is not part
 // of the cache key, entries expire after their TTL, and the price table is applied exactly.
+import type { Dialect } from '@context-guru/components';
 import { countTokens } from '@context-guru/components';
 import { PromptCacheSim, canonical, headChanged, prefixBust, priceUsd, promptSegments } from '../../support/prompt-cache';
 
@@ -45,7 +46,7 @@ function openaiBody(turns: number) {
   return { model: 'gpt-4o', messages };
 }
 
-const tokensOf = (dialect: 'openai' | 'anthropic', body: Record<string, unknown>, segments?: number) =>
+const tokensOf = (dialect: Dialect, body: Record<string, unknown>, segments?: number) =>
   promptSegments(dialect, body)
     .slice(0, segments)
     .reduce((n, s) => n + s.tokens, 0);

@@ -1,5 +1,6 @@
 // The expand tool is appended last to `tools` with fixed bytes, never twice, and never when the
 // caller forces a tool choice; the proxy decides policy, the encoder enforces these floors.
+import type { Dialect } from '@context-guru/components';
 import { EXPAND_TOOL_NAME } from '@context-guru/components';
 import { expandToolJson } from '../../../apps/gateway/src/wire/expand-tool';
 import { decodeRequest, encodeRequest } from '../../../apps/gateway/src/wire/request.wire';
@@ -63,7 +64,7 @@ describe('expand tool injection', () => {
   });
 
   it('is refused when tool_choice forces or forbids tools', () => {
-    const bodies: ['openai' | 'anthropic', string][] = [
+    const bodies: [Dialect, string][] = [
       ['openai', '{"tool_choice":"required","tools":[],"messages":[]}'],
       ['openai', '{"tool_choice":"none","messages":[]}'],
       ['openai', '{"tool_choice":{"type":"function","function":{"name":"bash"}},"tools":[],"messages":[]}'],

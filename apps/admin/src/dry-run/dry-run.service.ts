@@ -2,7 +2,7 @@
 // prepared exactly as the gateway prepares it (its prepareRequest, the tenant's filter sets
 // composed in) but against a DryRunStore, so nothing is stashed and no session state is touched.
 import { Injectable } from '@nestjs/common';
-import { buildPipeline, systemClock, type PipelineDocument } from '@context-guru/components';
+import { buildPipeline, systemClock, type Dialect, type PipelineDocument } from '@context-guru/components';
 import { createTenantRuntime, prepareRequest, type Logger } from '@context-guru/gateway';
 import { composeTenantDocument, configsRepository, filtersRepository } from '@context-guru/storage';
 import { AdminError, notFound } from '../common/admin-errors';
@@ -12,7 +12,7 @@ import { requireTenant } from '../tenants/tenants.service';
 import { DryRunStore } from './dry-run.store';
 
 export interface DryRunInput {
-  provider: 'openai' | 'anthropic';
+  provider: Dialect;
   body: unknown;
   document?: unknown;
   version?: number;

@@ -3,6 +3,7 @@
 // one answer without them. Streams are stitched as they arrive (stream-stitch.ts); whole JSON
 // answers are merged (merge-turns.ts). What is not intercepted reaches the client untouched.
 import type { Readable } from 'node:stream';
+import { headerValue } from '../proxy/forward-headers';
 import { buildContinuation, resolveCalls } from './continuation';
 import { continuable, splitCalls } from './expand-calls';
 import type { ClientReply, ExpandLoopOptions, StreamOutcome, UpstreamReply, Usage } from './expand.types';
@@ -19,13 +20,6 @@ export { parseUsage } from './usage';
 export const DEFAULT_MAX_ROUNDS = 3;
 
 type Headers = UpstreamReply['headers'];
-
-export function headerValue(headers: Headers, name: string): string | undefined {
-  for (const [k, v] of Object.entries(headers)) {
-    if (k.toLowerCase() === name) return Array.isArray(v) ? v.join(', ') : v;
-  }
-  return undefined;
-}
 
 export function isEventStream(headers: Headers): boolean {
   return (headerValue(headers, 'content-type') ?? '').toLowerCase().includes('event-stream');

@@ -2,7 +2,9 @@
 // upstream replies as status + headers + a byte stream, and answers with one reply for the client.
 import type { Readable } from 'node:stream';
 
-export type Dialect = 'openai' | 'anthropic';
+import type { Dialect } from '@context-guru/components';
+
+export type { Dialect };
 
 export interface UpstreamReply {
   status: number;

@@ -1,9 +1,7 @@
 // Narrowing helpers for provider JSON: everything arrives as `unknown` and is checked field by field.
-export type JsonObject = Record<string, unknown>;
+import { isObject } from '@context-guru/components';
 
-export function isObject(v: unknown): v is JsonObject {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
+export { isObject, type JsonObject } from '@context-guru/components';
 
 export function field(v: unknown, key: string): unknown {
   return isObject(v) ? v[key] : undefined;

@@ -1,13 +1,9 @@
 // The Anthropic Messages dialect for compaction calls: one user turn, a system prompt, max_tokens,
 // no temperature or seed. Input tokens include cache reads and writes — all of it is spend.
-import type { ModelClient, ModelReply } from '@context-guru/components';
+import { isObject, type ModelClient, type ModelReply } from '@context-guru/components';
 import { HttpModelClient, ModelCallError, joinV1, type Endpoint, type ModelDialect, type ModelRuntime } from './http-model';
 
 export const ANTHROPIC_VERSION = '2023-06-01';
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
 

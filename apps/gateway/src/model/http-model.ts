@@ -2,9 +2,9 @@
 // concurrency cap, a per-call deadline that includes waiting for a slot, spend recorded on every
 // path, and errors that never carry the endpoint URL or a credential.
 import { Agent, request } from 'undici';
-import type { ModelClient, ModelReply, ModelRequest } from '@context-guru/components';
+import type { Dialect, ModelClient, ModelReply, ModelRequest } from '@context-guru/components';
 import type { ConcurrencyLimiter } from './concurrency-limiter';
-import type { ModelEnv, ModelProvider } from './model-env';
+import type { ModelEnv } from './model-env';
 import type { SpendRecorder } from './spend-recorder';
 
 /** The process-wide pieces every client shares. */
@@ -23,7 +23,7 @@ export interface Endpoint {
 
 /** How one provider dialect is spoken: where, what body, and how to read the answer. */
 export interface ModelDialect {
-  provider: ModelProvider;
+  provider: Dialect;
   url(base: string): string;
   body(req: ModelRequest, model: string, variant: number): unknown;
   parse(json: unknown): ModelReply;

@@ -1,12 +1,12 @@
 // The compaction model's environment, parsed once at boot like the rest of env.ts: the dedicated
 // cheap model (CHEAP_MODEL*), the process-wide concurrency cap and the per-call timeouts. Every bad
 // value is reported together; env.ts folds these problems into its own (readModelEnv).
+import type { Dialect } from '@context-guru/components';
 
-export type ModelProvider = 'anthropic' | 'openai';
 export type ModelAuth = 'x-api-key' | 'bearer';
 
 export interface CheapModel {
-  provider: ModelProvider;
+  provider: Dialect;
   model: string;
   base: string;
   key?: string;
@@ -22,7 +22,7 @@ export interface ModelEnv {
   summarizeTimeoutMs: number;
 }
 
-const DEFAULT_BASE: Record<ModelProvider, string> = {
+const DEFAULT_BASE: Record<Dialect, string> = {
   anthropic: 'https://api.anthropic.com',
   openai: 'https://api.openai.com',
 };
@@ -81,7 +81,7 @@ export function readModelEnv(src: Source, problems: string[]): ModelEnv {
   const model = src.CHEAP_MODEL?.trim();
   if (model) {
     const p = src.CHEAP_MODEL_PROVIDER?.trim();
-    let provider: ModelProvider = /claude|anthropic/i.test(model) ? 'anthropic' : 'openai';
+    let provider: Dialect = /claude|anthropic/i.test(model) ? 'anthropic' : 'openai';
     if (p === 'anthropic' || p === 'openai') provider = p;
     else if (p) problems.push(`CHEAP_MODEL_PROVIDER=${JSON.stringify(p)}: expected anthropic or openai`);
     const authRaw = src.CHEAP_MODEL_AUTH?.trim();

@@ -2,13 +2,12 @@
 // route's upstream with the caller's own credential — exactly the auth headers the forward sends,
 // tenant keys and x-context-guru-* headers excluded. `config` is the operator's cheap model.
 import type { IncomingHttpHeaders } from 'node:http';
-import type { ModelClient, ModelSources } from '@context-guru/components';
+import type { Dialect, ModelClient, ModelSources } from '@context-guru/components';
 import { upstreamRequestHeaders } from '../proxy/forward-headers';
-import type { Dialect } from '../wire/wire.types';
 import { ANTHROPIC_VERSION, anthropicModel } from './anthropic.model';
 import { ConcurrencyLimiter } from './concurrency-limiter';
 import { newModelDispatcher, type Endpoint, type ModelRuntime } from './http-model';
-import type { CheapModel, ModelEnv, ModelProvider } from './model-env';
+import type { CheapModel, ModelEnv } from './model-env';
 import { openaiModel } from './openai.model';
 import { SpendRecorder } from './spend-recorder';
 
@@ -52,7 +51,7 @@ export function incomingAuthHeaders(dialect: Dialect, inbound: IncomingHttpHeade
   return out;
 }
 
-function client(provider: ModelProvider, endpoint: Endpoint, rt: ModelRuntime): ModelClient {
+function client(provider: Dialect, endpoint: Endpoint, rt: ModelRuntime): ModelClient {
   return provider === 'anthropic' ? anthropicModel(endpoint, rt) : openaiModel(endpoint, rt);
 }
 

@@ -1,12 +1,8 @@
 // The OpenAI Chat Completions dialect for compaction calls: a system and a user message, max_tokens,
 // no temperature or seed. Models that refuse `max_tokens` (reasoning models want
 // `max_completion_tokens`) get exactly one retry with the renamed field.
-import type { ModelClient, ModelReply } from '@context-guru/components';
+import { isObject, type ModelClient, type ModelReply } from '@context-guru/components';
 import { HttpModelClient, ModelCallError, joinV1, type Endpoint, type ModelDialect, type ModelRuntime } from './http-model';
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
 

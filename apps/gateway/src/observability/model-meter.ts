@@ -1,11 +1,10 @@
 // Records what one request's compaction-model calls reported (model, input and output tokens), so
 // their cost is charged to the request's tenant and subtracted from what compression saved. The
 // process-wide spend recorder keeps counting calls and failures; this only adds who and how much.
-import type { ModelClient, ModelSources } from '@context-guru/components';
-import type { PriceDialect } from './price-table';
+import type { Dialect, ModelClient, ModelSources } from '@context-guru/components';
 
 export interface ModelCall {
-  provider: PriceDialect;
+  provider: Dialect;
   model: string;
   input: number;
   output: number;
@@ -13,7 +12,7 @@ export interface ModelCall {
 
 function metered(client: ModelClient, calls: ModelCall[]): ModelClient {
   const colon = client.id.indexOf(':');
-  const provider: PriceDialect = client.id.slice(0, colon) === 'anthropic' ? 'anthropic' : 'openai';
+  const provider: Dialect = client.id.slice(0, colon) === 'anthropic' ? 'anthropic' : 'openai';
   const model = client.id.slice(colon + 1);
   return {
     id: client.id,

@@ -6,9 +6,9 @@
 //   cache-write rate when the turn wrote its cache (Anthropic), else at the fresh-input rate.
 // Net saving = gross − what the gateway itself caused to be billed (expand round trips, compaction
 // model calls). A turn the provider reported no usage for prices no saving (it was not billed).
-import { messageTokens, type Message } from '@context-guru/components';
+import { messageTokens, type Dialect, type Message } from '@context-guru/components';
 import type { Usage } from '../expand/expand.types';
-import type { FamilyPrice, PriceDialect } from './price-table';
+import type { FamilyPrice } from './price-table';
 
 export type UsageKind = 'fresh' | 'cache_read' | 'cache_write' | 'output';
 export const USAGE_KINDS: readonly UsageKind[] = ['fresh', 'cache_read', 'cache_write', 'output'];
@@ -40,7 +40,7 @@ export interface SavedValue {
 }
 
 /** The money value of the removed tokens on a turn the provider billed with `usage`. */
-export function savedUsd(dialect: PriceDialect, saved: SavedSplit, usage: Usage, p: FamilyPrice): SavedValue {
+export function savedUsd(dialect: Dialect, saved: SavedSplit, usage: Usage, p: FamilyPrice): SavedValue {
   // OpenAI bills a cache write as plain input; Anthropic charges the write premium on what it anchors.
   const tailRate = dialect === 'anthropic' && usage.cacheWrite > 0 ? p.cache_write : p.input;
   const prefixRate = usage.cacheRead > 0 ? p.cache_read : tailRate;

@@ -4,11 +4,10 @@
 // A model no entry matches is priced by its dialect's default family and reported under that name,
 // so a dashboard never shows $0 for traffic it merely failed to recognise.
 import { existsSync, readFileSync } from 'node:fs';
+import type { Dialect } from '@context-guru/components';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { parse as parseYaml } from 'yaml';
-
-export type PriceDialect = 'anthropic' | 'openai';
 
 /** USD per million tokens. */
 export interface FamilyPrice {
@@ -60,7 +59,7 @@ const OPENAI: FamilyPrice[] = [
 ];
 
 /** Unrecognised models: the dialect's mainstream family, under a name that says it was a guess. */
-const FALLBACK: Record<PriceDialect, FamilyPrice> = {
+const FALLBACK: Record<Dialect, FamilyPrice> = {
   anthropic: M('anthropic-default', [], 3, 3.75, 0.3, 15),
   openai: M('openai-default', [], 2, 2, 0.5, 8),
 };
@@ -81,7 +80,7 @@ type PriceDocument = Static<typeof PriceDocument>;
 
 export interface PriceTable {
   /** Rates for a model id (USD per million tokens); `model` may be unknown or empty. */
-  lookup(dialect: PriceDialect, model: string | undefined): FamilyPrice;
+  lookup(dialect: Dialect, model: string | undefined): FamilyPrice;
   /** Every family name the table can report (a bounded label set). */
   families(): string[];
 }
@@ -89,7 +88,7 @@ export interface PriceTable {
 export function createPriceTable(overrides: readonly FamilyPrice[] = []): PriceTable {
   const names = new Set(overrides.map((o) => o.family));
   // An override named like a default replaces it; new families are tried before every default.
-  const table: Record<PriceDialect, FamilyPrice[]> = {
+  const table: Record<Dialect, FamilyPrice[]> = {
     anthropic: [...overrides, ...ANTHROPIC.filter((p) => !names.has(p.family))],
     openai: [...overrides, ...OPENAI.filter((p) => !names.has(p.family))],
   };

@@ -1,11 +1,11 @@
 // What one request contributes to /stats and /metrics, assembled on the hot path as plain data
 // and folded into the rollups after the response has been handed to the client.
-import type { Report } from '@context-guru/components';
+import type { Dialect, Report } from '@context-guru/components';
 import type { Usage } from '../expand/expand.types';
 import type { ModelCall } from './model-meter';
 import type { SavedSplit } from './money';
 
-export type RouteName = 'openai' | 'anthropic' | 'compact';
+export type RouteName = Dialect | 'compact';
 
 export interface RequestReport {
   route: RouteName;

@@ -2,11 +2,12 @@
 // the per-tenant money figures of /stats. Runs after the response was handed to the client. Every
 // upstream answer counts exactly once: the one the client got (origin client), each one the expand
 // loop consumed (origin expand), and each compaction-model call (origin model).
+import type { Dialect } from '@context-guru/components';
 import type { Usage } from '../expand/expand.types';
 import { KeyLedger } from './key-ledger';
 import type { GatewayMetrics } from './metrics';
 import { billedUsd, savedUsd, usageByKind, USAGE_KINDS, type UsageKind } from './money';
-import type { PriceDialect, PriceTable } from './price-table';
+import type { PriceTable } from './price-table';
 import type { RequestReport } from './request-report';
 
 export type Origin = 'client' | 'expand' | 'model';
@@ -97,7 +98,7 @@ export class UsageAccounting {
     t.savedTailUsd += value.tailUsd;
   }
 
-  private bill(t: MoneyTotals, tenant: string, dialect: PriceDialect, origin: Origin, u: Usage, model: string | undefined): void {
+  private bill(t: MoneyTotals, tenant: string, dialect: Dialect, origin: Origin, u: Usage, model: string | undefined): void {
     const kinds = usageByKind(u);
     for (const kind of USAGE_KINDS) {
       if (kinds[kind] === 0) continue;

@@ -46,7 +46,17 @@ export function clientResponseHeaders(upstream: Record<string, string | string[]
   return out;
 }
 
-export function headerValue(h: IncomingHttpHeaders, name: string): string | undefined {
-  const v = h[name];
-  return Array.isArray(v) ? v[0] : v;
+/**
+ * One header's value, for inbound (Node) and upstream (undici) headers alike. Names match
+ * case-insensitively (`name` is given in lower case); a repeated header reads as its values joined
+ * with ", " — the HTTP combination rule, which is also how Node presents most repeated inbound
+ * headers and how upstreamRequestHeaders forwards them.
+ */
+export function headerValue(h: Readonly<Record<string, string | string[] | undefined>>, name: string): string | undefined {
+  const direct = h[name];
+  if (direct !== undefined) return Array.isArray(direct) ? direct.join(', ') : direct;
+  for (const [k, v] of Object.entries(h)) {
+    if (v !== undefined && k.toLowerCase() === name) return Array.isArray(v) ? v.join(', ') : v;
+  }
+  return undefined;
 }

@@ -2,7 +2,8 @@
 // page from a proxy in between, a truncated body) is a faulty upstream: the client gets a 502 in
 // its dialect's shape instead of a 200 its SDK cannot parse. Only the first bytes are logged.
 import type { ClientReply } from '../expand/expand.types';
-import { headerValue, isEventStream } from '../expand/expand-loop';
+import { isEventStream } from '../expand/expand-loop';
+import { headerValue } from './forward-headers';
 
 const LOG_BYTES = 200;
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json$/;

@@ -1,6 +1,6 @@
 // The provider-cache view of one turn: which messages the provider already holds in its prompt
 // cache (and so must never change), and whether that cache has provably expired.
-import type { CacheView, TurnRecord } from '@context-guru/components';
+import { isObject, type CacheView, type Dialect, type TurnRecord } from '@context-guru/components';
 import type { CacheMode } from '../env';
 
 const FIVE_MINUTES = 5 * 60_000;
@@ -21,15 +21,11 @@ export function isCacheAware(mode: CacheMode): boolean {
  * purpose: a tool call's input or a tool schema carrying `"ttl": "1h"` must not stretch the TTL,
  * since the widening is monotonic and would keep the conversation from ever reading cold.
  */
-export function requestTtlMs(dialect: 'openai' | 'anthropic', raw: string, body: unknown): number {
+export function requestTtlMs(dialect: Dialect, raw: string, body: unknown): number {
   if (dialect === 'openai') return ONE_HOUR;
   // Cheap pre-filter on the hot path: no "1h" anywhere means no breakpoint can ask for it.
   if (!raw.includes('1h') || !isObject(body)) return FIVE_MINUTES;
   return asksOneHour(body) ? ONE_HOUR : FIVE_MINUTES;
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 function oneHour(carrier: unknown): boolean {

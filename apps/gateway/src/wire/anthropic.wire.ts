@@ -2,10 +2,10 @@
 // element of an array tool_result) is a synthetic tool message, the blocks between them one user
 // message, and assistant tool_use blocks become tool_calls. Every normalized message remembers the
 // exact raw value it came from, so a change lands on that value and its siblings keep their bytes.
-import type { ContentBlock, Message, ToolCall } from '@context-guru/components';
+import { isObject, type ContentBlock, type Message, type ToolCall } from '@context-guru/components';
 import { elementAt, member, spanAt, type RawIndex, type Span } from './json-scan';
 import { toBlock, type Normalized } from './openai.wire';
-import { deepEqual, isObject, memberInsert, planBlocks, sameEnvelope, stringEdit, type Plan } from './splice';
+import { deepEqual, memberInsert, planBlocks, sameEnvelope, stringEdit, type Plan } from './splice';
 import type { Slot } from './wire.types';
 
 function pushUser(out: Normalized, i: number, blocks: Record<string, unknown>[], group: number[]): void {

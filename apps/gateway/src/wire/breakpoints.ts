@@ -3,10 +3,7 @@
 
 // The cap is the provider's; cacheinject budgets against the same constant.
 export { MAX_BREAKPOINTS } from '@context-guru/components';
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
+import { isObject } from '@context-guru/components';
 
 /** Object-valued `cache_control` plus object-valued `cachePoint` (Bedrock spelling) on one carrier. */
 function carried(v: unknown): number {

@@ -1,7 +1,7 @@
 // The expand tool's bytes never vary (fixed key order, fixed text) so the tools prefix stays
 // cache-stable across turns; it is only ever appended last, and never twice. Whether a session
 // gets it at all is decided once, on its first turn (prepare-request.ts).
-import { EXPAND_TOOL_NAME, type Pipeline } from '@context-guru/components';
+import { EXPAND_TOOL_NAME, isObject, type Pipeline } from '@context-guru/components';
 import type { Dialect } from './wire.types';
 
 export const EXPAND_DESCRIPTION =
@@ -26,10 +26,6 @@ const ANTHROPIC_JSON = JSON.stringify({ name: EXPAND_TOOL_NAME, description: EXP
 
 export function expandToolJson(dialect: Dialect): string {
   return dialect === 'openai' ? OPENAI_JSON : ANTHROPIC_JSON;
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** The declared name of one tools[] entry in either dialect's shape. */

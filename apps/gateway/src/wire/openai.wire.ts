@@ -1,8 +1,8 @@
 // OpenAI chat messages map one-to-one onto the normalized model; write-back only ever touches a
 // message's `content` value, so role, tool_calls, names and unknown fields keep their bytes.
-import type { ContentBlock, Message, Role, ToolCall } from '@context-guru/components';
+import { isObject, type ContentBlock, type Message, type Role, type ToolCall } from '@context-guru/components';
 import { member, type RawIndex } from './json-scan';
-import { isObject, planBlocks, sameEnvelope, stringEdit, type Plan } from './splice';
+import { planBlocks, sameEnvelope, stringEdit, type Plan } from './splice';
 import type { Slot } from './wire.types';
 
 const ROLES: Record<string, Role> = {

@@ -1,7 +1,7 @@
 // decode reads a body without changing a byte of it; encode writes back only what the pipeline
 // changed and can be expressed as disjoint edits of the received text. Anything else keeps the
 // client's bytes (reported as discarded), and an internal failure forwards the body untouched.
-import { cloneMessage, type Message } from '@context-guru/components';
+import { cloneMessage, isObject, type Message } from '@context-guru/components';
 import { countBreakpoints, MAX_BREAKPOINTS } from './breakpoints';
 import { normalizeAnthropic, planAnthropic } from './anthropic.wire';
 import { expandDeclared, expandToolJson, toolChoiceAllows } from './expand-tool';
@@ -10,7 +10,7 @@ import { depthViolation, elements, MAX_JSON_DEPTH, RawIndex } from './json-scan'
 import { firstFieldMatch, RAW_MARKER_RE, RAW_SENTINEL_RE } from './markers-raw';
 import { normalizeOpenAI, planOpenAI } from './openai.wire';
 import { rebuildRequest } from './rebuild';
-import { applyEdits, isObject, sameMessage, type Plan } from './splice';
+import { applyEdits, sameMessage, type Plan } from './splice';
 import { WireError, type Dialect, type Edit, type EncodeResult, type Slot, type WireView } from './wire.types';
 
 function malformed(raw: string, err: unknown): WireError {

@@ -2,8 +2,7 @@
 // client sends always names its session: kept when short and path-safe, hashed (sessionIdBase,
 // the one function every route uses) when not — never replaced by the content hash, which only
 // names sessions that sent no id. Keys are always tenant-scoped.
-import { sessionIdBase, sha256Hex } from '@context-guru/components';
-import { isObject } from './splice';
+import { isObject, sessionIdBase, sha256Hex } from '@context-guru/components';
 import type { WireView } from './wire.types';
 
 export const SESSION_HEADER = 'x-context-guru-session';

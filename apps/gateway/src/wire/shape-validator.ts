@@ -2,7 +2,7 @@
 // roles and their order, system placement, tool call/result pairing and the breakpoint cap.
 // Violations are sentences naming the message index, so a failing test says what broke.
 import { countBreakpoints, MAX_BREAKPOINTS } from './breakpoints';
-import { isObject } from './splice';
+import { isObject } from '@context-guru/components';
 import type { Dialect } from './wire.types';
 
 type Obj = Record<string, unknown>;

@@ -2,7 +2,7 @@
 // replaced by JSON.stringify(newText), a new cache_control is inserted into its block, and nothing
 // else moves. A planner that cannot express a change this way returns null and the message keeps
 // its bytes.
-import { deepEqual, type ContentBlock } from '@context-guru/components';
+import { deepEqual, isObject, type ContentBlock } from '@context-guru/components';
 import { elementAt, member, type Span } from './json-scan';
 import type { Edit } from './wire.types';
 
@@ -10,10 +10,6 @@ export interface Plan {
   edits: Edit[];
   /** cache_control keys this plan inserts (they spend the breakpoint budget). */
   inserted: number;
-}
-
-export function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 // One definition of message equality for the pipeline, the encoder and the turn cache.

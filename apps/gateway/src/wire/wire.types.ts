@@ -1,10 +1,10 @@
 // The wire view is read-only evidence about one inbound body: the raw text is the single source of
 // truth for what reaches the provider, everything else (parsed body, normalized messages, slots)
 // only tells the encoder where a change may be spliced into those raw bytes.
-import type { Message } from '@context-guru/components';
+import type { Dialect, Message } from '@context-guru/components';
 import type { RawIndex } from './json-scan';
 
-export type Dialect = 'openai' | 'anthropic';
+export type { Dialect };
 
 export class WireError extends Error {
   constructor(

@@ -3,13 +3,10 @@
 import { type Static, type TObject, type TSchema, Kind } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { ConfigError } from './errors';
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
+import { isObject } from './json-value';
 
 function rejectUnknownKeys(schema: TSchema, value: unknown, path: string): void {
-  if (schema[Kind] !== 'Object' || !isPlainObject(value)) return;
+  if (schema[Kind] !== 'Object' || !isObject(value)) return;
   const props = (schema as TObject).properties;
   for (const key of Object.keys(value)) {
     const sub = props[key];
@@ -22,7 +19,7 @@ function rejectUnknownKeys(schema: TSchema, value: unknown, path: string): void 
 
 export function decodeOptions<T extends TObject>(schema: T, raw: unknown, path: string): Static<T> {
   const input = raw === undefined || raw === null ? {} : raw;
-  if (!isPlainObject(input)) throw new ConfigError(path, 'must be a mapping');
+  if (!isObject(input)) throw new ConfigError(path, 'must be a mapping');
   rejectUnknownKeys(schema, input, path);
   const withDefaults = Value.Default(schema, structuredClone(input));
   const first = Value.Errors(schema, withDefaults).First();
