@@ -108,11 +108,11 @@ export class TieredHotStore implements HotStore {
     } catch (err) {
       this.log.warn('hot session load failed; using the checkpoint', { err: errorText(err) });
       const cp = await this.durable.loadCheckpoint(tenant, session, contentKeys);
-      return { frozen: cp.frozen, lost: new Set(), kept: cp.kept, offloaded: cp.offloaded };
+      return { frozen: cp.frozen, lost: new Set(), kept: cp.kept, offloaded: cp.offloaded, ...(cp.arm ? { arm: cp.arm } : {}) };
     }
-    // The hot store knows this session (decisions or the sticky flag) and lost nothing: done.
+    // The hot store knows this session (decisions, the sticky flag or its arm) and lost nothing: done.
     // Otherwise it is new, or its hot state vanished (a flush leaves no trace): ask the checkpoint.
-    if (snap.lost.size === 0 && (snap.frozen.size > 0 || snap.offloaded)) return snap;
+    if (snap.lost.size === 0 && (snap.frozen.size > 0 || snap.offloaded || snap.arm !== undefined)) return snap;
     try {
       await this.repair(tenant, session, contentKeys, snap);
     } catch (err) {
@@ -122,14 +122,14 @@ export class TieredHotStore implements HotStore {
   }
 
   async commitSession(tenant: string, session: string, writes: SessionWrites): Promise<void> {
-    if (writes.frozen.size === 0 && !writes.offloaded) return;
+    if (writes.frozen.size === 0 && !writes.offloaded && !writes.arm) return;
     try {
       await this.hot.commitSession(tenant, session, writes);
     } catch (err) {
-      await this.durable.saveCheckpoint(tenant, session, writes.frozen, writes.offloaded).catch(() => Promise.reject(err));
+      await this.durable.saveCheckpoint(tenant, session, writes.frozen, writes.offloaded, writes.arm).catch(() => Promise.reject(err));
       return;
     }
-    this.queue.enqueueCheckpoint(tenant, session, writes.frozen, writes.offloaded);
+    this.queue.enqueueCheckpoint(tenant, session, writes.frozen, writes.offloaded, writes.arm);
   }
 
   async markKept(tenant: string, contentKeys: readonly string[]): Promise<void> {
@@ -219,8 +219,10 @@ export class TieredHotStore implements HotStore {
     const restore = new Map<string, string>();
     for (const [slot, r] of cp.frozen) if (!snap.frozen.has(slot)) restore.set(slot, r);
     const offloaded = (cp.offloaded || pending?.offloaded === true) && !snap.offloaded;
+    // The arm recorded first (pending writes are newer than the stored row) comes back as it was.
+    const arm = snap.arm === undefined ? (cp.arm ?? pending?.arm) : undefined;
     const kept = [...cp.kept].filter((ck) => !snap.kept.has(ck));
-    if (restore.size === 0 && !offloaded && kept.length === 0) return;
+    if (restore.size === 0 && !offloaded && !arm && kept.length === 0) return;
 
     for (const [slot, r] of restore) {
       snap.frozen.set(slot, r);
@@ -229,9 +231,10 @@ export class TieredHotStore implements HotStore {
       if (!snap.lost.delete(slot)) this.restored++;
     }
     if (offloaded) snap.offloaded = true;
+    if (arm) snap.arm = arm;
     for (const ck of kept) snap.kept.add(ck);
     try {
-      if (restore.size > 0 || offloaded) await this.hot.commitSession(tenant, session, { frozen: restore, offloaded });
+      if (restore.size > 0 || offloaded || arm) await this.hot.commitSession(tenant, session, { frozen: restore, offloaded, arm });
       if (kept.length > 0) await this.hot.markKept(tenant, kept);
     } catch (err) {
       this.log.warn('re-warming the hot store failed', { err: errorText(err) });

@@ -1,7 +1,7 @@
 // Durable writes queued behind the acknowledged hot writes: flushed in batches on a short timer
 // and at close, retried with backoff on failure, never failing (or slowing) a request. Bounded:
 // past maxPending the oldest archive entries are dropped and counted.
-import type { TurnRecord } from '@context-guru/components';
+import type { Arm, TurnRecord } from '@context-guru/components';
 import type { ArchivedStash, CheckpointWrite, DurableStore, TurnWrite } from './sql/durable.store';
 import { errorText, silentLogger, type StorageLogger } from './storage-logger';
 
@@ -58,12 +58,13 @@ export class WriteBehindQueue {
     this.schedule();
   }
 
-  enqueueCheckpoint(tenant: string, session: string, frozen: ReadonlyMap<string, string>, offloaded: boolean): void {
+  enqueueCheckpoint(tenant: string, session: string, frozen: ReadonlyMap<string, string>, offloaded: boolean, arm?: Arm): void {
     const key = `${tenant}\u0000${session}`;
     let w = this.checkpoints.get(key);
     if (!w) this.checkpoints.set(key, (w = { tenant, session, frozen: new Map(), offloaded: false }));
     for (const [slot, r] of frozen) w.frozen.set(slot, r);
     w.offloaded ||= offloaded;
+    w.arm ??= arm;
     this.schedule();
   }
 
@@ -180,6 +181,7 @@ export class WriteBehindQueue {
         const newer = this.checkpoints.get(k);
         if (newer) for (const [slot, r] of newer.frozen) w.frozen.set(slot, r);
         w.offloaded ||= newer?.offloaded ?? false;
+        w.arm ??= newer?.arm;
         this.checkpoints.set(k, w);
       }
       for (const [tenant, cks] of kept) {

@@ -136,6 +136,30 @@ describe.each<[string, SqlBackend]>([
     expect((await store.loadCheckpoint('tc', 'sess')).frozen.size).toBe(0);
   });
 
+  it("keeps a session's first arm beside its offloaded flag, whatever arrives later", async () => {
+    await store.saveCheckpoints([
+      { tenant: 'ta', session: 's1', frozen: new Map(), offloaded: false, arm: 'holdout' },
+      { tenant: 'ta', session: 's2', frozen: new Map(), offloaded: true },
+    ]);
+    await store.saveCheckpoints([
+      { tenant: 'ta', session: 's1', frozen: new Map(), offloaded: true, arm: 'treated' },
+      { tenant: 'ta', session: 's2', frozen: new Map(), offloaded: false, arm: 'treated' },
+    ]);
+    const [s1, s2, none] = await Promise.all([
+      store.loadCheckpoint('ta', 's1'),
+      store.loadCheckpoint('ta', 's2'),
+      store.loadCheckpoint('tb', 's1'),
+    ]);
+    expect([s1.arm, s1.offloaded, s2.arm, s2.offloaded, none.arm, none.offloaded]).toEqual([
+      'holdout',
+      true,
+      'treated',
+      true,
+      undefined,
+      false,
+    ]);
+  });
+
   it('keeps kept-verbatim marks tenant-wide and returns them with the checkpoint', async () => {
     await store.markKept('tk', [ck(1), ck(1), ck(2)]);
     expect([...(await store.keptAmong('tk', [ck(1), ck(3)]))]).toEqual([ck(1)]);

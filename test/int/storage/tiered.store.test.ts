@@ -89,6 +89,21 @@ describe('TieredHotStore', () => {
     expect([...hotSnap.kept]).toEqual([ck(3)]);
   });
 
+  it("a session's arm survives a FLUSHDB-style loss and is re-warmed hot, flushed or still queued", async () => {
+    const { store, hot, prefix } = await tiered({ flushMs: 60_000 });
+    const T = uniqueTenant();
+    await store.commitSession(T, 'early', { frozen: new Map(), offloaded: false, arm: 'holdout' });
+    await store.flush();
+    await store.commitSession(T, 'late', { frozen: new Map(), offloaded: false, arm: 'holdout' });
+    await flushPrefix(admin, prefix);
+    expect((await hot.loadSession(T, 'early', [])).arm).toBeUndefined();
+    expect([(await store.loadSession(T, 'early', [])).arm, (await store.loadSession(T, 'late', [])).arm]).toEqual(['holdout', 'holdout']);
+    expect([(await hot.loadSession(T, 'early', [])).arm, (await hot.loadSession(T, 'late', [])).arm]).toEqual(['holdout', 'holdout']);
+    // A later write of the other arm (a replica that recomputed it under another fraction) loses.
+    await store.commitSession(T, 'early', { frozen: new Map(), offloaded: false, arm: 'treated' });
+    expect((await store.loadSession(T, 'early', [])).arm).toBe('holdout');
+  });
+
   it('a replayed original is re-put hot on every turn but archived once', async () => {
     const { store, hot, prefix } = await tiered();
     const T = uniqueTenant();

@@ -101,6 +101,18 @@ export function defineHotStoreContract(name: string, factory: HotStoreFactory): 
       expect(snap.offloaded).toBe(true);
     });
 
+    it("records a session's first arm and never overwrites it, per tenant", async () => {
+      expect((await s.loadSession(A, 'sess', [])).arm).toBeUndefined();
+      await s.commitSession(A, 'sess', { frozen: new Map(), offloaded: false, arm: 'holdout' });
+      await s.commitSession(A, 'sess', { frozen: new Map([[`mask:${CK1}`, 'm']]), offloaded: true, arm: 'treated' });
+      const snap = await s.loadSession(A, 'sess', [CK1]);
+      expect([snap.arm, snap.offloaded, snap.frozen.get(`mask:${CK1}`)]).toEqual(['holdout', true, 'm']);
+      expect((await s.loadSession(A, 'other', [])).arm).toBeUndefined();
+      expect((await s.loadSession(B, 'sess', [])).arm).toBeUndefined();
+      await s.commitSession(B, 'sess', { frozen: new Map(), offloaded: false, arm: 'treated' });
+      expect([(await s.loadSession(A, 'sess', [])).arm, (await s.loadSession(B, 'sess', [])).arm]).toEqual(['holdout', 'treated']);
+    });
+
     it('marks content kept tenant-wide', async () => {
       await s.markKept(A, [CK1, CK2]);
       const snap = await s.loadSession(A, 'any-session', [CK1, CK3]);

@@ -1,7 +1,7 @@
 // The hot store: everything a request needs on its path, namespaced by tenant. The memory adapter
 // serves the laptop; the Redis adapter lets any number of replicas share one state. Every method
 // is async from day one so adapters that cross the network plug in without touching the hot path.
-import type { SessionSnapshot } from './session-state.port';
+import type { Arm, SessionSnapshot } from './session-state.port';
 import type { StashEntry } from './stash.port';
 
 /** What the previous turn of a session looked like, for the cache boundary and cold detection. */
@@ -24,6 +24,8 @@ export interface SessionWrites {
   frozen: Map<string, string>;
   /** The session offers the expand tool (decided on its first turn): every later turn replays it. */
   offloaded: boolean;
+  /** The session's arm, written at its first sight; a store keeps the first arm it holds (never overwritten). */
+  arm?: Arm;
 }
 
 export interface StoreHealth {

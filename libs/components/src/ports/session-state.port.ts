@@ -1,6 +1,13 @@
 // Per-session decisions, prefetched in one round trip before the pipeline runs and written back
 // in one batch after it, so components stay synchronous over plain data on the hot path.
 
+/**
+ * The measured-savings arm of a session (holdout.ts in the gateway): `holdout` sessions are
+ * forwarded untouched for their whole life. Recorded at the session's first sight and never changed.
+ */
+export type Arm = 'treated' | 'holdout';
+export const ARMS: readonly Arm[] = ['treated', 'holdout'];
+
 export interface FrozenKey {
   component: string;
   contentKey: string;
@@ -29,6 +36,8 @@ export interface SessionSnapshot {
   kept: Set<string>;
   /** The session offers the expand tool (decided on its first turn, replayed on every later one). */
   offloaded?: boolean;
+  /** The arm recorded at the session's first sight (absent: never recorded). */
+  arm?: Arm;
 }
 
 export function frozenSlot(component: string, contentKey: string): string {

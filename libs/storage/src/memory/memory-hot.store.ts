@@ -23,6 +23,7 @@ const K = {
   frozen: (session: string, slot: string) => `f${SEP}${session}${SEP}${slot}`,
   kept: (contentKey: string) => `k${SEP}${contentKey}`,
   offloaded: (session: string) => `x${SEP}${session}`,
+  arm: (session: string) => `a${SEP}${session}`,
   turn: (session: string) => `t${SEP}${session}`,
 };
 
@@ -122,12 +123,16 @@ export class MemoryHotStore implements HotStore {
       if (t.cache.get(K.kept(ck)) !== undefined) snap.kept.add(ck);
     }
     snap.offloaded = t.cache.get(K.offloaded(session)) !== undefined;
+    const arm = t.cache.get(K.arm(session));
+    if (arm === 'treated' || arm === 'holdout') snap.arm = arm;
     return snap;
   }
 
   async commitSession(tenant: string, session: string, writes: SessionWrites): Promise<void> {
-    if (writes.frozen.size === 0 && !writes.offloaded) return;
+    if (writes.frozen.size === 0 && !writes.offloaded && !writes.arm) return;
     const t = this.tenant(tenant);
+    // The first arm recorded stays: a session never switches arm.
+    if (writes.arm && t.cache.get(K.arm(session)) === undefined) t.cache.set(K.arm(session), writes.arm, true);
     for (const [slot, replacement] of writes.frozen) {
       t.indexFrozen(session, slot);
       t.cache.set(K.frozen(session, slot), replacement, true);

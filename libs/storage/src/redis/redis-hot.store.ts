@@ -28,7 +28,7 @@ export interface RedisHotStoreOptions {
 interface Scripts {
   cgAdvanceTurn(key: string, rwKey: string, n: number, at: number, ttlMs: number, ex: number): Promise<[string, string] | null>;
   cgGetStash(stashKey: string, lruKey: string, ttl: number, now: number, id: string): Promise<string | null>;
-  cgLoadSession(numKeys: number, ...args: (string | number)[]): Promise<[string[], string[], string[], number, number]>;
+  cgLoadSession(numKeys: number, ...args: (string | number)[]): Promise<[string[], string[], string[], number, number, string | null]>;
 }
 type ScriptedRedis = Redis & Scripts;
 
@@ -127,18 +127,21 @@ export class RedisHotStore implements HotStore {
       `${t}fidx:${session}`,
       `${t}flost:${session}`,
       `${t}off:${session}`,
+      `${t}arm:${session}`,
       ...cks.map((ck) => `${t}kept:${ck}`),
     ];
     this.trip();
-    const [flat, lost, kept, off, newly] = await this.redis.cgLoadSession(keys.length, ...keys, this.ttl, this.indexTtl, ...cks);
+    const [flat, lost, kept, off, newly, arm] = await this.redis.cgLoadSession(keys.length, ...keys, this.ttl, this.indexTtl, ...cks);
     this.dropped += newly;
     const frozen = new Map<string, string>();
     for (let i = 0; i + 1 < flat.length; i += 2) frozen.set(flat[i]!, flat[i + 1]!);
-    return { frozen, lost: new Set(lost), kept: new Set(kept), offloaded: off === 1 };
+    const snap: SessionSnapshot = { frozen, lost: new Set(lost), kept: new Set(kept), offloaded: off === 1 };
+    if (arm === 'treated' || arm === 'holdout') snap.arm = arm;
+    return snap;
   }
 
   async commitSession(tenant: string, session: string, writes: SessionWrites): Promise<void> {
-    if (writes.frozen.size === 0 && !writes.offloaded) return;
+    if (writes.frozen.size === 0 && !writes.offloaded && !writes.arm) return;
     const t = this.tenantPrefix(tenant);
     // MULTI: the value, its index entry and the lost-mark removal land together or not at all.
     const m = this.redis.multi();
@@ -153,6 +156,8 @@ export class RedisHotStore implements HotStore {
       repairIdx = 4;
     }
     if (writes.offloaded) m.set(`${t}off:${session}`, '1', 'EX', this.ttl);
+    // NX: the first arm recorded stays (two replicas seeing a session's first turn agree anyway).
+    if (writes.arm) m.set(`${t}arm:${session}`, writes.arm, 'EX', this.ttl, 'NX');
     const res = await this.exec(m);
     if (repairIdx >= 0) this.repaired += Number(res[repairIdx] ?? 0);
   }

@@ -47,11 +47,11 @@ return over
 `;
 
 /**
- * loadSession. KEYS: 1 frozen hash, 2 frozen index set, 3 lost set, 4 offloaded flag, then one
- * kept key per content key. ARGV: ttlSeconds, indexTtlSeconds, then the content keys.
+ * loadSession. KEYS: 1 frozen hash, 2 frozen index set, 3 lost set, 4 offloaded flag, 5 arm, then
+ * one kept key per content key. ARGV: ttlSeconds, indexTtlSeconds, then the content keys.
  * Slides what it reads. A slot in the index but missing from the hash was lost since the last
  * look: it moves to the lost set and is counted once (returned as the 5th element).
- * Returns { frozen flat [slot, replacement, …], lost slots, kept content keys, offloaded 0|1, newly lost }.
+ * Returns { frozen flat [slot, replacement, …], lost slots, kept content keys, offloaded 0|1, newly lost, arm or false }.
  */
 export const LOAD_SESSION = `
 local ttl, ittl = ARGV[1], ARGV[2]
@@ -89,9 +89,10 @@ for _, slot in ipairs(lostAll) do
 end
 if #lostAll > 0 then redis.call('EXPIRE', KEYS[3], ittl) end
 local kept = {}
-for i = 5, #KEYS do
-  if redis.call('EXPIRE', KEYS[i], ttl) == 1 then kept[#kept + 1] = ARGV[i - 2] end
+for i = 6, #KEYS do
+  if redis.call('EXPIRE', KEYS[i], ttl) == 1 then kept[#kept + 1] = ARGV[i - 3] end
 end
 local off = redis.call('EXPIRE', KEYS[4], ttl)
-return { frozen, lost, kept, off, newly }
+local arm = redis.call('GETEX', KEYS[5], 'EX', ttl)
+return { frozen, lost, kept, off, newly, arm }
 `;

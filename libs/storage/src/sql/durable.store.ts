@@ -1,7 +1,7 @@
 // The durable half of session state (Postgres or PGlite): stash archive, ownership, frozen
 // checkpoints, sticky flags and kept marks, all scoped by tenant and bounded by retention.
 // Every write is a set-based statement over arrays, so a batch of any size is one round trip.
-import type { TurnRecord } from '@context-guru/components';
+import type { Arm, TurnRecord } from '@context-guru/components';
 import { col, type SqlClient } from './sql-client';
 
 export interface ArchivedStash {
@@ -17,11 +17,14 @@ export interface CheckpointWrite {
   /** slot (`component:contentKey`) → replacement. */
   frozen: ReadonlyMap<string, string>;
   offloaded: boolean;
+  /** The session's arm; the first one stored stays. */
+  arm?: Arm;
 }
 
 export interface Checkpoint {
   frozen: Map<string, string>;
   offloaded: boolean;
+  arm?: Arm;
   /** Kept-verbatim marks among the content keys asked for. */
   kept: Set<string>;
 }
@@ -128,7 +131,7 @@ export class DurableStore {
   /** Upserts frozen decisions (last write wins per slot) and sticky flags of many sessions at once. */
   async saveCheckpoints(batch: readonly CheckpointWrite[]): Promise<void> {
     const slots = new Map<string, [string, string, string, string]>();
-    const flagged = new Map<string, [string, string]>();
+    const flagged = new Map<string, [string, string, boolean, Arm | null]>();
     for (const w of batch) {
       for (const [slot, r] of w.frozen) {
         if (!storableText(r)) {
@@ -137,7 +140,11 @@ export class DurableStore {
         }
         slots.set(`${w.tenant}\u0000${w.session}\u0000${slot}`, [w.tenant, w.session, slot, r]);
       }
-      if (w.offloaded) flagged.set(`${w.tenant}\u0000${w.session}`, [w.tenant, w.session]);
+      if (w.offloaded || w.arm) {
+        const key = `${w.tenant}\u0000${w.session}`;
+        const had = flagged.get(key);
+        flagged.set(key, [w.tenant, w.session, w.offloaded || had?.[2] === true, had?.[3] ?? w.arm ?? null]);
+      }
     }
     if (slots.size === 0 && flagged.size === 0) return;
     const rows = [...slots.values()];
@@ -155,22 +162,24 @@ export class DurableStore {
       }
       if (flags.length > 0) {
         await c.query(
-          `INSERT INTO session_state (tenant, session, offloaded, updated_at)
-           SELECT t, s, true, $3 FROM unnest($1::text[], $2::text[]) AS b(t, s)
-           ON CONFLICT (tenant, session) DO UPDATE SET offloaded = true, updated_at = EXCLUDED.updated_at`,
-          [flags.map((f) => f[0]), flags.map((f) => f[1]), at],
+          `INSERT INTO session_state (tenant, session, offloaded, arm, updated_at)
+           SELECT t, s, o, a, $5 FROM unnest($1::text[], $2::text[], $3::boolean[], $4::text[]) AS b(t, s, o, a)
+           ON CONFLICT (tenant, session) DO UPDATE
+             SET offloaded = session_state.offloaded OR EXCLUDED.offloaded,
+                 arm = COALESCE(session_state.arm, EXCLUDED.arm), updated_at = EXCLUDED.updated_at`,
+          [flags.map((f) => f[0]), flags.map((f) => f[1]), flags.map((f) => f[2]), flags.map((f) => f[3]), at],
         );
       }
     });
   }
 
-  saveCheckpoint(tenant: string, session: string, frozen: ReadonlyMap<string, string>, offloaded = false): Promise<void> {
-    return this.saveCheckpoints([{ tenant, session, frozen, offloaded }]);
+  saveCheckpoint(tenant: string, session: string, frozen: ReadonlyMap<string, string>, offloaded = false, arm?: Arm): Promise<void> {
+    return this.saveCheckpoints([{ tenant, session, frozen, offloaded, arm }]);
   }
 
   /**
    * A session's checkpoint in one round trip: frozen slots (only those of `contentKeys` when
-   * given), the sticky offloaded flag, and the kept marks among `contentKeys`.
+   * given), the sticky offloaded flag and arm, and the kept marks among `contentKeys`.
    */
   async loadCheckpoint(tenant: string, session: string, contentKeys?: readonly string[]): Promise<Checkpoint> {
     const rows = await this.sql.query(
@@ -178,8 +187,8 @@ export class DurableStore {
          WHERE tenant = $1 AND session = $2 AND updated_at > $3
            AND ($4::text[] IS NULL OR substr(slot, strpos(slot, ':') + 1) = ANY($4::text[]))
        UNION ALL
-       SELECT 'o', NULL, NULL FROM session_state
-         WHERE tenant = $1 AND session = $2 AND offloaded AND updated_at > $3
+       SELECT 's', arm, CASE WHEN offloaded THEN 'o' END FROM session_state
+         WHERE tenant = $1 AND session = $2 AND updated_at > $3
        UNION ALL
        SELECT 'k', content_key, NULL FROM kept
          WHERE tenant = $1 AND content_key = ANY($4::text[]) AND created_at > $3`,
@@ -189,8 +198,10 @@ export class DurableStore {
     for (const r of rows) {
       const k = col.str(r, 'k');
       if (k === 'f') out.frozen.set(col.str(r, 'a'), col.str(r, 'b'));
-      else if (k === 'o') out.offloaded = true;
-      else out.kept.add(col.str(r, 'a'));
+      else if (k === 's') {
+        if (r.b === 'o') out.offloaded = true;
+        if (r.a === 'treated' || r.a === 'holdout') out.arm = r.a;
+      } else out.kept.add(col.str(r, 'a'));
     }
     return out;
   }
