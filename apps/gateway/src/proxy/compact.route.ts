@@ -5,7 +5,8 @@ import type { CacheMode } from '../env';
 import type { GatewayContext } from '../gateway-context';
 import { presetPipeline } from '../tenancy/tenant-runtime';
 import type { Dialect } from '../wire/wire.types';
-import { headerValue } from './forward-headers';
+import { clientHints } from './forward-headers';
+import { prepareDeps } from './chat/prepare.step';
 import { gatewayError } from './gateway-errors';
 import { prepareRequest } from './prepare-request';
 import { createModelSources } from '../model/model-resolver';
@@ -44,25 +45,21 @@ export function compactHandler(gw: GatewayContext) {
     const started = performance.now();
     try {
       const modelCalls: ModelCall[] = [];
-      const prepared = await prepareRequest(
-        { store: gw.store, turns: gw.turns, clock: gw.clock, log: gw.log, injectMode: gw.env.injectExpand },
-        {
-          route: 'compact',
-          dialect,
-          raw: req.body.toString('utf8'),
-          tenant,
-          pipeline,
-          cacheMode: cache as CacheMode,
-          sessionHeader: headerValue(req.headers, 'x-context-guru-session'),
-          bypassHeader: (headerValue(req.headers, 'x-context-guru-bypass') ?? '').toLowerCase() === 'true',
-          // No upstream call here, so no incoming model either: only the operator's cheap model.
-          models: () =>
-            meterModelSources(
-              createModelSources(gw.env.model, { dialect, model: undefined, upstreamBase: '', headers: {} }, gw.models),
-              modelCalls,
-            ),
-        },
-      );
+      const prepared = await prepareRequest(prepareDeps(gw), {
+        route: 'compact',
+        dialect,
+        raw: req.body.toString('utf8'),
+        tenant,
+        pipeline,
+        cacheMode: cache as CacheMode,
+        ...clientHints(req.headers),
+        // No upstream call here, so no incoming model either: only the operator's cheap model.
+        models: () =>
+          meterModelSources(
+            createModelSources(gw.env.model, { dialect, model: undefined, upstreamBase: '', headers: {} }, gw.models),
+            modelCalls,
+          ),
+      });
       gw.stats.record(prepared.report);
       gw.metrics.record(prepared.report, 'ok', (performance.now() - started) / 1000);
       prepared.report.modelCalls = modelCalls;

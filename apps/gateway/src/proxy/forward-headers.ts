@@ -60,3 +60,11 @@ export function headerValue(h: Readonly<Record<string, string | string[] | undef
   }
   return undefined;
 }
+
+/** The client's own x-context-guru-* hints: an explicit session id and the per-request bypass. */
+export function clientHints(h: IncomingHttpHeaders): { sessionHeader: string | undefined; bypassHeader: boolean } {
+  return {
+    sessionHeader: headerValue(h, 'x-context-guru-session'),
+    bypassHeader: (headerValue(h, 'x-context-guru-bypass') ?? '').toLowerCase() === 'true',
+  };
+}

@@ -2,12 +2,19 @@
 import type { HotReply } from './hot-http';
 import { TenantAuthError } from '../tenancy/tenant-resolver';
 import { WireError, type Dialect } from '../wire/wire.types';
-import { gatewayError } from './gateway-errors';
+import { gatewayError, type GatewayErrorBody } from './gateway-errors';
+
+export function failureError(dialect: Dialect, err: unknown): GatewayErrorBody {
+  if (err instanceof WireError) return gatewayError(dialect, err.status, err.code, err.message);
+  if (err instanceof TenantAuthError) return gatewayError(dialect, err.status, 'tenant_auth', err.message);
+  return gatewayError(dialect, 500, 'internal_error', 'internal error');
+}
 
 export function decodeFailure(reply: HotReply, dialect: Dialect, err: unknown): void {
-  let e;
-  if (err instanceof WireError) e = gatewayError(dialect, err.status, err.code, err.message);
-  else if (err instanceof TenantAuthError) e = gatewayError(dialect, err.status, 'tenant_auth', err.message);
-  else e = gatewayError(dialect, 500, 'internal_error', 'internal error');
-  reply.code(e.status).header('content-type', 'application/json').send(e.body);
+  sendError(reply, failureError(dialect, err));
+}
+
+/** A gateway error answered as JSON in the dialect's shape. */
+export function sendError(reply: HotReply, e: GatewayErrorBody): HotReply {
+  return reply.code(e.status).header('content-type', 'application/json').send(e.body);
 }

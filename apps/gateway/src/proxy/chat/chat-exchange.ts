@@ -1,0 +1,42 @@
+// One chat request on its way through the gateway, as plain data every step reads: the route it
+// came in on, the tenant it belongs to, its trace, and the model calls the pipeline made for it.
+import type { GatewayContext } from '../../gateway-context';
+import type { ModelCall } from '../../observability/model-meter';
+import type { RequestTrace } from '../../observability/request-trace';
+import type { TenantRuntime } from '../../tenancy/tenant-runtime';
+import type { Dialect } from '../../wire/wire.types';
+import type { HotRequest } from '../hot-http';
+
+const UPSTREAM_PATH: Record<Dialect, string> = { openai: '/v1/chat/completions', anthropic: '/v1/messages' };
+const ROUTE: Record<Dialect, string> = { openai: '/openai/v1/chat/completions', anthropic: '/anthropic/v1/messages' };
+
+/** A chat route, fixed at boot: its dialect, its own path and the provider URL it forwards to. */
+export interface ChatRoute {
+  dialect: Dialect;
+  path: string;
+  /** The provider's origin (model-backed components call it with the client's own credentials). */
+  upstreamBase: string;
+  upstreamUrl: string;
+}
+
+export function chatRoute(gw: GatewayContext, dialect: Dialect): ChatRoute {
+  const upstreamBase = dialect === 'openai' ? gw.env.openaiUpstream : gw.env.anthropicUpstream;
+  return { dialect, path: ROUTE[dialect], upstreamBase, upstreamUrl: `${upstreamBase}${UPSTREAM_PATH[dialect]}` };
+}
+
+export interface ChatExchange {
+  readonly gw: GatewayContext;
+  readonly route: ChatRoute;
+  readonly req: HotRequest;
+  /** performance.now() when the request arrived. */
+  readonly started: number;
+  readonly tenant: TenantRuntime;
+  readonly trace: RequestTrace | undefined;
+  /** Calls the pipeline's model-backed components made, billed to this request. */
+  readonly modelCalls: ModelCall[];
+}
+
+export function openExchange(gw: GatewayContext, route: ChatRoute, req: HotRequest, tenant: TenantRuntime, started: number): ChatExchange {
+  const trace = gw.tracing?.begin(req.headers, route.dialect, route.path);
+  return { gw, route, req, started, tenant, trace, modelCalls: [] };
+}

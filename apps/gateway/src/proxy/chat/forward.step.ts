@@ -1,0 +1,94 @@
+// Step 3 of a chat request: send the prepared body upstream and run the expand loop over the
+// answer. A provider that cannot be reached, times out or answers a 2xx that is not JSON is
+// answered in the dialect's shape; a client that went away is only recorded.
+import { contentKey, countTokens } from '@context-guru/components';
+import { runExpandLoop } from '../../expand/expand-loop';
+import type { ExpandHooks } from '../../expand/expand.types';
+import { errorText } from '../../observability/logger';
+import type { RequestReport } from '../../observability/request-report';
+import { upstreamRequestHeaders } from '../forward-headers';
+import { gatewayError } from '../gateway-errors';
+import type { HotReply } from '../hot-http';
+import { nonJsonSuccess } from '../upstream-checks';
+import { ClientAbort, isUpstreamTimeout } from '../upstream.client';
+import type { ChatExchange } from './chat-exchange';
+import { stop, type Answered, type Forward, type OutgoingBody, type Stop } from './chat-outcome';
+import { upstreamCall } from './upstream-call';
+
+export async function forwardStep(x: ChatExchange, f: Forward, reply: HotReply): Promise<Answered | Stop> {
+  const answered = await callUpstream(x, f, reply);
+  if (answered.kind === 'stop') return answered;
+  const notJson = await nonJsonSuccess(answered.result);
+  if (notJson === null) return answered;
+  const { dialect } = x.route;
+  x.gw.log.warn('upstream answered 2xx with a body that is not JSON', { dialect, first: notJson });
+  return stop(
+    'upstream_error',
+    gatewayError(dialect, 502, 'upstream_bad_response', 'upstream answered with a body that is not JSON'),
+    answered.report,
+  );
+}
+
+async function callUpstream(x: ChatExchange, f: Forward, reply: HotReply): Promise<Answered | Stop> {
+  const { gw, req, route } = x;
+  const report = f.prepared.report;
+  const abort = new ClientAbort().watch(reply.raw);
+  const headers = upstreamRequestHeaders(req.headers);
+  if (f.streamed) headers['content-length'] = String(req.headers['content-length']);
+  const call = upstreamCall(x, headers, abort);
+  const keptKeys: string[] = [];
+  const upstreamStarted = performance.now();
+  try {
+    const first = await call(outgoingBody(x, f, abort));
+    report.upstreamMs = performance.now() - upstreamStarted;
+    report.upstreamStatus = first.status;
+    const result = await runExpandLoop({
+      dialect: route.dialect,
+      requestRaw: f.prepared.outgoing,
+      advertised: f.prepared.advertised,
+      first,
+      call,
+      maxRounds: gw.env.maxExpandRounds,
+      hooks: expandHooks(x, report, keptKeys),
+    });
+    return { kind: 'answered', result, report, abort, keptKeys };
+  } catch (err) {
+    // A streamed body found invalid on the way: the upstream call was cancelled for it.
+    if (req.refused) throw req.refused;
+    if (abort.aborted) return stop('client_abort', null, report);
+    const timeout = isUpstreamTimeout(err);
+    gw.log.warn('upstream call failed', { error: errorText(err), dialect: route.dialect });
+    const e = timeout
+      ? gatewayError(route.dialect, 504, 'upstream_timeout', 'upstream timed out')
+      : gatewayError(route.dialect, 502, 'upstream_unreachable', 'upstream request failed');
+    return stop('upstream_error', e, report);
+  }
+}
+
+/** An unchanged body goes out as the very bytes that came in. */
+function outgoingBody(x: ChatExchange, f: Forward, abort: ClientAbort): OutgoingBody {
+  if (f.streamed) return x.req.streamChecked(abort);
+  return f.transparent || f.prepared.outgoing === f.raw ? f.inbound : f.prepared.outgoing;
+}
+
+/** The expand loop resolves markers from this tenant's stash and counts every bounce. */
+function expandHooks(x: ChatExchange, report: RequestReport, keptKeys: string[]): ExpandHooks {
+  const { gw, tenant, trace } = x;
+  return {
+    resolve: async (id) => {
+      trace?.resolving();
+      const text = await gw.store.getStash(tenant.id, id).catch(() => null);
+      if (text === null) report.stashMisses++;
+      else report.stashHits++;
+      return text;
+    },
+    onContinue: (usage) => {
+      if (report.firstUsage === undefined) report.firstUsage = usage;
+    },
+    onResolved: (_id, original) => {
+      report.bounces++;
+      report.wastedTokens += countTokens(original);
+      keptKeys.push(contentKey(original));
+    },
+  };
+}

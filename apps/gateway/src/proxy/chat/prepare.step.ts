@@ -1,0 +1,77 @@
+// Step 2 of a chat request: read the body and prepare what goes upstream. An empty pipeline is a
+// transparent proxy — the body is not even decoded to text, and one of a declared length is
+// streamed upstream as it arrives (still checked) instead of read whole. A body the client got
+// wrong is answered precisely; a fault of ours fails open (the inbound bytes are forwarded).
+import type { GatewayContext } from '../../gateway-context';
+import { headModel, presetLabel } from '../../observability/labels';
+import { errorText } from '../../observability/logger';
+import { meterModelSources } from '../../observability/model-meter';
+import { emptyReport } from '../../observability/request-report';
+import { createModelSources } from '../../model/model-resolver';
+import { WireError } from '../../wire/wire.types';
+import { clientHints } from '../forward-headers';
+import { isTransparent, prepareRequest, type PrepareDeps, type PrepareInput, type Prepared } from '../prepare-request';
+import { failureError } from '../request-errors';
+import type { ChatExchange } from './chat-exchange';
+import { stop, type Forward, type Stop } from './chat-outcome';
+
+export async function prepareStep(x: ChatExchange): Promise<Forward | Stop> {
+  const { gw, req, tenant, route } = x;
+  let transparent = isTransparent(tenant.built.pipeline, gw.env.injectExpand, tenant.replays);
+  const streamed = transparent && req.streamable;
+  const inbound = streamed ? req.body : await req.readBody();
+  // Compression waits for its turn in a bounded queue; with the queue full the request is served
+  // at once without new compression work (shed) instead.
+  const turn = transparent ? false : await gw.compression.enter();
+  const raw = transparent ? '' : inbound.toString('utf8');
+  let prepared: Prepared;
+  try {
+    prepared = transparent ? passthrough(x) : await prepareRequest(prepareDeps(gw), chatInput(x, raw, !turn));
+  } catch (err) {
+    if (err instanceof WireError) return stop('bad_request', failureError(route.dialect, err), null);
+    gw.log.warn('decoding failed open; forwarding the original body', { error: errorText(err) });
+    transparent = true;
+    prepared = passthrough(x);
+    prepared.report.failOpen = 'internal_error';
+  } finally {
+    if (turn) gw.compression.leave();
+  }
+  const report = prepared.report;
+  report.preset = presetLabel(tenant);
+  report.modelCalls = x.modelCalls;
+  if (transparent && Buffer.isBuffer(inbound)) report.model = headModel(inbound);
+  x.trace?.prepared({ tenant: tenant.id, configVersion: tenant.configVersion, preset: report.preset, session: prepared.session }, report);
+  return { kind: 'forward', prepared, transparent, streamed, inbound, raw };
+}
+
+/** What request preparation needs from the gateway (the chat and /compact routes share it). */
+export function prepareDeps(gw: GatewayContext): PrepareDeps {
+  return { store: gw.store, turns: gw.turns, clock: gw.clock, log: gw.log, injectMode: gw.env.injectExpand };
+}
+
+function chatInput(x: ChatExchange, raw: string, shed: boolean): PrepareInput {
+  const { gw, req, tenant, route } = x;
+  return {
+    route: route.dialect,
+    dialect: route.dialect,
+    raw,
+    tenant,
+    pipeline: tenant.built.pipeline,
+    cacheMode: gw.env.cacheMode,
+    shed,
+    ...clientHints(req.headers),
+    models: (body) =>
+      meterModelSources(
+        createModelSources(
+          gw.env.model,
+          { dialect: route.dialect, model: body.model, upstreamBase: route.upstreamBase, headers: req.headers },
+          gw.models,
+        ),
+        x.modelCalls,
+      ),
+  };
+}
+
+function passthrough(x: ChatExchange): Prepared {
+  return { session: '', outgoing: '', advertised: false, report: emptyReport(x.route.dialect, x.tenant.id) };
+}

@@ -1,0 +1,46 @@
+// Step 4 of a chat request: the provider's answer goes to the client. A buffered body is sent and
+// recorded at once; a stream starts flowing as soon as the upstream headers (and any peek) arrive,
+// and is recorded when it ends — a stream that fails mid-way ends with the dialect's error event.
+import { isEventStream } from '../../expand/expand-loop';
+import { errorText } from '../../observability/logger';
+import { clientResponseHeaders } from '../forward-headers';
+import { streamErrorEvent } from '../gateway-errors';
+import type { HotReply } from '../hot-http';
+import type { ChatExchange } from './chat-exchange';
+import { endRequest } from './chat-end';
+import type { Answered } from './chat-outcome';
+
+export function respondStep(x: ChatExchange, reply: HotReply, a: Answered): HotReply {
+  const { gw, route } = x;
+  const { result, report, abort } = a;
+  report.expandRounds = result.rounds;
+  if (result.mode !== 'json') report.sse = result.mode;
+  report.expandAfterStream = result.expandAfterStream;
+  markKept(x, a);
+  reply.code(result.status).headers(clientResponseHeaders(result.headers));
+  if (Buffer.isBuffer(result.body)) {
+    report.usage = result.usage;
+    reply.send(result.body);
+    endRequest(x, report, 'ok');
+    return reply;
+  }
+  report.ttfbMs = performance.now() - x.started;
+  void result.streamDone.then((outcome) => {
+    report.usage = outcome.usage;
+    report.expandAfterStream = outcome.expandAfterStream;
+    report.expandRounds = outcome.rounds ?? report.expandRounds;
+    markKept(x, a);
+    if (outcome.error) gw.log.warn('upstream stream failed mid-way', { error: errorText(outcome.error) });
+    endRequest(x, report, outcome.aborted || abort.aborted ? 'client_abort' : outcome.error ? 'upstream_stream_error' : 'ok');
+  });
+  if (isEventStream(result.headers)) reply.onStreamError((err) => streamErrorEvent(route.dialect, err, gw.env.upstreamIdleTimeoutMs));
+  return reply.send(result.body);
+}
+
+/** Originals the model expanded are never reduced again; a stitched stream resolves them as it goes. */
+function markKept(x: ChatExchange, a: Answered): void {
+  if (!a.keptKeys.length) return;
+  x.gw.store
+    .markKept(x.tenant.id, a.keptKeys.splice(0))
+    .catch((err) => x.gw.log.warn('kept-verbatim write failed', { error: errorText(err) }));
+}

@@ -1,0 +1,26 @@
+// One upstream call of a chat request (the first, or an expand continuation): timed into the
+// upstream metrics, traced as its own span, and cancelled when the client goes away.
+import type { Readable } from 'node:stream';
+import type { UpstreamReply } from '../../expand/expand.types';
+import type { ClientAbort } from '../upstream.client';
+import type { ChatExchange } from './chat-exchange';
+
+export type UpstreamCall = (body: string | Buffer | Readable) => Promise<UpstreamReply>;
+
+export function upstreamCall(x: ChatExchange, headers: Record<string, string>, abort: ClientAbort): UpstreamCall {
+  const { gw, route, trace } = x;
+  return async (body) => {
+    const t0 = performance.now();
+    const span = trace?.upstream(headers);
+    try {
+      const r = await gw.upstream.post(route.upstreamUrl, span?.headers ?? headers, body, abort);
+      gw.metrics.recordUpstream(route.dialect, r.status, (performance.now() - t0) / 1000);
+      span?.end(r.status);
+      return r;
+    } catch (err) {
+      gw.metrics.recordUpstream(route.dialect, 'error', (performance.now() - t0) / 1000);
+      span?.end('error');
+      throw err;
+    }
+  };
+}

@@ -1,0 +1,40 @@
+// Step 1: the inbound text becomes a normalized view (reusing the previous turn's decode for the
+// byte-identical prefix), its session, and the decision whether the pipeline runs at all.
+// Decoding errors propagate: the caller answers them 400 in the dialect's shape.
+import { Pipeline } from '@context-guru/components';
+import { isAgentCompaction } from '../../session/agent-compaction';
+import { decodeRequest } from '../../wire/request.wire';
+import { resolveSessionKey } from '../../wire/session-key';
+import type { DecodedTurn } from '../../wire/turn-cache';
+import type { WireView } from '../../wire/wire.types';
+import type { Preparing } from './prepare.types';
+
+export interface Decoded {
+  /** The decode as the turn cache keeps it (its encode reuses the same prefix). */
+  turn: DecodedTurn;
+  view: WireView;
+  session: string;
+  /** Forwarded untouched: the bypass header, or the agent's own compaction request. */
+  bypass: boolean;
+  /** The pipeline that runs: the tenant's, or none at all when the request is shed. */
+  running: Pipeline;
+}
+
+// A shed request runs no component: replayForwarded then restores every forwarded record on the
+// cached prefix (they carry another revision than this empty pipeline's).
+const SHED_PIPELINE = new Pipeline([]);
+
+export function decodeStep(p: Preparing): Decoded {
+  const { deps, input, report } = p;
+  const turn = deps.turns
+    ? deps.turns.decode(input.dialect, input.raw, input.tenant.id)
+    : { view: decodeRequest(input.dialect, input.raw), reuse: null };
+  const view = turn.view;
+  const session = resolveSessionKey(view, input.sessionHeader, input.tenant.id);
+  report.session = session;
+  if (typeof view.body.model === 'string') report.model = view.body.model;
+  const bypass = input.bypassHeader || isAgentCompaction(view.messages);
+  report.shed = input.shed === true;
+  report.bypassed = bypass;
+  return { turn, view, session, bypass, running: input.shed ? SHED_PIPELINE : input.pipeline };
+}

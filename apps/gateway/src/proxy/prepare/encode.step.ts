@@ -1,0 +1,69 @@
+// Step 4: the pipeline's messages spliced back into the inbound bytes, the expand tool appended
+// when this session offers it, and the savings split into what was and was not provider-cached.
+import type { InjectMode } from '../../env';
+import type { RequestReport } from '../../observability/request-report';
+import { splitSavings } from '../../observability/money';
+import { rewrittenIndices } from '../../session/cache-guard';
+import { recordForwarded } from '../../tenancy/forwarded-replay';
+import { revisionOf } from '../../tenancy/tenant-runtime';
+import { pipelineCanEmitMarkers } from '../../wire/expand-tool';
+import { encodeRequest } from '../../wire/request.wire';
+import type { EncodeResult, WireView } from '../../wire/wire.types';
+import type { Decoded } from './decode.step';
+import type { PipelineRan } from './pipeline-run.step';
+import type { OpenedSession } from './session-open.step';
+import type { Preparing } from './prepare.types';
+
+export interface Encoded extends EncodeResult {
+  /** This turn offers the expand tool (declared by the client or appended here). */
+  offered: boolean;
+  /** Normalized indices the forwarded body rewrote. */
+  rewritten: number[];
+}
+
+export function encodeStep(p: Preparing, d: Decoded, s: OpenedSession, ran: PipelineRan): Encoded {
+  const { deps, input, report } = p;
+  const { view } = d;
+  const { result, state, snapshot, models } = ran;
+  const offered = expandOffered(deps.injectMode, view, {
+    decided: snapshot.offloaded === true,
+    firstTurn: s.prev === null,
+    canEmit: pipelineCanEmitMarkers(
+      input.pipeline,
+      deps.store.persistent,
+      input.tenant.document.components,
+      models?.incoming !== undefined || models?.config !== undefined,
+    ),
+  });
+  const inject = offered && !view.expandToolDeclared;
+  const encoded = deps.turns
+    ? deps.turns.encode(d.turn, result.messages, { injectExpand: inject }, input.tenant.id)
+    : encodeRequest(view, result.messages, { injectExpand: inject });
+  chargeDiscards(report, [...encoded.discarded, ...ran.guarded]);
+  const rewritten = rewrittenIndices(view.messages, result.messages, encoded.discarded);
+  recordForwarded(view.messages, result.messages, rewritten, state, revisionOf(d.running));
+  report.saved = splitSavings(view.messages, result.messages, rewritten, ran.cachedIdx);
+  return { ...encoded, offered, rewritten };
+}
+
+/**
+ * Whether this turn offers the expand tool. The tool list opens the prompt in both providers'
+ * caching order, so the answer is decided once per session — on its first turn, when the pipeline
+ * can emit markers — and then replayed from the session state (every replica reads it) on every
+ * later turn; a session that started without it never gets it mid-way. Requests without tools of
+ * their own (title and summary side requests) are left alone unless INJECT_EXPAND=always.
+ */
+function expandOffered(mode: InjectMode, view: WireView, s: { decided: boolean; firstTurn: boolean; canEmit: boolean }): boolean {
+  if (mode === 'never' || !view.toolChoiceAllowsInjection) return false;
+  if (mode === 'always') return true;
+  if (!view.toolsDeclared) return false;
+  return s.decided || (s.firstTurn && s.canEmit);
+}
+
+/** Each discarded message is charged to the last component that changed it. */
+function chargeDiscards(report: RequestReport, discarded: readonly number[]): void {
+  for (const idx of discarded) {
+    const last = [...report.reports].reverse().find((r) => !r.reverted && r.changed.includes(idx));
+    if (last) report.discarded.set(last.component, (report.discarded.get(last.component) ?? 0) + 1);
+  }
+}

@@ -1,0 +1,78 @@
+// Step 3: the tenant's pipeline over the normalized messages, with the session's frozen decisions;
+// then what an earlier config version forwarded on the cached prefix comes back byte-identical,
+// and nothing on that prefix changes at all.
+import { messageTokens, totalTokens, type Ctx, type ModelSources } from '@context-guru/components';
+import { guardCachedPrefix } from '../../session/cache-guard';
+import { runWithSession, type SessionRun } from '../../session/session-run';
+import { replayForwarded } from '../../tenancy/forwarded-replay';
+import { revisionOf } from '../../tenancy/tenant-runtime';
+import type { WireView } from '../../wire/wire.types';
+import type { Decoded } from './decode.step';
+import type { OpenedSession } from './session-open.step';
+import type { Preparing } from './prepare.types';
+
+export interface PipelineRan extends SessionRun {
+  models: ModelSources | undefined;
+  /** Normalized indices on the cached prefix the guard put back as received. */
+  guarded: number[];
+  /** Index of the last provider-cached message a rewrite may not touch (-1: none). */
+  cachedIdx: number;
+  pipelineStart: number;
+  pipelineEnd: number;
+}
+
+export async function runPipelineStep(p: Preparing, d: Decoded, s: OpenedSession): Promise<PipelineRan> {
+  const { deps, input, report } = p;
+  const { view, session } = d;
+  const cache = s.cached.view;
+  const models = input.models?.(view.body);
+  // Only model-backed triggers need the request's token count: computed on first read.
+  let requestTokens: number | undefined;
+  // A Reformat may hand offloaders text whose key differs from the received one; runWithSession
+  // fetches what the prefetch missed and re-runs, so a frozen decision is never missed.
+  const pipelineStart = performance.now();
+  const run = await runWithSession({
+    store: deps.store,
+    tenant: input.tenant.id,
+    session,
+    keys: s.keys,
+    loaded: s.loaded,
+    run: (stash, state) => {
+      const ctx: Ctx = {
+        tenant: input.tenant.id,
+        session,
+        provider: input.dialect,
+        cache,
+        stash,
+        state,
+        clock: deps.clock,
+        existingBreakpoints: view.breakpoints,
+        window: 0,
+        models,
+        get requestTokens() {
+          return (requestTokens ??= totalTokens(view.messages));
+        },
+      };
+      return d.running.run(view.messages, ctx);
+    },
+  });
+  const { result, state, stash } = run;
+  replayForwarded(view.messages, result.messages, cache, s.prev, state, stash, revisionOf(d.running));
+  const pipelineEnd = performance.now();
+  const guarded = guardCachedPrefix(view.messages, result.messages, cache, s.prev);
+  const cachedIdx = cache.aware && !cache.cold ? cache.maxCachedIdx : -1;
+  report.guardReverted = guarded.length;
+  report.tokensBefore = result.tokensBefore;
+  report.tokensAfter = guarded.length ? totalTokens(result.messages) : result.tokensAfter;
+  report.reports = result.reports;
+  report.frozenHits = state.hits;
+  report.frozenMisses = state.misses;
+  report.attemptedTokens = attemptedTokens(view, cachedIdx);
+  return { ...run, models, guarded, cachedIdx, pipelineStart, pipelineEnd };
+}
+
+function attemptedTokens(view: WireView, maxCachedIdx: number): number {
+  let n = 0;
+  for (let i = maxCachedIdx + 1; i < view.messages.length; i++) n += messageTokens(view.messages[i]!);
+  return n;
+}

@@ -1,0 +1,56 @@
+// The request preparation's contract: what it depends on, what it is given, what it hands back,
+// and the plain record its steps share while they run.
+import type { Clock, HotStore, ModelSources, Pipeline } from '@context-guru/components';
+import type { CacheMode, InjectMode } from '../../env';
+import type { Logger } from '../../observability/logger';
+import type { RequestReport, RouteName } from '../../observability/request-report';
+import type { TenantRuntime } from '../../tenancy/tenant-runtime';
+import type { TurnCache } from '../../wire/turn-cache';
+import type { Dialect, WireView } from '../../wire/wire.types';
+
+export interface PrepareDeps {
+  store: HotStore;
+  /** Reuses the previous turn's decode and encode for the byte-identical prefix (optional). */
+  turns?: TurnCache;
+  clock: Clock;
+  log: Logger;
+  injectMode: InjectMode;
+}
+
+export interface PrepareInput {
+  route: RouteName;
+  dialect: Dialect;
+  raw: string;
+  tenant: TenantRuntime;
+  pipeline: Pipeline;
+  cacheMode: CacheMode;
+  sessionHeader?: string;
+  bypassHeader: boolean;
+  /**
+   * The compression gate is full: no new compression work, only the provider-cached bytes of
+   * earlier turns replayed (the tool list and markers stay as the tenant's pipeline has them).
+   */
+  shed?: boolean;
+  /** The models this request may spend on, from its decoded body. */
+  models?: (body: Record<string, unknown>) => ModelSources;
+}
+
+export interface Prepared {
+  /** Absent on the transparent fast path (empty pipeline, no markers): nothing was decoded. */
+  view?: WireView;
+  session: string;
+  /** The body to forward: rewritten, or the pristine inbound text. */
+  outgoing: string;
+  /** The outgoing body declares context_guru_expand, so expand calls are intercepted. */
+  advertised: boolean;
+  report: RequestReport;
+}
+
+/** One request being prepared: every step reads its dependencies and input and adds to its report. */
+export interface Preparing {
+  readonly deps: PrepareDeps;
+  readonly input: PrepareInput;
+  readonly report: RequestReport;
+  /** performance.now() when preparation began (report.addedMs is measured from it). */
+  readonly started: number;
+}
