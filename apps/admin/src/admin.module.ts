@@ -22,6 +22,8 @@ import { KeysService } from './keys/keys.service';
 import { OpsExpandController } from './ops-expand/ops-expand.controller';
 import { OpsExpandService } from './ops-expand/ops-expand.service';
 import { ReplicasController } from './replicas/replicas.controller';
+import { ShadowController } from './shadow/shadow.controller';
+import { ShadowService } from './shadow/shadow.service';
 import { StatsController } from './stats/stats.controller';
 import { TenantsController } from './tenants/tenants.controller';
 import { TenantsService } from './tenants/tenants.service';
@@ -43,6 +45,7 @@ export class AdminModule {
         OpsExpandController,
         AuditController,
         ReplicasController,
+        ShadowController,
         StatsController,
         UiController,
       ],
@@ -56,6 +59,7 @@ export class AdminModule {
         FiltersService,
         DryRunService,
         OpsExpandService,
+        ShadowService,
       ],
     };
   }

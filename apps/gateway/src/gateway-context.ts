@@ -20,6 +20,7 @@ import { startTracing, type Tracing } from './observability/tracing';
 import { UpstreamClient } from './proxy/upstream.client';
 import { TurnCache } from './wire/turn-cache';
 import { CompressionGate } from './proxy/compression-gate';
+import { createShadow, type Shadow } from './shadow/shadow.factory';
 import type { TenantResolver } from './tenancy/tenant-resolver';
 import { createTenancy, type Tenancy } from './tenancy/tenancy.factory';
 import { TenantStats } from './tenancy/tenant-stats';
@@ -55,6 +56,8 @@ export interface GatewayContext {
   turns: TurnCache;
   /** Bounds the compression backlog; requests past it are shed (cg_shed_total). */
   compression: CompressionGate;
+  /** Shadow evaluation of each tenant's candidate config version, off the hot path. */
+  shadow: Shadow;
   /** The durable schema against this build, for readiness (undefined without a durable store). */
   schema(): Promise<SchemaStatus | undefined>;
   /** The durable store when there is one: the embedded process shares its SqlClient with the admin. */
@@ -121,6 +124,8 @@ export async function createGatewayContext(env: Env, overrides: ContextOverrides
     metrics,
   });
   const tracing = overrides.tracing !== undefined ? overrides.tracing : startTracing(VERSION);
+  const compression = new CompressionGate(env.compressionSlots);
+  const shadow = createShadow({ gate: compression, metrics, log, sql });
   return {
     env,
     clock: overrides.clock ?? systemClock,
@@ -135,11 +140,13 @@ export async function createGatewayContext(env: Env, overrides: ContextOverrides
     tracing,
     models,
     turns: new TurnCache(turnCacheChars(env.turnCacheMb)),
-    compression: new CompressionGate(env.compressionSlots),
+    compression,
+    shadow,
     schema: async () => stores?.schema(),
     durable: stores?.durable,
     async close() {
       await tenancy.close();
+      await shadow.close();
       await tracing?.shutdown();
       await upstream.close();
       await models.dispatcher.close();

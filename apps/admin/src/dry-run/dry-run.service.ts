@@ -1,15 +1,15 @@
 // Dry-run: a sample request through a candidate document, a stored version or the active one,
 // prepared exactly as the gateway prepares it (its prepareRequest, the tenant's filter sets
-// composed in) but against a DryRunStore, so nothing is stashed and no session state is touched.
+// composed in) detached from everything shared (prepareDetached: a store that keeps nothing), so
+// nothing is stashed and no session state is touched — the same path shadow evaluation runs.
 import { Injectable } from '@nestjs/common';
-import { buildPipeline, systemClock, type Dialect, type PipelineDocument } from '@context-guru/components';
-import { createTenantRuntime, prepareRequest, type Logger } from '@context-guru/gateway';
+import { buildPipeline, type Dialect, type PipelineDocument } from '@context-guru/components';
+import { createTenantRuntime, prepareDetached, type DetachedRun } from '@context-guru/gateway';
 import { composeTenantDocument, configsRepository, filtersRepository } from '@context-guru/storage';
 import { AdminError, notFound } from '../common/admin-errors';
 import { ControlWriter } from '../common/control-writer';
 import { checkDocument } from '../configs/document-check';
 import { requireTenant } from '../tenants/tenants.service';
-import { DryRunStore } from './dry-run.store';
 
 export interface DryRunInput {
   provider: Dialect;
@@ -18,7 +18,6 @@ export interface DryRunInput {
   version?: number;
 }
 
-const quiet: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 const MARKER_RE = /<<cg:([0-9a-f]{16})>>/g;
 
 function markersIn(text: string): Set<string> {
@@ -59,27 +58,16 @@ export class DryRunService {
     }
     const raw = typeof input.body === 'string' ? input.body : JSON.stringify(input.body);
     const runtime = createTenantRuntime(tenant, document, picked.version ?? 0);
-    const store = new DryRunStore();
-    let prepared;
+    let run: DetachedRun;
     try {
-      prepared = await prepareRequest(
-        { store, clock: systemClock, log: quiet, injectMode: 'auto' },
-        {
-          route: input.provider,
-          dialect: input.provider,
-          raw,
-          tenant: runtime,
-          pipeline: runtime.built.pipeline,
-          cacheMode: 'auto',
-          bypassHeader: false,
-        },
-      );
+      run = await prepareDetached(runtime, input.provider, raw);
     } catch (err) {
       throw new AdminError(
         'invalid_request',
         `body: not a valid ${input.provider} request: ${err instanceof Error ? err.message : String(err)}`,
       );
     }
+    const { prepared, store } = run;
     const r = prepared.report;
     const before = markersIn(raw);
     const markers = [...markersIn(prepared.outgoing)].filter((id) => !before.has(id));

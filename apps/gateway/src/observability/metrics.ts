@@ -206,6 +206,44 @@ export class GatewayMetrics {
     labelNames: ['tenant', 'preset', 'dialect', 'where'] as const,
     registers: [this.registry],
   });
+  // Shadow evaluation (apps/gateway/src/shadow): a candidate config version run off the hot path on
+  // a sample of requests. Versions are not labels (unbounded); cg_shadow_candidate_version names it.
+  readonly shadowSampled = new Counter({
+    name: 'cg_shadow_sampled_total',
+    help: 'Requests picked for shadow evaluation of the tenant candidate config (evaluated + dropped).',
+    labelNames: ['tenant'] as const,
+    registers: [this.registry],
+  });
+  readonly shadowEvaluated = new Counter({
+    name: 'cg_shadow_evaluated_total',
+    help: 'Sampled requests the candidate pipeline ran on, off the hot path.',
+    labelNames: ['tenant'] as const,
+    registers: [this.registry],
+  });
+  readonly shadowDropped = new Counter({
+    name: 'cg_shadow_dropped_total',
+    help: 'Sampled requests not evaluated, by reason (queue_full, busy, too_large, timeout, failed).',
+    labelNames: ['tenant', 'reason'] as const,
+    registers: [this.registry],
+  });
+  readonly shadowTokens = new Counter({
+    name: 'cg_shadow_tokens_total',
+    help: 'Content tokens of shadow-evaluated requests: before, after the active pipeline, after the candidate (same requests).',
+    labelNames: ['tenant', 'side'] as const,
+    registers: [this.registry],
+  });
+  readonly shadowActed = new Counter({
+    name: 'cg_shadow_component_acted_total',
+    help: 'Shadow-evaluated requests on which a component removed tokens, in the active or the candidate pipeline.',
+    labelNames: ['tenant', 'component', 'side'] as const,
+    registers: [this.registry],
+  });
+  readonly shadowCandidateVersion = new Gauge({
+    name: 'cg_shadow_candidate_version',
+    help: 'The config version each tenant evaluates in shadow (its active version is cg_config_version).',
+    labelNames: ['tenant'] as const,
+    registers: [this.registry],
+  });
   readonly buildInfo = new Gauge({
     name: 'cg_build_info',
     help: 'Build information.',

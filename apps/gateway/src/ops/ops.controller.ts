@@ -48,7 +48,12 @@ export class OpsController {
         store: { kind: this.gw.store.kind, status: store },
         ...(schema ? { schema } : {}),
         ...(control ? { control: { replica: this.gw.tenancy.heartbeat?.id, ...control } } : {}),
-        config: tenants.map((t) => ({ tenant: t.id, version: t.configVersion, pipeline: t.built.names })),
+        config: tenants.map((t) => ({
+          tenant: t.id,
+          version: t.configVersion,
+          pipeline: t.built.names,
+          ...(t.shadow ? { shadow: { version: t.shadow.version, sample: t.shadow.sample, pipeline: t.shadow.runtime.built.names } } : {}),
+        })),
       });
   }
 

@@ -3,6 +3,7 @@
 import type { GatewayContext } from '../gateway-context';
 import { DEFAULT_TENANT } from '../tenancy/tenant-runtime';
 import { cmdfilterLedgers } from './ledgers';
+import { shadowStats } from '../shadow/shadow-view';
 
 export function statsDocument(gw: GatewayContext, tenant: string): Record<string, unknown> {
   // Process-wide ledgers (command selectors, model spend, freeze health) are the operator's:
@@ -18,5 +19,5 @@ export function statsDocument(gw: GatewayContext, tenant: string): Record<string
       ...gw.models.spend.snapshot(),
     };
   }
-  return gw.stats.snapshot({ ...extra, ...gw.usage.snapshot(tenant) }, tenant);
+  return gw.stats.snapshot({ ...extra, ...gw.usage.snapshot(tenant), ...shadowStats(gw, tenant) }, tenant);
 }

@@ -43,6 +43,11 @@ export class CompressionGate {
     return this.waiting.length;
   }
 
+  /** Requests compressing or waiting to: work that background jobs (shadow evaluation) must not compete with. */
+  get occupied(): number {
+    return this.active + this.waiting.length;
+  }
+
   private pump(): void {
     if (this.scheduled || this.active >= this.running || this.waiting.length === 0) return;
     this.scheduled = true;

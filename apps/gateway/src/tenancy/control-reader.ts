@@ -12,6 +12,8 @@ export interface TenantRead {
   keyHashes: string[];
   /** Some version of the tenant's config names a component (so a session may carry rewrites). */
   rewrote: boolean;
+  /** The stored version the active document names as its shadow candidate (absent: none, or not found). */
+  shadow?: { version: number; document: PipelineDocument };
 }
 
 export interface ControlRead {
@@ -40,6 +42,10 @@ const CHANGED_SQL = `
          t.id, t.name, t.created_at, t.disabled_at, t.generation,
          (SELECT json_build_object('version', c.version, 'document', c.document)
             FROM pipeline_configs c WHERE c.tenant = t.id AND c.active) AS config,
+         (SELECT json_build_object('version', s.version, 'document', s.document)
+            FROM pipeline_configs a JOIN pipeline_configs s
+              ON s.tenant = a.tenant AND s.version = (a.document #>> '{shadow,version}')::int AND s.version <> a.version
+           WHERE a.tenant = t.id AND a.active) AS shadow,
          (SELECT coalesce(json_agg(json_build_object('name', f.name, 'version', f.version, 'yaml', f.yaml) ORDER BY f.name), '[]'::json)
             FROM filter_sets f WHERE f.tenant = t.id AND f.active) AS filters,
          (SELECT coalesce(json_agg(k.key_hash), '[]'::json)
@@ -67,6 +73,7 @@ function tenantRead(r: Row): TenantRead {
     },
     keyHashes: (r.keys ?? []) as string[],
     rewrote: versions.some((v) => namesComponents(v ?? {})),
+    ...(r.shadow ? { shadow: r.shadow as { version: number; document: PipelineDocument } } : {}),
   };
 }
 

@@ -7,7 +7,7 @@ import { composeTenantDocument, type GenerationSource, type SqlClient } from '@c
 import { errorText, type Logger } from '../observability/logger';
 import { readControl, readGenerationRow, type TenantRead } from './control-reader';
 import type { TenantDirectory, TenantEntry } from './tenant-directory';
-import { createTenantRuntime, type TenantRuntime } from './tenant-runtime';
+import { candidateRuntime, createTenantRuntime, type ShadowCandidate, type TenantRuntime } from './tenant-runtime';
 
 export interface ControlStatus {
   /** The first snapshot has been applied. */
@@ -150,7 +150,8 @@ export class ControlSync {
     if (built?.fingerprint !== fingerprint) {
       try {
         const document = composeTenantDocument(config?.document ?? this.o.fallback.document, filters);
-        built = { fingerprint, runtime: createTenantRuntime(tenant.id, document, config?.version ?? 0, t.rewrote) };
+        const shadow = this.candidateFor(t);
+        built = { fingerprint, runtime: createTenantRuntime(tenant.id, document, config?.version ?? 0, t.rewrote, shadow) };
         this.built.set(tenant.id, built);
       } catch (err) {
         // The admin validated the document by building it; a build that fails here (e.g. an older
@@ -164,5 +165,26 @@ export class ControlSync {
       }
     }
     return { runtime: built.runtime, disabled: tenant.disabledAt !== null, keyHashes: t.keyHashes, generation: tenant.generation };
+  }
+
+  /**
+   * The shadow candidate the active document names, built once with it (the fingerprint covers it:
+   * versions are immutable and the active version decides which candidate). One that does not
+   * build here is logged and left out; the active pipeline serves regardless.
+   */
+  private candidateFor(t: TenantRead): ShadowCandidate | undefined {
+    const wanted = t.state.config?.document.shadow;
+    if (!wanted || !t.shadow) return undefined;
+    try {
+      const document = composeTenantDocument(t.shadow.document, t.state.filters);
+      return { version: t.shadow.version, sample: wanted.sample, runtime: candidateRuntime(t.state.tenant.id, document, t.shadow.version) };
+    } catch (err) {
+      this.o.log.error('shadow candidate failed to build; no shadow evaluation', {
+        tenant: t.state.tenant.id,
+        version: t.shadow.version,
+        error: errorText(err),
+      });
+      return undefined;
+    }
   }
 }

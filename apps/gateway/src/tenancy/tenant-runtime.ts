@@ -26,6 +26,16 @@ export interface TenantRuntime {
    * pipeline must decode and replay what was forwarded (a transparent pass-through would bust).
    */
   readonly replays: boolean;
+  /** The candidate version this tenant evaluates in shadow (apps/gateway/src/shadow), when its document names one. */
+  readonly shadow?: ShadowCandidate;
+}
+
+export interface ShadowCandidate {
+  version: number;
+  /** The share of requests it is evaluated on. */
+  sample: number;
+  /** The candidate's own runtime, built once with the active one; its own shadow and holdout are dropped. */
+  runtime: TenantRuntime;
 }
 
 const revisions = new WeakMap<Pipeline, string>();
@@ -44,8 +54,25 @@ function build(document: PipelineDocument): BuiltConfig {
   return built;
 }
 
-export function createTenantRuntime(id: string, document: PipelineDocument, configVersion: number, replays = false): TenantRuntime {
-  return { id, configVersion, document, built: build(document), presetPipelines: new Map(), replays };
+export function createTenantRuntime(
+  id: string,
+  document: PipelineDocument,
+  configVersion: number,
+  replays = false,
+  shadow?: ShadowCandidate,
+): TenantRuntime {
+  return { id, configVersion, document, built: build(document), presetPipelines: new Map(), replays, ...(shadow ? { shadow } : {}) };
+}
+
+/**
+ * The runtime a shadow candidate runs as: the same tenant, its document without `shadow` and
+ * `holdout` (a candidate only ever compresses; it never names a candidate or holds sessions out).
+ */
+export function candidateRuntime(id: string, document: PipelineDocument, version: number): TenantRuntime {
+  const own: PipelineDocument = { ...document };
+  delete own.shadow;
+  delete own.holdout;
+  return createTenantRuntime(id, own, version);
 }
 
 /** A preset's pipeline for this tenant: the tenant's component blocks carry over. */

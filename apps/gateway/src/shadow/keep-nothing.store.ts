@@ -1,10 +1,11 @@
-// The hot store a dry-run runs against: it reads nothing (a fresh session, no frozen decisions)
-// and keeps every write in this object only, so the pipeline behaves as on a first turn — markers
-// included, since it reports itself persistent — while no real store is ever touched.
+// The hot store a detached run (the admin's dry-run, a shadow evaluation) prepares against: it
+// reads nothing (a fresh session, no frozen decisions) and keeps every write in this object only,
+// so the pipeline behaves as on a first turn — markers included, since it reports itself
+// persistent — while no real store, session state or turn record is ever touched.
 import type { HotStore, SessionSnapshot, SessionWrites, StashEntry, StoreHealth, TurnRecord } from '@context-guru/components';
 
-export class DryRunStore implements HotStore {
-  readonly kind = 'dry-run';
+export class KeepNothingStore implements HotStore {
+  readonly kind = 'keep-nothing';
   readonly persistent = true;
   /** Originals the run would have stashed, by id. */
   readonly stashed = new Map<string, string>();
