@@ -1,8 +1,11 @@
 // Shadow evaluation through the admin API on the real Postgres: a document whose shadow names no
 // other stored version of the tenant is a 422 naming document.shadow.version with nothing stored;
-// a valid one is stored, audited and activated like any other document.
-import { readGeneration } from '@context-guru/storage';
-import { startAdmin, type AdminHarness } from '../../support/admin-harness';
+// a valid one is stored, audited and activated like any other document. GET
+// /v1/tenants/{id}/shadow reads what the replicas summed in shadow_tallies.
+import { readGeneration, shadowCounts, shadowTalliesRepository } from '@context-guru/storage';
+import { AdminClient } from '../../../apps/admin/src/cli/admin-client';
+import { runCommand } from '../../../apps/admin/src/cli/cli-commands';
+import { ADMIN_TOKEN, startAdmin, type AdminHarness } from '../../support/admin-harness';
 
 jest.setTimeout(60_000);
 
@@ -58,5 +61,84 @@ describe('admin shadow', () => {
     });
     const audit = (await h.call('GET', '/v1/audit?tenant=acme&action=config.push_activate')).json;
     expect(audit[0]).toMatchObject({ target: '3', after: { version: 3, document: { shadow: { version: 2, sample: 0.05 } } } });
+  });
+
+  it('GET /v1/tenants/{id}/shadow answers the replicas’ sums per version pair, newest first, narrowed by query', async () => {
+    const pair = { tenant: 'acme', activeVersion: 3, candidateVersion: 2 };
+    // Two replicas' flushes of the same pair, and an older pair.
+    await shadowTalliesRepository.add(h.sql, [
+      { tenant: 'acme', activeVersion: 1, candidateVersion: 2, ...shadowCounts({ sampled: 1, dropped: { busy: 1 } }) },
+    ]);
+    await shadowTalliesRepository.add(h.sql, [
+      {
+        ...pair,
+        ...shadowCounts({
+          sampled: 3,
+          evaluated: 2,
+          dropped: { queue_full: 1 },
+          tokensBefore: 1000,
+          tokensAfterActive: 900,
+          tokensAfterCandidate: 400,
+          actedActive: { format: 2 },
+          actedCandidate: { format: 2, mask: 1 },
+        }),
+      },
+    ]);
+    await shadowTalliesRepository.add(h.sql, [
+      {
+        ...pair,
+        ...shadowCounts({
+          sampled: 1,
+          evaluated: 1,
+          tokensBefore: 200,
+          tokensAfterActive: 200,
+          tokensAfterCandidate: 100,
+          actedCandidate: { mask: 1 },
+        }),
+      },
+    ]);
+    const r = await h.call('GET', '/v1/tenants/acme/shadow');
+    expect(r.status).toBe(200);
+    expect(r.json).toMatchObject({ tenant: 'acme', active_version: 3, candidate: { version: 2, sample: 0.05 } });
+    expect(r.json.comparisons.map((c: { active_version: number }) => c.active_version)).toEqual([3, 1]);
+    const { first_at, updated_at, ...c } = r.json.comparisons[0];
+    expect(Date.parse(updated_at)).toBeGreaterThanOrEqual(Date.parse(first_at));
+    expect(c).toEqual({
+      active_version: 3,
+      candidate_version: 2,
+      sampled: 4,
+      evaluated: 3,
+      dropped: { queue_full: 1, busy: 0, too_large: 0, timeout: 0, failed: 0 },
+      tokens: { before: 1200, after_active: 1100, after_candidate: 500 },
+      saved: { active: 100, candidate: 700, active_share: 0.0833, candidate_share: 0.5833, candidate_minus_active: 600 },
+      components: [
+        { component: 'format', active: 2, candidate: 2 },
+        { component: 'mask', active: 0, candidate: 2 },
+      ],
+    });
+    expect((await h.call('GET', '/v1/tenants/acme/shadow?active=1')).json.comparisons.map((x: { sampled: number }) => x.sampled)).toEqual([
+      1,
+    ]);
+    expect((await h.call('GET', '/v1/tenants/acme/shadow?candidate=7')).json.comparisons).toEqual([]);
+    expect((await h.call('GET', '/v1/tenants/acme/shadow?active=x')).json.error).toMatchObject({
+      code: 'invalid_request',
+      message: expect.stringMatching(/active/),
+    });
+    expect((await h.call('GET', '/v1/tenants/acme/shadow?bogus=1')).json.error.code).toBe('invalid_request');
+    expect((await h.call('GET', '/v1/tenants/nope/shadow')).status).toBe(404);
+    expect((await h.call('GET', '/v1/tenants/other/shadow')).json).toEqual({
+      tenant: 'other',
+      active_version: null,
+      candidate: null,
+      comparisons: [],
+    });
+    // The CLI's `shadow` command is the same call.
+    expect(await runCommand(new AdminClient(h.url, ADMIN_TOKEN), ['shadow', 'acme'], {})).toEqual(
+      (await h.call('GET', '/v1/tenants/acme/shadow')).json,
+    );
+  });
+
+  it('the shadow route needs at least a viewer credential', async () => {
+    expect((await h.call('GET', '/v1/tenants/acme/shadow', { token: null })).status).toBe(401);
   });
 });

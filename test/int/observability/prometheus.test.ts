@@ -1,12 +1,16 @@
 // A real Prometheus (Debian's) scrapes a gateway that served a multi-turn session; every query of
 // every dashboard panel must parse and evaluate through the HTTP API, and each Savings and Gateway
-// health panel must return data. `promtool check metrics` lints what /metrics serves.
+// health panel must return data. `promtool check metrics` lints what /metrics serves. The session's
+// tenant is the control plane's `default`, serving SESSION_CONFIG with the agent preset's stored
+// version in shadow (every request sampled), so the shadow panels have data too.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DASHBOARDS } from '../../../apps/gateway/src/observability/dashboards';
+import { parsePipelineYaml } from '@context-guru/components';
+import { createControlSeed, type ControlSeed } from '../../support/control-seed';
 import { startGateway, type GatewayHarness } from '../../support/gateway-harness';
 import { SESSION_CONFIG, runObservedSession, startObservedUpstream, type ObservedUpstream } from '../../support/observed-session';
 
@@ -14,6 +18,7 @@ jest.setTimeout(90_000);
 
 let up: ObservedUpstream;
 let gateway: GatewayHarness;
+let seed: ControlSeed;
 let prom: ChildProcess;
 let promUrl = '';
 const dir = mkdtempSync(join(tmpdir(), 'cg-prom-'));
@@ -51,8 +56,12 @@ const concrete = (expr: string) => expr.replaceAll('$tenant', '.*').replaceAll('
 
 beforeAll(async () => {
   up = await startObservedUpstream();
-  gateway = await startGateway(up.upstream.url, { CONFIG: SESSION_CONFIG });
+  seed = await createControlSeed('prom');
+  await seed.createTenant('default', { preset: 'agent' });
+  await seed.pushConfig('default', { ...parsePipelineYaml(SESSION_CONFIG), shadow: { version: 1, sample: 1 } });
+  gateway = await startGateway(up.upstream.url, { CONFIG: SESSION_CONFIG, DATABASE_URL: seed.dbUrl, DURABLE_STORE: 'postgres' });
   await runObservedSession(gateway.url, up);
+  await gateway.gw.shadow.runner.idle();
   const port = await freePort();
   promUrl = `http://127.0.0.1:${port}`;
   const target = new URL(gateway.url).host;
@@ -81,6 +90,7 @@ afterAll(async () => {
   prom?.kill('SIGTERM');
   await gateway?.close();
   await up?.close();
+  await seed?.close();
   rmSync(dir, { recursive: true, force: true });
 });
 

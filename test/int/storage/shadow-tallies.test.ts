@@ -1,22 +1,10 @@
 // shadow_tallies on the real Postgres and on PGlite: deltas from several replicas add up per
 // version pair (drop reasons and component counts key by key), and each tenant keeps only its
 // newest pairs.
-import { migrate, shadowTalliesRepository, type ShadowCounts, type SqlClient } from '@context-guru/storage';
+import { migrate, shadowCounts, shadowTalliesRepository, type SqlClient } from '@context-guru/storage';
 import { pgliteBackend, postgresBackend, type SqlBackend } from './sql-backends';
 
 jest.setTimeout(60_000);
-
-const delta = (o: Partial<ShadowCounts>): ShadowCounts => ({
-  sampled: 0,
-  evaluated: 0,
-  dropped: {},
-  tokensBefore: 0,
-  tokensAfterActive: 0,
-  tokensAfterCandidate: 0,
-  actedActive: {},
-  actedCandidate: {},
-  ...o,
-});
 
 describe.each<[string, SqlBackend]>([
   ['postgres', postgresBackend],
@@ -34,7 +22,7 @@ describe.each<[string, SqlBackend]>([
     await shadowTalliesRepository.add(sql, [
       {
         ...pair,
-        ...delta({
+        ...shadowCounts({
           sampled: 5,
           evaluated: 4,
           dropped: { queue_full: 1 },
@@ -45,12 +33,12 @@ describe.each<[string, SqlBackend]>([
           actedCandidate: { format: 4, dedup: 2 },
         }),
       },
-      { tenant: 'other', activeVersion: 1, candidateVersion: 2, ...delta({ sampled: 1, dropped: { busy: 1 } }) },
+      { tenant: 'other', activeVersion: 1, candidateVersion: 2, ...shadowCounts({ sampled: 1, dropped: { busy: 1 } }) },
     ]);
     await shadowTalliesRepository.add(sql, [
       {
         ...pair,
-        ...delta({
+        ...shadowCounts({
           sampled: 3,
           evaluated: 1,
           dropped: { queue_full: 1, busy: 1 },
@@ -79,7 +67,11 @@ describe.each<[string, SqlBackend]>([
 
   it('keeps only the newest pairs of a tenant', async () => {
     for (let v = 1; v <= 4; v++) {
-      await shadowTalliesRepository.add(sql, [{ tenant: 'many', activeVersion: v, candidateVersion: v + 10, ...delta({ sampled: 1 }) }], 2);
+      await shadowTalliesRepository.add(
+        sql,
+        [{ tenant: 'many', activeVersion: v, candidateVersion: v + 10, ...shadowCounts({ sampled: 1 }) }],
+        2,
+      );
     }
     expect((await shadowTalliesRepository.list(sql, 'many')).map((x) => x.activeVersion)).toEqual([4, 3]);
     expect(await shadowTalliesRepository.list(sql, 'acme')).toHaveLength(1);

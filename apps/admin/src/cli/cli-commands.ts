@@ -17,6 +17,7 @@ export const USAGE = `usage: context-guru-admin <command> [args]   (ADMIN_URL, A
   filter push <tenant> <name> <file> [--activate]
   filter activate <tenant> <name> <version>
   dry-run <tenant> <openai|anthropic> <request.json> [--config FILE] [--version N]
+  shadow <tenant>                              the candidate version vs the active one, summed over replicas
   expand <tenant> <hash> --reason TEXT         an original by hash (operator; audited)
   audit list [--tenant T] [--action A] [--limit N]
   audit verify                                 check the audit hash chain`;
@@ -48,7 +49,7 @@ function readDocument(file: string): unknown {
 export async function runCommand(api: AdminClient, argv: string[], f: Flags): Promise<unknown> {
   const [group, verb, ...rest] = argv;
   const cmd = `${group ?? ''} ${verb ?? ''}`.trim();
-  switch (group === 'dry-run' || group === 'expand' ? group : cmd) {
+  switch (group === 'dry-run' || group === 'expand' || group === 'shadow' ? group : cmd) {
     case 'tenant create': {
       const [id] = need(rest, 1, 'tenant id');
       return api.call('POST', '/v1/tenants', { id, name: f.name ?? id });
@@ -99,6 +100,8 @@ export async function runCommand(api: AdminClient, argv: string[], f: Flags): Pr
       if (f.version) body.version = Number(f.version);
       return api.call('POST', `/v1/tenants/${enc(t!)}/dry-run`, body);
     }
+    case 'shadow':
+      return api.call('GET', `/v1/tenants/${enc(need([verb ?? ''].filter(Boolean), 1, 'tenant id')[0]!)}/shadow`);
     case 'expand': {
       const [t, id] = need([verb ?? '', ...rest].filter(Boolean), 2, 'tenant id and hash');
       if (!f.reason) throw new CliError('expand needs --reason (it is recorded in the audit log)', 'usage');

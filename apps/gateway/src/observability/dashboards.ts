@@ -86,6 +86,10 @@ const quantiles = (m: string, by: string) =>
     q(`histogram_quantile(${p}, sum by (le, ${by}) (rate(${m}_bucket[$__rate_interval])))`, `p${p * 100} {{${by}}}`),
   );
 
+/** 1 - after/before for one side of the shadow comparison, per tenant. */
+const shadowShare = (side: 'active' | 'candidate') =>
+  `1 - sum by (tenant) (${rate('cg_shadow_tokens_total', `${T},side="${side}"`)}) / sum by (tenant) (${rate('cg_shadow_tokens_total', `${T},side="before"`)})`;
+
 export const SAVINGS = dashboard(
   'cg-savings',
   'context-guru / Savings',
@@ -173,6 +177,51 @@ export const SAVINGS = dashboard(
       'short',
       12,
       24,
+    ),
+    panel(
+      9,
+      'Shadow: share of tokens removed, candidate vs active (same requests)',
+      [q(shadowShare('active'), 'active {{tenant}}'), q(shadowShare('candidate'), 'candidate {{tenant}}')],
+      'percentunit',
+      0,
+      32,
+      12,
+      8,
+      'On the sampled requests the candidate config version was evaluated on, off the hot path: the share of content tokens each pipeline removed. GET /v1/tenants/{id}/shadow has the figures summed over replicas.',
+    ),
+    panel(
+      10,
+      'Shadow: requests sampled, evaluated and dropped',
+      [
+        q(`sum by (tenant) (${rate('cg_shadow_sampled_total')})`, 'sampled {{tenant}}'),
+        q(`sum by (tenant) (${rate('cg_shadow_evaluated_total')})`, 'evaluated {{tenant}}'),
+        q(`sum by (tenant, reason) (${rate('cg_shadow_dropped_total')})`, 'dropped {{reason}} {{tenant}}'),
+      ],
+      'reqps',
+      12,
+      32,
+      12,
+      8,
+      'Drops are sampled requests the gateway was too busy for (queue_full, busy), too large, too slow (timeout) or that failed.',
+    ),
+    panel(
+      11,
+      'Shadow: components that acted, candidate vs active',
+      [q(`sum by (component, side) (${rate('cg_shadow_component_acted_total')})`, '{{side}} {{component}}')],
+      'reqps',
+      0,
+      40,
+    ),
+    panel(
+      12,
+      'Shadow: candidate version vs active version',
+      [
+        q(`max by (tenant) (cg_shadow_candidate_version{${T}})`, 'candidate {{tenant}}'),
+        q(`max by (tenant) (cg_config_version{${T}}) and on (tenant) cg_shadow_candidate_version`, 'active {{tenant}}'),
+      ],
+      'none',
+      12,
+      40,
     ),
   ],
 );

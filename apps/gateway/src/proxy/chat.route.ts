@@ -12,6 +12,7 @@ import { chatRoute, openExchange } from './chat/chat-exchange';
 import { forwardStep } from './chat/forward.step';
 import { prepareStep } from './chat/prepare.step';
 import { respondStep } from './chat/respond.step';
+import { offerShadow } from '../shadow/shadow-hook';
 
 export function chatHandler(gw: GatewayContext, dialect: Dialect) {
   const route = chatRoute(gw, dialect);
@@ -24,6 +25,7 @@ export function chatHandler(gw: GatewayContext, dialect: Dialect) {
     if (forward.kind === 'stop') return stopped(reply, forward, x);
     const answering = forwardStep(x, forward, reply);
     // The upstream call is under way here: work scheduled now runs beside it, off the hot path.
+    offerShadow(x, forward);
     const answered = await answering;
     if (answered.kind === 'stop') return stopped(reply, answered, x);
     return respondStep(x, reply, answered);

@@ -3,7 +3,7 @@
 // the shared store (every replica's deltas sum there). Bounded: at most MAX_PAIRS pairs are held
 // (the least recently touched go first); component keys come from the pipeline's own reports.
 import type { Report } from '@context-guru/components';
-import type { ShadowCounts, ShadowPair } from '@context-guru/storage';
+import { shadowCounts, type ShadowCounts, type ShadowPair } from '@context-guru/storage';
 import type { GatewayMetrics } from '../observability/metrics';
 
 export const DROP_REASONS = ['queue_full', 'busy', 'too_large', 'timeout', 'failed'] as const;
@@ -19,17 +19,6 @@ export interface ShadowComparison {
   actedActive: readonly string[];
   actedCandidate: readonly string[];
 }
-
-export const zeroCounts = (): ShadowCounts => ({
-  sampled: 0,
-  evaluated: 0,
-  dropped: {},
-  tokensBefore: 0,
-  tokensAfterActive: 0,
-  tokensAfterCandidate: 0,
-  actedActive: {},
-  actedCandidate: {},
-});
 
 /** Components that removed tokens (the `acted` of cg_component_runs_total). */
 export function actedComponents(reports: readonly Report[]): string[] {
@@ -114,7 +103,7 @@ export class ShadowLedger {
     const k = pairKey(pair);
     let e = map.get(k);
     if (e && touch) map.delete(k);
-    e ??= { pair: { ...pair }, counts: zeroCounts() };
+    e ??= { pair: { ...pair }, counts: shadowCounts() };
     map.set(k, e);
     if (map.size > MAX_PAIRS) map.delete(map.keys().next().value!);
     return e;

@@ -50,7 +50,10 @@ export function revisionOf(pipeline: Pipeline): string {
 
 function build(document: PipelineDocument): BuiltConfig {
   const built = buildPipeline(document);
-  revisions.set(built.pipeline, createHash('sha256').update(JSON.stringify(document)).digest('hex').slice(0, 16));
+  // Naming a shadow candidate changes nothing this pipeline forwards: not part of its revision.
+  const forwarding: PipelineDocument = { ...document };
+  delete forwarding.shadow;
+  revisions.set(built.pipeline, createHash('sha256').update(JSON.stringify(forwarding)).digest('hex').slice(0, 16));
   return built;
 }
 

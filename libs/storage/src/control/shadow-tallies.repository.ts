@@ -19,6 +19,19 @@ export interface ShadowCounts {
   actedCandidate: Record<string, number>;
 }
 
+/** Counts of nothing yet, optionally with some filled in. */
+export const shadowCounts = (o: Partial<ShadowCounts> = {}): ShadowCounts => ({
+  sampled: 0,
+  evaluated: 0,
+  dropped: {},
+  tokensBefore: 0,
+  tokensAfterActive: 0,
+  tokensAfterCandidate: 0,
+  actedActive: {},
+  actedCandidate: {},
+  ...o,
+});
+
 export interface ShadowPair {
   tenant: string;
   activeVersion: number;

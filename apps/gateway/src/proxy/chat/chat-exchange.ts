@@ -3,6 +3,7 @@
 import type { GatewayContext } from '../../gateway-context';
 import type { ModelCall } from '../../observability/model-meter';
 import type { RequestTrace } from '../../observability/request-trace';
+import type { ShadowTicket } from '../../shadow/shadow-runner';
 import type { TenantRuntime } from '../../tenancy/tenant-runtime';
 import type { Dialect } from '../../wire/wire.types';
 import type { HotRequest } from '../hot-http';
@@ -34,9 +35,11 @@ export interface ChatExchange {
   readonly trace: RequestTrace | undefined;
   /** Calls the pipeline's model-backed components made, billed to this request. */
   readonly modelCalls: ModelCall[];
+  /** Picked for shadow evaluation of the tenant's candidate config (apps/gateway/src/shadow). */
+  readonly shadow: ShadowTicket | undefined;
 }
 
 export function openExchange(gw: GatewayContext, route: ChatRoute, req: HotRequest, tenant: TenantRuntime, started: number): ChatExchange {
   const trace = gw.tracing?.begin(req.headers, route.dialect, route.path);
-  return { gw, route, req, started, tenant, trace, modelCalls: [] };
+  return { gw, route, req, started, tenant, trace, modelCalls: [], shadow: gw.shadow.runner.pick(tenant) };
 }
