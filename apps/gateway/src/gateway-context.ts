@@ -1,6 +1,6 @@
 // Everything the gateway's request path depends on, built once at boot from the parsed
 // environment. Nest wires it into controllers; the hot path uses it as plain data.
-import { REGISTRY, closeSharedSandbox, systemClock, type Clock, type HotStore } from '@context-guru/components';
+import { REGISTRY, systemClock, type Clock, type HotStore } from '@context-guru/components';
 import {
   EphemeralHotStore,
   createStores,
@@ -19,6 +19,7 @@ import { UsageAccounting } from './observability/usage-accounting';
 import { startTracing, type Tracing } from './observability/tracing';
 import { UpstreamClient } from './proxy/upstream.client';
 import { TurnCache } from './wire/turn-cache';
+import { LearnedKeys } from './session/session-run';
 import { CompressionGate } from './proxy/compression-gate';
 import { createShadow, type Shadow } from './shadow/shadow.factory';
 import type { TenantResolver } from './tenancy/tenant-resolver';
@@ -54,6 +55,8 @@ export interface GatewayContext {
   /** The compaction models' process-wide limiter, spend and connection pool. */
   models: ModelRuntime;
   turns: TurnCache;
+  /** Content keys each session's components asked beyond its message texts (a re-run saver). */
+  learned: LearnedKeys;
   /** Bounds the compression backlog; requests past it are shed (cg_shed_total). */
   compression: CompressionGate;
   /** Shadow evaluation of each tenant's candidate config version, off the hot path. */
@@ -140,6 +143,7 @@ export async function createGatewayContext(env: Env, overrides: ContextOverrides
     tracing,
     models,
     turns: new TurnCache(turnCacheChars(env.turnCacheMb)),
+    learned: new LearnedKeys(),
     compression,
     shadow,
     schema: async () => stores?.schema(),
@@ -150,7 +154,7 @@ export async function createGatewayContext(env: Env, overrides: ContextOverrides
       await tracing?.shutdown();
       await upstream.close();
       await models.dispatcher.close();
-      await closeSharedSandbox();
+      await models.sandbox.close();
       await stores?.close();
     },
   };

@@ -78,6 +78,15 @@ export type ComponentKind = 'reformat' | 'offload';
 /** Gate name → count of messages the component passed over for that reason. */
 export type GateHistogram = Record<string, number>;
 
+/**
+ * A tally a component notes for the operator's /stats (which outputs no filter matched, what each
+ * filter saved). The component only reports it; the gateway keeps the counters, per context, and
+ * counts a run's entries once, from the run whose messages were forwarded.
+ */
+export type LedgerEntry =
+  | { kind: 'selector_miss'; selector: string; contentKey: string }
+  | { kind: 'filter_act'; filter: string; family: string; savedTokens: number; stashKey?: string };
+
 export interface ComponentOutcome {
   /** Stash ids of originals this run offloaded (Offloads must return them when they drop content). */
   keys?: string[];
@@ -86,6 +95,7 @@ export interface ComponentOutcome {
   /** The change cannot be undone by expand (marker_mode summary/off); exempt from the keys rule. */
   irreversible?: boolean;
   gates?: GateHistogram;
+  ledger?: LedgerEntry[];
 }
 
 export interface Report {
@@ -101,6 +111,8 @@ export interface Report {
   error?: string;
   changed: number[];
   gates: GateHistogram;
+  /** The run's ledger entries (absent when it noted none). */
+  ledger?: LedgerEntry[];
 }
 
 export interface Component {

@@ -48,6 +48,7 @@ export class Pipeline {
         report.keys = outcome.keys ?? [];
         report.skipped = outcome.skipped ?? false;
         report.irreversible = outcome.irreversible ?? false;
+        if (outcome.ledger?.length) report.ledger = outcome.ledger;
         // Only changed messages are re-measured: a warm turn touches few of hundreds.
         const changed = changedIndices(snapshot, working);
         const after = working.length === snapshot.length ? perMessage.slice() : working.map(messageTokens);

@@ -1,16 +1,22 @@
 // cmdfilter over the DSL: config-time compilation and errors, pairing outputs with their commands,
 // loss-typed hints, stash-before-rewrite, determinism and replay, the miss ledger and act
 // counters — and, over every builtin's inline test inputs, that it never grows a message.
-import { ConfigError, Pipeline, SUMMARY_SENTINEL, countTokens, findDefinition, markerIds, type Message } from '@context-guru/components';
-import { builtinDocuments, splitTranscript } from '@context-guru/dsl';
 import {
-  cmdfilterActs,
-  cmdfilterComponent,
-  cmdfilterMissLedger,
-  commandOf,
-  lossHint,
-} from '../../../libs/components/src/offload/cmdfilter.component';
+  ConfigError,
+  Pipeline,
+  SUMMARY_SENTINEL,
+  countTokens,
+  findDefinition,
+  markerIds,
+  type Message,
+  type Report,
+} from '@context-guru/components';
+import { builtinDocuments, splitTranscript } from '@context-guru/dsl';
+import { cmdfilterComponent, commandOf, lossHint } from '../../../libs/components/src/offload/cmdfilter.component';
+import { CmdfilterLedgers } from '../../../apps/gateway/src/ops/ledgers';
+import { emptyReport } from '../../../apps/gateway/src/observability/request-report';
 import { testCtx } from '../../support/ctx';
+import { PYTEST_RUN, SHOP_README } from '../../support/command-outputs';
 
 const def = findDefinition('cmdfilter')!;
 const make = (raw?: unknown) => def.create(def.options(raw, 'components.cmdfilter'));
@@ -26,22 +32,7 @@ function transcript(command: string | undefined, output: string, id = 'call_1'):
   return msgs;
 }
 
-const PYTEST = [
-  '============================= test session starts ==============================',
-  'platform linux -- Python 3.11.7, pytest-9.0.3, pluggy-1.6.0',
-  'rootdir: /srv/shop',
-  'collected 24 items',
-  '',
-  ...Array.from(
-    { length: 23 },
-    (_, i) => `tests/test_cart.py::test_case_${i} PASSED${' '.repeat(20)}[ ${String(Math.round((i + 1) * 4.1)).padStart(2)}%]`,
-  ),
-  'tests/test_cart.py::test_discount_rounding FAILED                     [100%]',
-  '',
-  'FAILED tests/test_cart.py::test_discount_rounding - assert 4.995 == 5',
-  '========================= 1 failed, 23 passed in 0.31s =========================',
-  '',
-].join('\n');
+const PYTEST = PYTEST_RUN;
 
 const INLINE_CAP = `schema_version: 1
 filters:
@@ -103,9 +94,20 @@ describe('cmdfilter options', () => {
 });
 
 describe('cmdfilter run', () => {
+  // The gateway keeps the ledgers, fed from each forwarded run's reports.
+  let ledgers: CmdfilterLedgers;
+  const recorded = <R extends { reports: Report[] }>(r: R, tenant = 't'): R => {
+    ledgers.record({ ...emptyReport('openai', tenant), reports: r.reports });
+    return r;
+  };
+  const snapshot = () =>
+    ledgers.snapshot() as {
+      cmdfilter_filters?: Record<string, unknown>;
+      cmdfilter_families?: Record<string, { acts: number }>;
+      cmdfilter_selector_misses?: unknown;
+    };
   beforeEach(() => {
-    cmdfilterMissLedger.reset();
-    cmdfilterActs.reset();
+    ledgers = new CmdfilterLedgers();
   });
 
   it('is enabled only when at least one filter is loaded', async () => {
@@ -118,7 +120,7 @@ describe('cmdfilter run', () => {
 
   it('stashes the original first, then writes the filtered text + marker + Whole hint', async () => {
     const ctx = testCtx();
-    const r = await new Pipeline([make()]).run(transcript('python -m pytest -v', PYTEST), ctx);
+    const r = recorded(await new Pipeline([make()]).run(transcript('python -m pytest -v', PYTEST), ctx));
     const text = r.messages[3]!.content as string;
     const [id] = markerIds(text);
     expect(ctx.stash.entries.get(id!)).toBe(PYTEST);
@@ -128,12 +130,12 @@ describe('cmdfilter run', () => {
         '========================= 1 failed, 23 passed in 0.31s =========================\n' +
         `<<cg:${id}>> [full output: call context_guru_expand]`,
     );
-    expect(cmdfilterActs.snapshot().filters.pytest).toEqual({
+    expect(snapshot().cmdfilter_filters!.pytest).toEqual({
       acts: 1,
       saved_tokens: countTokens(PYTEST) - countTokens(text),
       saved_tokens_unique: countTokens(PYTEST) - countTokens(text),
     });
-    expect(cmdfilterActs.snapshot().families.tests!.acts).toBe(1);
+    expect(snapshot().cmdfilter_families!.tests!.acts).toBe(1);
   });
 
   it('appends the Tail hint for a clean tail cut and no hint when nothing was lost', () => {
@@ -170,19 +172,22 @@ describe('cmdfilter run', () => {
 
   it('replays its frozen decision byte-identically on the next turn, even in the cached prefix', async () => {
     const first = testCtx();
-    const t1 = await new Pipeline([make()]).run(transcript('pytest -v', PYTEST), first);
+    const t1 = recorded(await new Pipeline([make()]).run(transcript('pytest -v', PYTEST), first));
     const next = testCtx({ cache: { aware: true, maxCachedIdx: 10 }, snapshot: { frozen: first.state.newFrozen } });
-    const t2 = await new Pipeline([make()]).run(transcript('pytest -v', PYTEST), next);
+    const t2 = recorded(await new Pipeline([make()]).run(transcript('pytest -v', PYTEST), next));
     expect(t2.messages[3]!.content).toBe(t1.messages[3]!.content);
     expect([...next.stash.entries.values()]).toEqual([PYTEST]);
-    expect(cmdfilterActs.snapshot().filters.pytest!.acts).toBe(1);
+    expect((snapshot().cmdfilter_filters!.pytest as { acts: number }).acts).toBe(1);
   });
 
   it('records unmatched outputs in the miss ledger by their first line, never the command', async () => {
-    const catOut = `# Shop service\n\n${'The checkout flow is documented in docs/checkout.md. '.repeat(12)}\n`;
-    await new Pipeline([make()]).run(transcript('cat README.md', catOut), testCtx());
-    await new Pipeline([make()]).run(transcript('cat README.md', catOut), testCtx());
-    expect(cmdfilterMissLedger.top()).toEqual([{ selector: '# Shop service', count: 1 }]);
+    const catOut = SHOP_README;
+    recorded(await new Pipeline([make()]).run(transcript('cat README.md', catOut), testCtx()));
+    recorded(await new Pipeline([make()]).run(transcript('cat README.md', catOut), testCtx()));
+    expect(snapshot().cmdfilter_selector_misses).toEqual([{ selector: '# Shop service', count: 1 }]);
+    // Another tenant's identical output is its own miss: one tenant's repeat never hides another's.
+    recorded(await new Pipeline([make()]).run(transcript('cat README.md', catOut), testCtx()), 'other');
+    expect(snapshot().cmdfilter_selector_misses).toEqual([{ selector: '# Shop service', count: 2 }]);
   });
 
   it('pairs an output with its command: arguments.command, an argv, else the tool name', () => {

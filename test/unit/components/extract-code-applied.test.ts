@@ -3,10 +3,9 @@
 // and the marker, nothing the deterministic projection would have added around them.
 import { Pipeline, type Ctx, type Message } from '@context-guru/components';
 import { extractComponent } from '../../../libs/components/src/offload/extract.component';
-import { closeSharedSandbox } from '../../../libs/components/src/offload/extract/sandbox/sandbox-pool';
-import { clearReplyMemo } from '../../../libs/components/src/offload/model/reply-memo';
 import { parseModelEnv } from '../../../apps/gateway/src/model/model-env';
 import { createModelRuntime, createModelSources } from '../../../apps/gateway/src/model/model-resolver';
+import type { ModelRuntime } from '../../../apps/gateway/src/model/http-model';
 import { program, startFakeModel, type FakeModelServer } from '../../support/fake-model-server';
 import { testCtx } from '../../support/ctx';
 
@@ -30,12 +29,11 @@ let model: FakeModelServer;
 beforeAll(async () => {
   model = await startFakeModel(() => program(KEEP_ERRORS));
 });
+const runtimes: ModelRuntime[] = [];
 afterAll(async () => {
   await model.close();
-  await closeSharedSandbox();
+  await Promise.all(runtimes.map((rt) => rt.sandbox.close()));
 });
-beforeEach(() => clearReplyMemo());
-
 function ctxWithModel(): Ctx {
   const env = parseModelEnv({
     CHEAP_MODEL: 'claude-haiku-4-5',
@@ -43,11 +41,9 @@ function ctxWithModel(): Ctx {
     CHEAP_MODEL_KEY: 'k',
     CONTEXT_GURU_LLM_TIMEOUT: '5000ms',
   });
-  const models = createModelSources(
-    env,
-    { dialect: 'openai', model: undefined, upstreamBase: model.url, headers: {} },
-    createModelRuntime(env),
-  );
+  const rt = createModelRuntime(env);
+  runtimes.push(rt);
+  const models = createModelSources(env, { dialect: 'openai', model: undefined, upstreamBase: model.url, headers: {} }, rt);
   return { ...testCtx(), models };
 }
 

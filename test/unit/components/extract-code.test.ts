@@ -6,7 +6,6 @@ import { join } from 'node:path';
 import { Pipeline, contentKey, frozenSlot, type Ctx, type Message } from '@context-guru/components';
 import { extractComponent } from '../../../libs/components/src/offload/extract.component';
 import { closeSharedSandbox } from '../../../libs/components/src/offload/extract/sandbox/sandbox-pool';
-import { clearReplyMemo } from '../../../libs/components/src/offload/model/reply-memo';
 import { isCharSubsequence, isDeletionOnly } from '../../../libs/components/src/offload/extract/subsequence';
 import { parseModelEnv } from '../../../apps/gateway/src/model/model-env';
 import { createModelRuntime, createModelSources } from '../../../apps/gateway/src/model/model-resolver';
@@ -33,13 +32,21 @@ afterAll(async () => {
   await model.close();
   await closeSharedSandbox();
 });
+// Each runtime owns its program sandbox (as each gateway context does): closed after its test.
+const runtimes: ModelRuntime[] = [];
+afterEach(async () => {
+  await Promise.all(runtimes.splice(0).map((rt) => rt.sandbox.close()));
+});
 beforeEach(() => {
-  clearReplyMemo();
   model.calls.length = 0;
   model.setScript(() => program(KEEP_AUTH));
 });
 
-function withModel(script?: ModelScript, base: Partial<Parameters<typeof testCtx>[0]> = {}): { ctx: TestCtx & Ctx; rt: ModelRuntime } {
+function withModel(
+  script?: ModelScript,
+  base: Partial<Parameters<typeof testCtx>[0]> = {},
+  shared?: ModelRuntime,
+): { ctx: TestCtx & Ctx; rt: ModelRuntime } {
   if (script) model.setScript(script);
   const env = parseModelEnv({
     CHEAP_MODEL: 'claude-haiku-4-5',
@@ -47,7 +54,8 @@ function withModel(script?: ModelScript, base: Partial<Parameters<typeof testCtx
     CHEAP_MODEL_KEY: 'k',
     CONTEXT_GURU_LLM_TIMEOUT: '300ms',
   });
-  const rt = createModelRuntime(env);
+  const rt = shared ?? createModelRuntime(env);
+  runtimes.push(rt);
   const models = createModelSources(env, { dialect: 'openai', model: undefined, upstreamBase: model.url, headers: {} }, rt);
   return { ctx: { ...testCtx(base), models }, rt };
 }
@@ -133,15 +141,19 @@ describe('extract strategy: code', () => {
   });
 
   it('pays once when the same request runs its pipeline twice (a prefetch re-run or a client retry)', async () => {
-    const { ctx } = withModel();
+    const { ctx, rt } = withModel();
     const a = await new Pipeline([make()]).run(logCase(), ctx);
-    const { ctx: again } = withModel(() => ({ status: 500, body: 'must not be called' }));
+    const { ctx: again } = withModel(() => ({ status: 500, body: 'must not be called' }), {}, rt);
     const b = await new Pipeline([make()]).run(logCase(), again);
     expect(model.calls).toHaveLength(1);
     expect(b.messages).toEqual(a.messages);
-    const { ctx: otherSession } = withModel(undefined, { session: 'sess-2' });
+    const { ctx: otherSession } = withModel(undefined, { session: 'sess-2' }, rt);
     await new Pipeline([make()]).run(logCase(), otherSession);
     expect(model.calls).toHaveLength(2);
+    // Another runtime (another gateway in this process) has its own memo: it asks the model itself.
+    const { ctx: otherGateway } = withModel();
+    await new Pipeline([make()]).run(logCase(), otherGateway);
+    expect(model.calls).toHaveLength(3);
   });
 
   it('makes one call for identical outputs in one request', async () => {
@@ -197,7 +209,7 @@ describe('extract strategy: code', () => {
     const kept = JSON.parse((ok.messages[2]!.content as string).split('\n')[0]!) as Array<{ number: number }>;
     expect(kept.map((i) => i.number)).toEqual([4127, 4119, 4102]);
 
-    clearReplyMemo();
+    // A fresh runtime is a fresh reply memo: the second program is really asked for.
     const { ctx: ctx2 } = withModel(() =>
       program(`return JSON.stringify(${select}.map((i) => ({ ...i, title: i.title.toUpperCase() })));`),
     );

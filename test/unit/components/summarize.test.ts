@@ -5,7 +5,6 @@ import { Pipeline, buildPipeline, frozenSlot, type Message } from '@context-guru
 import { summarizeComponent } from '../../../libs/components/src/offload/summarize.component';
 import { SUMMARY_CHECKPOINT_KEY, readCheckpoint } from '../../../libs/components/src/offload/summarize/checkpoint';
 import { MASKED } from '../../../libs/components/src/offload/summarize/summary-prompt';
-import { clearReplyMemo } from '../../../libs/components/src/offload/model/reply-memo';
 import { parseModelEnv } from '../../../apps/gateway/src/model/model-env';
 import { createModelRuntime, createModelSources } from '../../../apps/gateway/src/model/model-resolver';
 import { decodeRequest } from '../../../apps/gateway/src/wire/request.wire';
@@ -25,7 +24,6 @@ beforeAll(async () => {
 });
 afterAll(() => model.close());
 beforeEach(() => {
-  clearReplyMemo();
   model.calls.length = 0;
   model.setScript(() => ({ text: `<summary>${SUMMARY}</summary>` }));
 });

@@ -2,7 +2,7 @@
 // concurrency cap, a per-call deadline that includes waiting for a slot, spend recorded on every
 // path, and errors that never carry the endpoint URL or a credential.
 import { Agent, request } from 'undici';
-import type { Dialect, ModelClient, ModelReply, ModelRequest } from '@context-guru/components';
+import type { Dialect, ModelClient, ModelReply, ModelRequest, ReplyCache, SandboxPool } from '@context-guru/components';
 import type { ConcurrencyLimiter } from './concurrency-limiter';
 import type { ModelEnv } from './model-env';
 import type { SpendRecorder } from './spend-recorder';
@@ -13,6 +13,10 @@ export interface ModelRuntime {
   limiter: ConcurrencyLimiter;
   spend: SpendRecorder;
   dispatcher: Agent;
+  /** Recent replies per tenant and session: a re-run or a retry never pays for a call twice. */
+  replies: ReplyCache;
+  /** The pool model-written programs run in (extract's code strategy); closed with the gateway. */
+  sandbox: SandboxPool;
 }
 
 export interface Endpoint {

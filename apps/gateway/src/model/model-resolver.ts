@@ -2,7 +2,7 @@
 // route's upstream with the caller's own credential — exactly the auth headers the forward sends,
 // tenant keys and x-context-guru-* headers excluded. `config` is the operator's cheap model.
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Dialect, ModelClient, ModelSources } from '@context-guru/components';
+import { ReplyMemo, SandboxPool, type Dialect, type ModelClient, type ModelSources } from '@context-guru/components';
 import { upstreamRequestHeaders } from '../proxy/forward-headers';
 import { ANTHROPIC_VERSION, anthropicModel } from './anthropic.model';
 import { ConcurrencyLimiter } from './concurrency-limiter';
@@ -24,15 +24,14 @@ export interface IncomingRequest {
 }
 
 export function createModelRuntime(env: ModelEnv): ModelRuntime {
-  return { env, limiter: new ConcurrencyLimiter(env.concurrent), spend: new SpendRecorder(), dispatcher: newModelDispatcher() };
-}
-
-let processRuntime: ModelRuntime | undefined;
-
-/** The one runtime of this process (the limiter and the spend are process-wide by definition). */
-export function processModelRuntime(env: ModelEnv): ModelRuntime {
-  processRuntime ??= createModelRuntime(env);
-  return processRuntime;
+  return {
+    env,
+    limiter: new ConcurrencyLimiter(env.concurrent),
+    spend: new SpendRecorder(),
+    dispatcher: newModelDispatcher(),
+    replies: new ReplyMemo(),
+    sandbox: new SandboxPool(),
+  };
 }
 
 /** The forward's auth headers, reduced to credentials; OAuth callers keep their oauth beta flag. */
@@ -65,8 +64,8 @@ function cheapHeaders(c: CheapModel): Record<string, string> {
   return h;
 }
 
-export function createModelSources(env: ModelEnv, request: IncomingRequest, rt: ModelRuntime = processModelRuntime(env)): ModelSources {
-  const sources: ModelSources = {};
+export function createModelSources(env: ModelEnv, request: IncomingRequest, rt: ModelRuntime): ModelSources {
+  const sources: ModelSources = { replies: rt.replies, sandbox: rt.sandbox };
   if (typeof request.model === 'string' && request.model.trim()) {
     const headers = incomingAuthHeaders(request.dialect, request.headers);
     sources.incoming = client(request.dialect, { base: request.upstreamBase, model: request.model, headers }, rt);

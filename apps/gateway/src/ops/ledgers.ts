@@ -1,13 +1,32 @@
 // The cmdfilter ledgers surfaced in /stats: which command outputs still pass through unfiltered,
-// and what each filter and family saved. Keys are omitted while empty (append-only contract).
-import { cmdfilterActs, cmdfilterMissLedger } from '@context-guru/components';
+// and what each filter and family saved. One set per gateway context, fed from the reports of
+// the runs whose messages were forwarded (a re-run or a reverted component counts nothing), so
+// two gateways in one process never see each other's traffic. Content keys are scoped by tenant:
+// one tenant's repeat never hides another's. Keys are omitted while empty (append-only contract).
+import { FilterActStats, SelectorMissLedger } from '@context-guru/dsl';
+import type { RequestReport } from '../observability/request-report';
 
-export function cmdfilterLedgers(): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  const { filters, families } = cmdfilterActs.snapshot();
-  if (Object.keys(filters).length) out.cmdfilter_filters = filters;
-  if (Object.keys(families).length) out.cmdfilter_families = families;
-  const misses = cmdfilterMissLedger.top(20);
-  if (misses.length) out.cmdfilter_selector_misses = misses;
-  return out;
+export class CmdfilterLedgers {
+  private readonly misses = new SelectorMissLedger(200, 120);
+  private readonly acts = new FilterActStats();
+
+  record(r: RequestReport): void {
+    for (const report of r.reports) {
+      if (report.reverted || !report.ledger) continue;
+      for (const e of report.ledger) {
+        if (e.kind === 'selector_miss') this.misses.record(e.selector, `${r.tenant}\u0000${e.contentKey}`);
+        else this.acts.record(e.filter, e.family, e.savedTokens, e.stashKey === undefined ? undefined : `${r.tenant}\u0000${e.stashKey}`);
+      }
+    }
+  }
+
+  snapshot(): Record<string, unknown> {
+    const out: Record<string, unknown> = {};
+    const { filters, families } = this.acts.snapshot();
+    if (Object.keys(filters).length) out.cmdfilter_filters = filters;
+    if (Object.keys(families).length) out.cmdfilter_families = families;
+    const misses = this.misses.top(20);
+    if (misses.length) out.cmdfilter_selector_misses = misses;
+    return out;
+  }
 }

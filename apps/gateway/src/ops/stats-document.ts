@@ -2,11 +2,10 @@
 // embedded process, so both always show the same figures.
 import type { GatewayContext } from '../gateway-context';
 import { DEFAULT_TENANT } from '../tenancy/tenant-runtime';
-import { cmdfilterLedgers } from './ledgers';
 import { shadowStats } from '../shadow/shadow-view';
 
 export function statsDocument(gw: GatewayContext, tenant: string): Record<string, unknown> {
-  // Process-wide ledgers (command selectors, model spend, freeze health) are the operator's:
+  // The gateway-wide ledgers (command selectors, model spend, freeze health) are the operator's:
   // only the default tenant's view carries them.
   let extra: Record<string, unknown> = {};
   if (tenant === DEFAULT_TENANT) {
@@ -15,7 +14,7 @@ export function statsDocument(gw: GatewayContext, tenant: string): Record<string
       frozen_dropped: health.frozenDropped,
       frozen_repaired: health.frozenRepaired,
       frozen_flips: Math.max(0, health.frozenDropped - health.frozenRepaired),
-      ...cmdfilterLedgers(),
+      ...gw.stats.ledgers.snapshot(),
       ...gw.models.spend.snapshot(),
     };
   }

@@ -6,6 +6,7 @@ import type { Pipeline } from '@context-guru/components';
 import type { InjectMode } from '../env';
 import { emptyReport } from '../observability/request-report';
 import { errorText } from '../observability/logger';
+import { LearnedKeys } from '../session/session-run';
 import { decodeStep, type Decoded } from './prepare/decode.step';
 import { encodeStep } from './prepare/encode.step';
 import { flushStep } from './prepare/flush.step';
@@ -25,7 +26,13 @@ export function isTransparent(pipeline: Pipeline, injectMode: InjectMode, replay
 
 /** Decoding errors propagate (the caller answers 400); everything after decoding fails open. */
 export async function prepareRequest(deps: PrepareDeps, input: PrepareInput): Promise<Prepared> {
-  const p: Preparing = { deps, input, report: emptyReport(input.route, input.tenant.id), started: performance.now() };
+  const p: Preparing = {
+    deps,
+    input,
+    report: emptyReport(input.route, input.tenant.id),
+    learned: deps.learned ?? new LearnedKeys(),
+    started: performance.now(),
+  };
   // An empty pipeline is a transparent proxy (preset off): nothing to decide, no tool to inject
   // unless INJECT_EXPAND=always, so the client's bytes go out as they came.
   if (isTransparent(input.pipeline, deps.injectMode, input.tenant.replays)) return untouched(p);

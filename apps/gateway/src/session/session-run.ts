@@ -31,8 +31,9 @@ const MAX_SESSIONS = 10_000;
 const MAX_KEYS_PER_SESSION = 50_000;
 
 /**
- * Keys a session's components asked about beyond the message texts (process-local, bounded). Only
- * a speed-up: a replica that never saw the session learns them on its first run.
+ * Keys a session's components asked about beyond the message texts (bounded; one per gateway
+ * context, scoped by tenant and session). Only a speed-up: a replica that never saw the session
+ * learns them on its first run.
  */
 export class LearnedKeys {
   private readonly sessions = new Map<string, Set<string>>();
@@ -57,8 +58,6 @@ export class LearnedKeys {
   }
 }
 
-export const learnedKeys = new LearnedKeys();
-
 export interface SessionRun {
   result: PipelineResult;
   state: RecordingSessionView;
@@ -76,7 +75,7 @@ export interface SessionRunInput {
   keys: readonly string[];
   /** Runs the pipeline once over a fresh stash and session view. */
   run: (stash: BufferedStash, state: RecordingSessionView) => Promise<PipelineResult>;
-  learned?: LearnedKeys;
+  learned: LearnedKeys;
   /** The first load, started by the caller (beside its other reads) with `loadSessionFor`. */
   loaded?: LoadedSession;
 }
@@ -90,8 +89,7 @@ export interface LoadedSession {
 export async function loadSessionFor(
   i: Pick<SessionRunInput, 'store' | 'tenant' | 'session' | 'keys' | 'learned'>,
 ): Promise<LoadedSession> {
-  const learned = i.learned ?? learnedKeys;
-  const asked = new Set([...i.keys, ...learned.get(`${i.tenant}\u0000${i.session}`)]);
+  const asked = new Set([...i.keys, ...i.learned.get(`${i.tenant}\u0000${i.session}`)]);
   return { asked, snapshot: await i.store.loadSession(i.tenant, i.session, [...asked]) };
 }
 
@@ -111,7 +109,7 @@ function merge(a: SessionSnapshot, b: SessionSnapshot): SessionSnapshot {
 }
 
 export async function runWithSession(i: SessionRunInput): Promise<SessionRun> {
-  const learned = i.learned ?? learnedKeys;
+  const learned = i.learned;
   const scope = `${i.tenant}\u0000${i.session}`;
   const first = await (i.loaded ?? loadSessionFor(i));
   const asked = first.asked;

@@ -6,9 +6,7 @@
 import { Type } from '@sinclair/typebox';
 import {
   DslError,
-  FilterActStats,
   FilterSet,
-  SelectorMissLedger,
   applyFilter,
   builtinDocuments,
   loadFilterDocument,
@@ -16,7 +14,15 @@ import {
   type FilterResult,
   type ParsedDocument,
 } from '@context-guru/dsl';
-import { defineComponent, type Component, type ComponentOutcome, type Ctx, type Message, type ToolCall } from '../component';
+import {
+  defineComponent,
+  type Component,
+  type ComponentOutcome,
+  type Ctx,
+  type LedgerEntry,
+  type Message,
+  type ToolCall,
+} from '../component';
 import { MarkerModeOption, NonNegInt } from '../shared/common-options';
 import { ConfigError } from '../shared/errors';
 import { EXPAND_TOOL_NAME, HINT_FULL_OUTPUT, contentKey, withToken } from '../shared/marker';
@@ -47,11 +53,6 @@ export const CMDFILTER_GATES = [
   'filter_matched_no_change',
   'marker_no_win',
 ] as const;
-
-/** Process-level ledger of selectors no filter matched; the gateway serves `top(20)` in /stats. */
-export const cmdfilterMissLedger = new SelectorMissLedger(200, 120);
-/** Process-level per-filter / per-family act counters for /stats. */
-export const cmdfilterActs = new FilterActStats();
 
 type Options = ReturnType<typeof decodeRaw>;
 const decodeRaw = (raw: unknown, path: string) => decodeOptions(CmdfilterOptions, raw, path);
@@ -142,6 +143,7 @@ function create(o: Options): Component {
       if (set.size === 0) return { skipped: true };
       const gates = new Gates();
       const tally = new OffloadTally();
+      const ledger: LedgerEntry[] = [];
       const calls = toolCallsById(messages);
       for (const i of toolOutputIndices(messages)) {
         const m = messages[i]!;
@@ -166,7 +168,7 @@ function create(o: Options): Component {
         const sel = set.select(text, call ? commandOf(call) : undefined);
         if (!sel) {
           gates.add('no_filter_match');
-          cmdfilterMissLedger.record(outputSelector(text).line, key);
+          ledger.push({ kind: 'selector_miss', selector: outputSelector(text).line, contentKey: key });
           continue;
         }
         const r = applyFilter(sel.filter, text);
@@ -182,9 +184,15 @@ function create(o: Options): Component {
           continue;
         }
         tally.record(c);
-        cmdfilterActs.record(sel.filter.name, sel.filter.family, before - countTokens(messageText(m) ?? ''), c.id);
+        ledger.push({
+          kind: 'filter_act',
+          filter: sel.filter.name,
+          family: sel.filter.family,
+          savedTokens: before - countTokens(messageText(m) ?? ''),
+          stashKey: c.id,
+        });
       }
-      return { keys: tally.keys, irreversible: tally.irreversible, gates: gates.counts };
+      return { keys: tally.keys, irreversible: tally.irreversible, gates: gates.counts, ledger };
     },
   };
 }

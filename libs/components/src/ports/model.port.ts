@@ -1,6 +1,8 @@
 // The model a model-backed component may call. `incoming` reuses the proxied request's own model,
 // endpoint and credential; `config` is the operator's dedicated cheap model. Either may be absent:
 // components then degrade (extract → deterministic, summarize → no-op) and say so in a gate.
+import type { SandboxLimits, SandboxResult } from '../offload/extract/sandbox/sandbox.types';
+
 export type ModelPurpose = 'extract' | 'summarize';
 
 export interface ModelRequest {
@@ -27,9 +29,23 @@ export interface ModelClient {
   complete(req: ModelRequest): Promise<ModelReply>;
 }
 
+/** Recent replies, so a re-run or a retry of the same session never pays for the same call twice. */
+export interface ReplyCache {
+  complete(client: ModelClient, req: ModelRequest, scope: { tenant: string; session: string }): Promise<ModelReply>;
+}
+
+/** Runs a model-written program over a tool output, isolated and bounded (extract's code strategy). */
+export interface SandboxRunner {
+  run(code: string, input: string, limits?: SandboxLimits): Promise<SandboxResult>;
+}
+
 export interface ModelSources {
   incoming?: ModelClient;
   config?: ModelClient;
+  /** The memo of whoever hands out these sources (absent: every call goes out). */
+  replies?: ReplyCache;
+  /** Where model-written programs run: the owner's pool (absent: the library's own shared pool). */
+  sandbox?: SandboxRunner;
 }
 
 export type ModelSource = 'incoming' | 'config';

@@ -37,6 +37,7 @@ export async function runPipelineStep(p: Preparing, d: Decoded, s: OpenedSession
     session,
     keys: s.keys,
     loaded: s.loaded,
+    learned: p.learned,
     run: (stash, state) => {
       const ctx: Ctx = {
         tenant: input.tenant.id,

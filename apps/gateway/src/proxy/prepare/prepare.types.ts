@@ -4,6 +4,7 @@ import type { Clock, HotStore, ModelSources, Pipeline } from '@context-guru/comp
 import type { CacheMode, InjectMode } from '../../env';
 import type { Logger } from '../../observability/logger';
 import type { RequestReport, RouteName } from '../../observability/request-report';
+import type { LearnedKeys } from '../../session/session-run';
 import type { TenantRuntime } from '../../tenancy/tenant-runtime';
 import type { TurnCache } from '../../wire/turn-cache';
 import type { Dialect, WireView } from '../../wire/wire.types';
@@ -15,6 +16,11 @@ export interface PrepareDeps {
   clock: Clock;
   log: Logger;
   injectMode: InjectMode;
+  /**
+   * Content keys each session is known to ask beyond its message texts (the gateway context's;
+   * absent: learned for this request only, which is correct, only slower on a re-run).
+   */
+  learned?: LearnedKeys;
 }
 
 export interface PrepareInput {
@@ -51,6 +57,7 @@ export interface Preparing {
   readonly deps: PrepareDeps;
   readonly input: PrepareInput;
   readonly report: RequestReport;
+  readonly learned: LearnedKeys;
   /** performance.now() when preparation began (report.addedMs is measured from it). */
   readonly started: number;
 }

@@ -46,7 +46,7 @@ export async function openSession(p: Preparing, d: Decoded, at: TurnAt): Promise
   keys.push(SUMMARY_CHECKPOINT_KEY);
   // The turn advance and the session load are independent reads: issued together, they share
   // one round trip to a remote store.
-  const loading = loadSessionFor({ store: deps.store, tenant, session: d.session, keys });
+  const loading = loadSessionFor({ store: deps.store, tenant, session: d.session, keys, learned: p.learned });
   const [prev, loaded] = await Promise.all([deps.store.advanceTurn(tenant, at.conversation, at.mark), loading]);
   const cached = cacheViewFor(prev, at.mark.n, isCacheAware(input.cacheMode), at.mark.at, at.mark.ttlMs);
   report.compactionReset = cached.compactionReset;

@@ -3,7 +3,7 @@
 // (or, with rewrite, the sanity checks). Every refusal names a gate and the caller falls back to
 // the deterministic projection, so a model failure never costs more than the model call.
 import type { Ctx, Message } from '../../component';
-import { pickModel, type ModelClient } from '../../ports/model.port';
+import { pickModel, type ModelClient, type SandboxRunner } from '../../ports/model.port';
 import { contentKey, hasPlaceholder } from '../../shared/marker';
 import type { Gates } from '../../shared/offload';
 import { countTokens } from '../../shared/tokens';
@@ -11,7 +11,6 @@ import { queryContext } from '../../shared/line-projection';
 import { completeOnce } from '../model/reply-memo';
 import { buildCodeRequest, codeFromReply } from './code-prompt';
 import { sharedSandbox } from './sandbox/sandbox-pool';
-import type { SandboxLimits, SandboxResult } from './sandbox/sandbox.types';
 import { isDeletionOnly } from './subsequence';
 
 /** Largest tool output handed to the sandbox as INPUT. */
@@ -32,10 +31,6 @@ export type CodeGate = (typeof CODE_GATES)[number];
 
 export type CodeOutcome = { ok: true; text: string } | { ok: false; gate: CodeGate; detail: string };
 
-export interface SandboxRunner {
-  run(code: string, input: string, limits?: SandboxLimits): Promise<SandboxResult>;
-}
-
 export interface CodeOptions {
   rewrite: boolean;
   /** `model.model`: another model id on the chosen client's endpoint. */
@@ -43,7 +38,7 @@ export interface CodeOptions {
 }
 
 /** Whose call this is: a re-run of the same request, or a retry, reuses the reply. */
-export type CallScope = Pick<Ctx, 'tenant' | 'session'>;
+export type CallScope = Pick<Ctx, 'tenant' | 'session' | 'models'>;
 
 /** One output through model → sandbox → acceptance. Never throws. */
 export async function reduceWithCode(
@@ -143,5 +138,5 @@ export function codeBatchFor(
   const { client, fellBack } = pickModel(ctx.models, source);
   if (!client) return undefined;
   const note = () => (fellBack ? gates.add('model_source_fell_back_to_config') : undefined);
-  return new CodeBatch(client, messages, o, ctx, note, sandbox);
+  return new CodeBatch(client, messages, o, ctx, note, sandbox ?? ctx.models?.sandbox);
 }
