@@ -10,6 +10,7 @@ import { loadMigrations, migrate, readSchemaStatus, type SchemaStatus } from './
 import { PgSqlClient } from './sql/pg-sql.client';
 import { PgliteSqlClient, pgliteDir } from './sql/pglite-sql.client';
 import type { SqlClient } from './sql/sql-client';
+import { StorageError } from './storage-errors';
 import { errorText, silentLogger, type StorageLogger } from './storage-logger';
 import { TieredHotStore } from './tiered.store';
 
@@ -59,14 +60,15 @@ export function resolveKinds(o: Pick<CreateStoresOptions, 'hot' | 'durable' | 'r
 } {
   const hot = o.hot ?? (o.redisUrl ? 'redis' : 'memory');
   const durable = o.durable ?? (o.databaseUrl ? 'postgres' : 'pglite');
-  if (!(HOT_KINDS as readonly string[]).includes(hot)) throw new Error(`unknown hot store "${hot}" (expected ${HOT_KINDS.join(' | ')})`);
+  if (!(HOT_KINDS as readonly string[]).includes(hot))
+    throw new StorageError('invalid_store_config', `unknown hot store "${hot}" (expected ${HOT_KINDS.join(' | ')})`);
   if (!(DURABLE_KINDS as readonly string[]).includes(durable)) {
-    throw new Error(`unknown durable store "${durable}" (expected ${DURABLE_KINDS.join(' | ')})`);
+    throw new StorageError('invalid_store_config', `unknown durable store "${durable}" (expected ${DURABLE_KINDS.join(' | ')})`);
   }
   if (hot === 'redis' && !/^rediss?:\/\//.test(o.redisUrl ?? ''))
-    throw new Error('hot store redis needs REDIS_URL (redis:// or rediss://)');
+    throw new StorageError('invalid_store_config', 'hot store redis needs REDIS_URL (redis:// or rediss://)');
   if (durable === 'postgres' && !/^postgres(ql)?:\/\//.test(o.databaseUrl ?? '')) {
-    throw new Error('durable store postgres needs DATABASE_URL (postgres:// or postgresql://)');
+    throw new StorageError('invalid_store_config', 'durable store postgres needs DATABASE_URL (postgres:// or postgresql://)');
   }
   return { hot: hot as HotKind, durable: durable as DurableKind };
 }

@@ -1,4 +1,5 @@
 // Public surface of @context-guru/storage: hot-store adapters, the durable store, the factory.
+export * from './storage-errors';
 export * from './storage-logger';
 export * from './memory/memory-hot.store';
 export * from './memory/ttl-lru.cache';

@@ -1,6 +1,7 @@
 // Every failure leaves the admin API in the one error shape. Nest's and Fastify's own errors (an
 // unknown route, a body that is not JSON, a body over the limit) are mapped onto the same table.
 import { ArgumentsHost, Catch, HttpException, type ExceptionFilter } from '@nestjs/common';
+import { isStoreUnavailable } from '@context-guru/storage';
 import type { FastifyReply } from 'fastify';
 import { ADMIN_ERRORS, AdminError, type AdminErrorCode } from './admin-errors';
 
@@ -19,11 +20,7 @@ export function toAdminError(err: unknown): AdminError {
   const status = err instanceof HttpException ? err.getStatus() : (err as { statusCode?: unknown })?.statusCode;
   const code = typeof status === 'number' ? BY_STATUS[status] : undefined;
   if (code) return new AdminError(code, err instanceof Error ? err.message : String(err));
-  if (
-    /ECONNREFUSED|Connection terminated|timeout exceeded when trying to connect|PGlite is closed/i.test(String((err as Error)?.message))
-  ) {
-    return new AdminError('store_unavailable', 'the database did not answer');
-  }
+  if (isStoreUnavailable(err)) return new AdminError('store_unavailable', 'the database did not answer');
   return new AdminError('internal', 'internal error');
 }
 

@@ -1,6 +1,7 @@
 // The embedded hot store: one sliding-TTL LRU per tenant (a shared LRU would let one tenant evict
 // another's frozen decisions), frozen decisions pinned, and every lost pin remembered until repaired.
 import type { HotStore, SessionSnapshot, SessionWrites, StashEntry, StoreHealth, TurnRecord } from '@context-guru/components';
+import { StorageError } from '../storage-errors';
 import { LostSet } from './lost-set';
 import { TtlLruCache, type RemovalReason } from './ttl-lru.cache';
 
@@ -79,7 +80,8 @@ export class MemoryHotStore implements HotStore {
     this.ttlMs = (o.ttlSeconds ?? 10_000) * 1000;
     this.maxEntries = o.maxEntries ?? 10_000;
     this.now = o.now ?? Date.now;
-    if (!(this.ttlMs > 0) || !(this.maxEntries > 0)) throw new Error('MemoryHotStore: ttlSeconds and maxEntries must be > 0');
+    if (!(this.ttlMs > 0) || !(this.maxEntries > 0))
+      throw new StorageError('invalid_store_config', 'MemoryHotStore: ttlSeconds and maxEntries must be > 0');
   }
 
   async putStash(tenant: string, session: string, entries: readonly StashEntry[]): Promise<void> {

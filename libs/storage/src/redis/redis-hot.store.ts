@@ -2,7 +2,8 @@
 // trip (a pipeline, MULTI or script) and rejects promptly while Redis is down so the gateway can
 // fail open; the client reconnects by itself when Redis returns.
 import type { HotStore, SessionSnapshot, SessionWrites, StashEntry, StoreHealth, TurnRecord } from '@context-guru/components';
-import { Redis, type RedisOptions } from 'ioredis';
+import { Redis, ReplyError, type RedisOptions } from 'ioredis';
+import { StorageError } from '../storage-errors';
 import { errorText, silentLogger, type StorageLogger } from '../storage-logger';
 import { ADVANCE_TURN, GET_STASH, LOAD_SESSION, TRIM_STASH } from './redis-scripts';
 
@@ -111,12 +112,12 @@ export class RedisHotStore implements HotStore {
   async getStash(tenant: string, id: string): Promise<string | null> {
     const t = this.tenantPrefix(tenant);
     this.trip();
-    return this.redis.cgGetStash(`${t}s:${id}`, `${t}lru`, this.ttl, this.now(), id);
+    return answered(this.redis.cgGetStash(`${t}s:${id}`, `${t}lru`, this.ttl, this.now(), id));
   }
 
   async owns(tenant: string, session: string, id: string): Promise<boolean> {
     this.trip();
-    return (await this.redis.sismember(`${this.tenantPrefix(tenant)}own:${session}`, id)) === 1;
+    return (await answered(this.redis.sismember(`${this.tenantPrefix(tenant)}own:${session}`, id))) === 1;
   }
 
   async loadSession(tenant: string, session: string, contentKeys: readonly string[]): Promise<SessionSnapshot> {
@@ -131,7 +132,9 @@ export class RedisHotStore implements HotStore {
       ...cks.map((ck) => `${t}kept:${ck}`),
     ];
     this.trip();
-    const [flat, lost, kept, off, newly, arm] = await this.redis.cgLoadSession(keys.length, ...keys, this.ttl, this.indexTtl, ...cks);
+    const [flat, lost, kept, off, newly, arm] = await answered(
+      this.redis.cgLoadSession(keys.length, ...keys, this.ttl, this.indexTtl, ...cks),
+    );
     this.dropped += newly;
     const frozen = new Map<string, string>();
     for (let i = 0; i + 1 < flat.length; i += 2) frozen.set(flat[i]!, flat[i + 1]!);
@@ -172,13 +175,15 @@ export class RedisHotStore implements HotStore {
 
   async advanceTurn(tenant: string, session: string, turn: TurnRecord): Promise<TurnRecord | null> {
     this.trip();
-    const prev = await this.redis.cgAdvanceTurn(
-      `${this.tenantPrefix(tenant)}turn:${session}`,
-      `${this.tenantPrefix(tenant)}turnrw:${session}`,
-      Math.max(0, Math.round(turn.n)),
-      Math.max(0, Math.round(turn.at)),
-      Math.max(0, Math.round(turn.ttlMs)),
-      this.ttl,
+    const prev = await answered(
+      this.redis.cgAdvanceTurn(
+        `${this.tenantPrefix(tenant)}turn:${session}`,
+        `${this.tenantPrefix(tenant)}turnrw:${session}`,
+        Math.max(0, Math.round(turn.n)),
+        Math.max(0, Math.round(turn.at)),
+        Math.max(0, Math.round(turn.ttlMs)),
+        this.ttl,
+      ),
     );
     if (!Array.isArray(prev)) return null;
     const rec = parseTurn(String(prev[0]));
@@ -188,7 +193,7 @@ export class RedisHotStore implements HotStore {
 
   async recordRewrites(tenant: string, session: string, rewritten: readonly number[]): Promise<void> {
     this.trip();
-    await this.redis.set(`${this.tenantPrefix(tenant)}turnrw:${session}`, rewritten.join(','), 'EX', this.ttl);
+    await answered(this.redis.set(`${this.tenantPrefix(tenant)}turnrw:${session}`, rewritten.join(','), 'EX', this.ttl));
   }
 
   /** Warms a stash entry without an ownership record (the tiered store's archive fallback). */
@@ -209,7 +214,7 @@ export class RedisHotStore implements HotStore {
 
   async ping(): Promise<void> {
     this.trip();
-    await this.redis.ping();
+    await answered(this.redis.ping());
   }
 
   /** Idempotent: QUIT when connected, otherwise stop reconnecting. */
@@ -240,14 +245,30 @@ export class RedisHotStore implements HotStore {
 
   private async exec(p: ReturnType<Redis['pipeline']>): Promise<unknown[]> {
     this.trip();
-    const res = await p.exec();
-    if (!res) throw new Error('redis: transaction aborted');
+    const res = await answered(p.exec());
+    if (!res) throw new StorageError('store_unavailable', 'redis: transaction aborted');
     const out: unknown[] = [];
     for (const [err, value] of res) {
-      if (err) throw err;
+      if (err) throw err instanceof ReplyError ? err : unavailable(err);
       out.push(value);
     }
     return out;
+  }
+}
+
+function unavailable(err: unknown): StorageError {
+  return new StorageError('store_unavailable', `redis did not answer: ${errorText(err)}`, { cause: err });
+}
+
+/**
+ * Every Redis failure but an error reply is one of answering (closed, refused, timed out, offline
+ * queue disabled): it rejects as `store_unavailable`. An error reply (a script bug) passes as is.
+ */
+async function answered<T>(p: Promise<T>): Promise<T> {
+  try {
+    return await p;
+  } catch (err) {
+    throw err instanceof ReplyError || err instanceof StorageError ? err : unavailable(err);
   }
 }
 
@@ -261,7 +282,7 @@ function waitReady(redis: Redis, timeoutMs: number): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => {
       redis.disconnect();
-      reject(new Error(`redis not ready after ${timeoutMs} ms`));
+      reject(new StorageError('store_unavailable', `redis not ready after ${timeoutMs} ms`));
     }, timeoutMs);
     redis.once('ready', () => {
       clearTimeout(timer);

@@ -5,6 +5,7 @@
 import { closeSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
+import { StorageError } from '../storage-errors';
 
 /** The lock sits beside the database directory, never inside it (initdb wants that one empty). */
 export const lockFileOf = (dir: string): string => `${path.resolve(dir)}.lock`;
@@ -15,12 +16,13 @@ interface Holder {
   started: string;
 }
 
-export class DataDirLockedError extends Error {
+export class DataDirLockedError extends StorageError {
   constructor(
     readonly dir: string,
     readonly holder: Holder,
   ) {
     super(
+      'data_dir_locked',
       `the embedded database in ${dir} is in use by process ${holder.pid} on ${holder.host} (since ${holder.started}); ` +
         'PGlite serves one process per directory. Give this process its own DATA_DIR, or share state through ' +
         `DATABASE_URL (Postgres). If process ${holder.pid} is gone, delete ${lockFileOf(dir)}.`,
@@ -103,7 +105,12 @@ export function lockDataDir(dir: string): () => void {
     if (tryCreate(file, me)) break;
     const holder = readHolder(file);
     if (holder && !isStale(holder, dirKey)) throw new DataDirLockedError(dirKey, holder);
-    if (attempt >= 50) throw new Error(`could not take the lock ${file}`);
+    if (attempt >= 50) {
+      throw new StorageError(
+        'data_dir_lock_unreadable',
+        `the lock file ${file} names no owning process (corrupt, or written by something else); delete it if no process uses ${dirKey}`,
+      );
+    }
     if (holder) takeOver(file, holder);
     else Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10); // a lock being written: look again shortly
   }

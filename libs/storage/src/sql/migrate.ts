@@ -3,6 +3,7 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { StorageError } from '../storage-errors';
 import { silentLogger, type StorageLogger } from '../storage-logger';
 import { col, inTransaction, type SqlClient, type SqlQueryable } from './sql-client';
 
@@ -33,10 +34,10 @@ export function loadMigrations(dir: string = defaultMigrationsDir()): Migration[
   for (const file of readdirSync(dir).sort()) {
     if (!file.endsWith('.sql')) continue;
     const m = FILE_RE.exec(file);
-    if (!m) throw new Error(`migration ${file}: name must be NNNN_snake_case.sql`);
+    if (!m) throw new StorageError('migration_invalid', `migration ${file}: name must be NNNN_snake_case.sql`);
     const sql = readFileSync(path.join(dir, file), 'utf8');
     const version = Number(m[1]);
-    if (out.some((x) => x.version === version)) throw new Error(`migration version ${version} appears twice`);
+    if (out.some((x) => x.version === version)) throw new StorageError('migration_invalid', `migration version ${version} appears twice`);
     out.push({ version, name: m[2]!, sql, checksum: createHash('sha256').update(sql).digest('hex') });
   }
   return out.sort((a, b) => a.version - b.version);
@@ -62,7 +63,8 @@ export async function migrate(client: SqlClient, o: { migrations?: Migration[]; 
       for (const m of migrations) {
         const sum = done.get(m.version);
         if (sum !== undefined) {
-          if (sum !== m.checksum) throw new Error(`migration ${m.version}_${m.name} was edited after it was applied`);
+          if (sum !== m.checksum)
+            throw new StorageError('migration_edited', `migration ${m.version}_${m.name} was edited after it was applied`);
           continue;
         }
         // The file and its ledger row commit together: a failed migration leaves no trace.

@@ -1,6 +1,7 @@
 // SqlClient over a pg Pool; int8 parsed as number per pool (not globally) to match PGlite.
 import { Pool, types as pgTypes, type PoolClient, type PoolConfig } from 'pg';
 import { errorText, silentLogger, type StorageLogger } from '../storage-logger';
+import { sqlCall } from '../storage-errors';
 import { inTransaction, type Row, type SqlClient, type SqlQueryable } from './sql-client';
 
 export interface PgSqlClientOptions {
@@ -27,11 +28,11 @@ export function quoteIdent(name: string): string {
 function session(c: PoolClient | Pool): SqlQueryable {
   return {
     async query<R extends Row>(text: string, params?: readonly unknown[]): Promise<R[]> {
-      const res = await c.query(text, params as unknown[] | undefined);
+      const res = await sqlCall('postgres', c.query(text, params as unknown[] | undefined));
       return res.rows as R[];
     },
     async exec(sql: string): Promise<void> {
-      await c.query(sql);
+      await sqlCall('postgres', c.query(sql));
     },
   };
 }
@@ -65,7 +66,7 @@ export class PgSqlClient implements SqlClient {
   }
 
   async withConnection<T>(fn: (c: SqlQueryable) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
+    const client = await sqlCall('postgres', this.pool.connect());
     let broken: Error | undefined;
     // pg emits 'error' on a checked-out client whose socket dies (as well as failing its query);
     // with no listener that event would crash the process. The query's rejection reports it.

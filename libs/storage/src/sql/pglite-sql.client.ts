@@ -5,6 +5,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { PGlite } from '@electric-sql/pglite';
+import { sqlCall } from '../storage-errors';
 import { lockDataDir } from './data-dir-lock';
 import { inTransaction, normaliseRow, type Row, type SqlClient, type SqlQueryable } from './sql-client';
 
@@ -98,11 +99,11 @@ export class PgliteSqlClient implements SqlClient {
 
   private readonly raw: SqlQueryable = {
     query: async <R extends Row>(text: string, params?: readonly unknown[]): Promise<R[]> => {
-      const res = await this.db.query<Row>(text, params ? [...params] : undefined);
+      const res = await sqlCall('the embedded database', this.db.query<Row>(text, params ? [...params] : undefined));
       return res.rows.map((r) => normaliseRow<R>(r));
     },
     exec: async (sql: string): Promise<void> => {
-      await this.db.exec(sql);
+      await sqlCall('the embedded database', this.db.exec(sql));
     },
   };
 
