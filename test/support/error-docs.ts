@@ -15,7 +15,7 @@ export function documentedCodes(heading: string): DocumentedCode[] {
   if (start < 0) throw new Error(`docs/errors.md has no section "## ${heading}"`);
   const end = doc.indexOf('\n## ', start + 1);
   const section = doc.slice(start, end < 0 ? undefined : end);
-  return [...section.matchAll(/^\| `([a-z_]+)` \| ([^|]*)\|/gm)].map((m) => {
+  return [...section.matchAll(/^\| `([a-z0-9_]+)` \| ([^|]*)\|/gm)].map((m) => {
     const second = m[2]!.trim();
     return /^\d{3}$/.test(second) ? { code: m[1]!, status: Number(second) } : { code: m[1]! };
   });

@@ -68,7 +68,7 @@ export function parsePipelineYaml(text: string, path = 'config'): PipelineDocume
   try {
     raw = parseYaml(text);
   } catch (err) {
-    throw new ConfigError(path, `invalid YAML: ${(err as Error).message}`);
+    throw new ConfigError('invalid_yaml', path, `invalid YAML: ${(err as Error).message}`);
   }
   return parsePipelineDocument(raw ?? {}, path);
 }
@@ -76,15 +76,19 @@ export function parsePipelineYaml(text: string, path = 'config'): PipelineDocume
 /** Builds the pipeline once per config (never per request). */
 export function buildPipeline(doc: PipelineDocument, path = 'config'): BuiltConfig {
   if (doc.preset !== undefined && !(doc.preset in PRESETS)) {
-    throw new ConfigError(`${path}.preset`, `unknown preset "${doc.preset}" (known: ${PRESET_NAMES.join(', ')})`);
+    throw new ConfigError('unknown_preset', `${path}.preset`, `unknown preset "${doc.preset}" (known: ${PRESET_NAMES.join(', ')})`);
   }
   const names = [...(doc.pipeline ?? (doc.preset ? PRESETS[doc.preset]! : []))];
   const seen = new Set<string>();
   names.forEach((name, i) => {
     if (!findDefinition(name)) {
-      throw new ConfigError(`${path}.pipeline[${i}]`, `unknown component "${name}" (known: ${REGISTRY.map((d) => d.name).join(', ')})`);
+      throw new ConfigError(
+        'unknown_component',
+        `${path}.pipeline[${i}]`,
+        `unknown component "${name}" (known: ${REGISTRY.map((d) => d.name).join(', ')})`,
+      );
     }
-    if (seen.has(name)) throw new ConfigError(`${path}.pipeline[${i}]`, `component "${name}" listed twice`);
+    if (seen.has(name)) throw new ConfigError('duplicate_component', `${path}.pipeline[${i}]`, `component "${name}" listed twice`);
     seen.add(name);
   });
   const blocks = doc.components ?? {};
@@ -92,7 +96,11 @@ export function buildPipeline(doc: PipelineDocument, path = 'config'): BuiltConf
   for (const [name, block] of Object.entries(blocks)) {
     const def = findDefinition(name);
     if (!def) {
-      throw new ConfigError(`${path}.components.${name}`, `unknown component (known: ${REGISTRY.map((d) => d.name).join(', ')})`);
+      throw new ConfigError(
+        'unknown_component',
+        `${path}.components.${name}`,
+        `unknown component (known: ${REGISTRY.map((d) => d.name).join(', ')})`,
+      );
     }
     options.set(name, def.options(block, `${path}.components.${name}`));
   }

@@ -10,6 +10,20 @@ export interface DslErrorLocation {
   field?: string;
 }
 
+/** The one table of DSL error codes; docs/errors.md lists the same codes (an anti-drift test reads both). */
+export const DSL_ERRORS = {
+  invalid_yaml: { meaning: 'the document is not YAML (the message gives the line)' },
+  invalid_document: {
+    meaning:
+      'the YAML does not match the schema: an unknown or missing field, a wrong type, a bad name, exclusive fields together, a YAML alias',
+  },
+  invalid_regex: { meaning: 'a pattern that is empty, not valid RE2 syntax, or too complex for the linear-time engine' },
+  duplicate_filter: { meaning: 'one filter name defined twice, in one document or across the documents of a set' },
+  inline_test_failed: { meaning: "a filter's inline test does not produce its `expected` output (the message shows the first difference)" },
+} as const;
+
+export type DslErrorCode = keyof typeof DSL_ERRORS;
+
 export class DslError extends Error {
   readonly source: string;
   readonly line: number;
@@ -17,6 +31,7 @@ export class DslError extends Error {
   readonly field?: string;
 
   constructor(
+    readonly code: DslErrorCode,
     where: DslErrorLocation,
     readonly detail: string,
   ) {

@@ -24,6 +24,7 @@ export class FilterSet {
         const first = byName.get(f.name);
         if (first) {
           throw new DslError(
+            'duplicate_filter',
             { source: f.source, line: f.line, filter: f.name, field: 'filters' },
             `duplicate filter name (already defined at ${first.source}:${first.line})`,
           );

@@ -1,6 +1,6 @@
 // @context-guru/dsl: the declarative filter engine. Pure text in, text + lossiness out; it knows
 // nothing about messages, stashes or markers (that is cmdfilter's job in @context-guru/components).
-export { DslError, type DslErrorLocation } from './errors';
+export { DSL_ERRORS, DslError, type DslErrorCode, type DslErrorLocation } from './errors';
 export { Pattern, MAX_PROGRAM_SIZE, stripAnsi } from './regex';
 export {
   Lossiness,

@@ -13,7 +13,11 @@ export function describeFailure(f: TestFailure): string {
 }
 
 export function failureError(f: TestFailure): DslError {
-  return new DslError({ source: f.source, line: f.line, filter: f.filter, field: `tests.${f.filter}[${f.index}]` }, describeFailure(f));
+  return new DslError(
+    'inline_test_failed',
+    { source: f.source, line: f.line, filter: f.filter, field: `tests.${f.filter}[${f.index}]` },
+    describeFailure(f),
+  );
 }
 
 /** Parses, compiles and tests a document; throws a DslError on the first problem. */

@@ -2,7 +2,7 @@
 // read, and every complaint carries the line it came from. Aliases are refused (no alias bombs,
 // and a filter document has no use for them).
 import { LineCounter, isAlias, isMap, isScalar, isSeq, parseDocument, type Node, type Pair } from 'yaml';
-import { DslError } from './errors';
+import { DslError, type DslErrorCode } from './errors';
 import { Pattern } from './regex';
 
 /** Bounds the work one filter can ask for per line: list lengths are capped like pattern sizes. */
@@ -27,7 +27,7 @@ export class YamlWalker {
     const err = doc.errors[0];
     if (err) {
       const line = err.linePos?.[0]?.line ?? 0;
-      throw new DslError({ source, line }, `invalid YAML: ${err.message.split('\n')[0]!.replace(/:$/, '')}`);
+      throw new DslError('invalid_yaml', { source, line }, `invalid YAML: ${err.message.split('\n')[0]!.replace(/:$/, '')}`);
     }
     this.root = doc.contents;
   }
@@ -37,9 +37,10 @@ export class YamlWalker {
     return range ? this.lc.linePos(range[0]).line : 0;
   }
 
-  fail(node: unknown, where: Where, detail: string): never {
+  /** Schema problems are `invalid_document` unless the caller names a more precise code. */
+  fail(node: unknown, where: Where, detail: string, code: DslErrorCode = 'invalid_document'): never {
     const line = this.lineOf(node) || where.line || 0;
-    throw new DslError({ source: this.source, line, filter: where.filter, field: where.field }, detail);
+    throw new DslError(code, { source: this.source, line, filter: where.filter, field: where.field }, detail);
   }
 
   /** The pairs of a mapping, with their keys read as strings; duplicate keys are refused. */
@@ -57,7 +58,8 @@ export class YamlWalker {
       if (!isScalar(k) || typeof k.value !== 'string') this.fail(k, where, `${what}: keys must be strings`);
       const key = k.value;
       if (seen.has(key)) {
-        if (keysAreFilters) this.fail(k, { filter: key, field: 'filters' }, 'duplicate filter name (defined twice in this document)');
+        if (keysAreFilters)
+          this.fail(k, { filter: key, field: 'filters' }, 'duplicate filter name (defined twice in this document)', 'duplicate_filter');
         this.fail(k, where, `${what}: key "${key}" given twice`);
       }
       seen.add(key);
@@ -100,11 +102,11 @@ export class YamlWalker {
 
   regex(node: unknown, where: Where): Pattern {
     const src = this.str(node, where);
-    if (src === '') this.fail(node, where, 'must be a non-empty regex');
+    if (src === '') this.fail(node, where, 'must be a non-empty regex', 'invalid_regex');
     try {
       return Pattern.compile(src);
     } catch (err) {
-      return this.fail(node, where, (err as Error).message);
+      return this.fail(node, where, (err as Error).message, 'invalid_regex');
     }
   }
 

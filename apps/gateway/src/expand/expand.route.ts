@@ -1,6 +1,9 @@
 // GET /expand?id=HASH (or the whole marker): out-of-band recovery of a stashed original, scoped to the caller's tenant
 // and session through the ownership record written when that session stashed it.
+import { isStoreUnavailable } from '@context-guru/storage';
+import type { GatewayErrorCode } from '../error-codes';
 import type { GatewayContext } from '../gateway-context';
+import { errorText } from '../observability/logger';
 import { headerValue } from '../proxy/forward-headers';
 import { gatewayError } from '../proxy/gateway-errors';
 import { decodeFailure } from '../proxy/request-errors';
@@ -13,11 +16,11 @@ const ID_RE = /^[A-Za-z0-9_-]{1,64}$/;
 export function expandHandler(gw: GatewayContext) {
   return async (req: HotRequest, reply: HotReply): Promise<HotReply> => {
     // The same error shape as every other error the gateway makes (OpenAI's: /expand has no dialect).
-    const fail = (status: number, code: string, message: string) => {
-      const e = gatewayError('openai', status, code, message);
+    const fail = (code: GatewayErrorCode, message: string) => {
+      const e = gatewayError('openai', code, message);
       return reply.code(e.status).header('content-type', 'application/json').send(e.body);
     };
-    const notFound = (message: string) => fail(404, 'expand_not_found', message);
+    const notFound = (message: string) => fail('expand_not_found', message);
     let tenant;
     try {
       tenant = gw.tenants.resolve(req.headers);
@@ -27,7 +30,7 @@ export function expandHandler(gw: GatewayContext) {
     }
     const id = expandIdOf(req.query?.id ?? '');
     if (!ID_RE.test(id)) {
-      return fail(400, 'expand_bad_id', 'id must be a HASH ([A-Za-z0-9_-]{1,64}) or a whole <<cg:HASH>> marker');
+      return fail('expand_bad_id', 'id must be a HASH ([A-Za-z0-9_-]{1,64}) or a whole <<cg:HASH>> marker');
     }
     const base = sessionIdBase(headerValue(req.headers, 'x-context-guru-session') ?? req.query?.session ?? '');
     if (!base) return notFound('expired, unknown, or not owned by this session');
@@ -37,8 +40,10 @@ export function expandHandler(gw: GatewayContext) {
       const text = await gw.store.getStash(tenant.id, id);
       if (text === null) return notFound('expired or unknown id');
       return reply.code(200).header('content-type', 'text/plain; charset=utf-8').send(text);
-    } catch {
-      return fail(503, 'store_unavailable', 'store unavailable');
+    } catch (err) {
+      if (isStoreUnavailable(err)) return fail('store_unavailable', 'store unavailable');
+      gw.log.error('expand failed', { error: errorText(err) });
+      return fail('internal_error', 'internal error');
     }
   };
 }

@@ -1,6 +1,7 @@
 // What one request contributes to /stats and /metrics, assembled on the hot path as plain data
 // and folded into the rollups after the response has been handed to the client.
 import type { Dialect, Report } from '@context-guru/components';
+import type { FailOpenReason } from '../error-codes';
 import type { Usage } from '../expand/expand.types';
 import type { ModelCall } from './model-meter';
 import type { SavedSplit } from './money';
@@ -17,7 +18,7 @@ export interface RequestReport {
   shed?: boolean;
   /** The pipeline ran and its output was forwarded (false on bypass and fail-open). */
   enforced: boolean;
-  failOpen?: string;
+  failOpen?: FailOpenReason;
   tokensBefore: number;
   tokensAfter: number;
   /** Tokens of messages a new decision was allowed to touch (the uncached tail, or all when cold). */

@@ -8,7 +8,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GATEWAY } from '../gateway.tokens';
 import type { GatewayContext } from '../gateway-context';
 import { statsDocument } from './stats-document';
-import { gatewayError } from '../proxy/gateway-errors';
+import { failureError } from '../proxy/request-errors';
 import { TenantAuthError } from '../tenancy/tenant-resolver';
 
 @Controller()
@@ -63,10 +63,10 @@ export class OpsController {
     try {
       tenant = this.gw.tenants.resolve(req.headers);
       const asked = (req.query as Record<string, string | undefined>).tenant;
-      if (asked !== undefined && asked !== tenant.id) throw new TenantAuthError(403, "a tenant key reads only its own tenant's stats");
+      if (asked !== undefined && asked !== tenant.id)
+        throw new TenantAuthError('tenant_forbidden', "a tenant key reads only its own tenant's stats");
     } catch (err) {
-      const status = err instanceof TenantAuthError ? err.status : 500;
-      const e = gatewayError('openai', status, 'tenant_auth', err instanceof Error ? err.message : 'internal error');
+      const e = failureError('openai', err);
       reply.code(e.status).header('content-type', 'application/json').send(e.body);
       return;
     }

@@ -31,7 +31,6 @@ export function checkContentType(dialect: Dialect, headers: IncomingHttpHeaders)
     if (!JSON_TYPE.test(type)) {
       return gatewayError(
         dialect,
-        415,
         'unsupported_media_type',
         `content-type ${JSON.stringify(type)} is not supported; send application/json`,
       );
@@ -41,7 +40,7 @@ export function checkContentType(dialect: Dialect, headers: IncomingHttpHeaders)
 }
 
 export function invalidUtf8(dialect: Dialect, at: number): GatewayErrorBody {
-  return gatewayError(dialect, 400, 'invalid_utf8', `the body is not valid UTF-8 (first invalid byte at byte ${at})`);
+  return gatewayError(dialect, 'invalid_utf8', `the body is not valid UTF-8 (first invalid byte at byte ${at})`);
 }
 
 export function checkBody(dialect: Dialect, headers: IncomingHttpHeaders, body: Buffer): GatewayErrorBody | null {

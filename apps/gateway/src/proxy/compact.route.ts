@@ -26,7 +26,7 @@ export function compactHandler(gw: GatewayContext) {
     const dialect: Dialect = q.provider === 'anthropic' ? 'anthropic' : 'openai';
     const cache = q.cache ?? gw.env.cacheMode;
     if (!['auto', 'on', 'off'].includes(cache)) {
-      const e = gatewayError(dialect, 400, 'invalid_query', `cache must be one of auto, on, off (got "${cache}")`);
+      const e = gatewayError(dialect, 'invalid_query', `cache must be one of auto, on, off (got "${cache}")`);
       return reply.code(e.status).header('content-type', 'application/json').send(e.body);
     }
     let tenant;
@@ -35,8 +35,8 @@ export function compactHandler(gw: GatewayContext) {
       tenant = gw.tenants.resolve(req.headers);
       pipeline = q.preset ? presetPipeline(tenant, q.preset).pipeline : tenant.built.pipeline;
     } catch (err) {
-      if (err instanceof ConfigError) {
-        const e = gatewayError(dialect, 400, 'invalid_preset', err.message);
+      if (err instanceof ConfigError && err.code === 'unknown_preset') {
+        const e = gatewayError(dialect, 'invalid_preset', err.message);
         return reply.code(e.status).header('content-type', 'application/json').send(e.body);
       }
       decodeFailure(reply, dialect, err);

@@ -1,6 +1,7 @@
 // Errors the gateway itself produces, in the dialect's own error JSON shape so SDKs surface them
 // as provider errors with a useful message.
-import type { Dialect } from '../wire/wire.types';
+import type { Dialect } from '@context-guru/components';
+import { GATEWAY_ERRORS, type GatewayErrorCode } from '../error-codes';
 import { isUpstreamTimeout } from './upstream.client';
 
 export interface GatewayErrorBody {
@@ -21,7 +22,9 @@ const ANTHROPIC_TYPES: Record<number, string> = {
   504: 'api_error',
 };
 
-export function gatewayError(dialect: Dialect, status: number, code: string, message: string): GatewayErrorBody {
+/** The error body for `code`, with the status the code table gives it. */
+export function gatewayError(dialect: Dialect, code: GatewayErrorCode, message: string): GatewayErrorBody {
+  const status = GATEWAY_ERRORS[code].status;
   if (dialect === 'anthropic') {
     const type = ANTHROPIC_TYPES[status] ?? 'api_error';
     return { status, body: JSON.stringify({ type: 'error', error: { type, message: `context-guru: ${message}` } }) };
@@ -43,7 +46,6 @@ export function streamErrorEvent(dialect: Dialect, err: unknown, idleMs: number)
   const timeout = isUpstreamTimeout(err);
   const e = gatewayError(
     dialect,
-    timeout ? 504 : 502,
     timeout ? 'upstream_idle_timeout' : 'upstream_stream_failed',
     timeout ? `upstream sent nothing for ${idleMs} ms` : 'upstream stream failed',
   );

@@ -121,7 +121,7 @@ function declaredLength(req: IncomingMessage): number {
 }
 
 function tooLarge(dialect: Dialect, limit: number): BodyRefused {
-  return new BodyRefused(gatewayError(dialect, 413, 'request_too_large', `request body is over the ${limit} byte limit`), true);
+  return new BodyRefused(gatewayError(dialect, 'request_too_large', `request body is over the ${limit} byte limit`), true);
 }
 
 class Incoming implements HotRequest {
@@ -236,7 +236,7 @@ export function hotServer(routes: readonly HotRoute[], bodyLimit: number, onErro
         }
         onError(err, url);
         if (!reply.sent) {
-          const e = gatewayError(dialect, 500, 'internal_error', 'internal error');
+          const e = gatewayError(dialect, 'internal_error', 'internal error');
           reply.code(500).header('content-type', 'application/json').send(e.body);
         } else res.destroy();
       });

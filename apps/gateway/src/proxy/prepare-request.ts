@@ -3,7 +3,9 @@
 // Any failure after decoding forwards the pristine body (fail open) and says why.
 // Each step is a function in ./prepare/, called here in request order.
 import type { Pipeline } from '@context-guru/components';
+import { isStoreUnavailable } from '@context-guru/storage';
 import type { InjectMode } from '../env';
+import type { FailOpenReason } from '../error-codes';
 import { emptyReport } from '../observability/request-report';
 import { errorText } from '../observability/logger';
 import { LearnedKeys } from '../session/session-run';
@@ -58,7 +60,8 @@ export async function prepareRequest(deps: PrepareDeps, input: PrepareInput): Pr
     };
   } catch (err) {
     deps.log.warn('pipeline failed open; forwarding the original body', { error: errorText(err), session: d.session });
-    return pristine(p, d, classifyFailure(err));
+    // The code comes with the error from where it was thrown: a store that did not answer says so.
+    return pristine(p, d, isStoreUnavailable(err) ? 'store_unavailable' : 'internal_error');
   }
 }
 
@@ -70,17 +73,11 @@ function untouched(p: Preparing): Prepared {
 }
 
 /** The inbound text goes out as it came: bypassed, or failed open for `reason`. */
-function pristine(p: Preparing, d: Decoded, reason?: string): Prepared {
+function pristine(p: Preparing, d: Decoded, reason?: FailOpenReason): Prepared {
   if (reason) {
     p.report.failOpen = reason;
     p.report.enforced = false;
   }
   p.report.addedMs = performance.now() - p.started;
   return { view: d.view, session: d.session, outgoing: p.input.raw, advertised: d.view.expandToolDeclared, report: p.report };
-}
-
-function classifyFailure(err: unknown): string {
-  const name = err instanceof Error ? err.name : '';
-  if (/Redis|Store|ECONNREFUSED|Connection/i.test(`${name} ${errorText(err)}`)) return 'store_unavailable';
-  return 'internal_error';
 }

@@ -1,13 +1,13 @@
 // Maps failures before forwarding (tenant auth, undecodable body) to precise dialect errors.
 import type { HotReply } from './hot-http';
-import { TenantAuthError } from '../tenancy/tenant-resolver';
-import { WireError, type Dialect } from '../wire/wire.types';
+import type { Dialect } from '@context-guru/components';
+import { GatewayError } from '../error-codes';
 import { gatewayError, type GatewayErrorBody } from './gateway-errors';
 
+/** A failure that carries its code is answered with it; anything else is an internal error. */
 export function failureError(dialect: Dialect, err: unknown): GatewayErrorBody {
-  if (err instanceof WireError) return gatewayError(dialect, err.status, err.code, err.message);
-  if (err instanceof TenantAuthError) return gatewayError(dialect, err.status, 'tenant_auth', err.message);
-  return gatewayError(dialect, 500, 'internal_error', 'internal error');
+  if (err instanceof GatewayError) return gatewayError(dialect, err.code, err.message);
+  return gatewayError(dialect, 'internal_error', 'internal error');
 }
 
 export function decodeFailure(reply: HotReply, dialect: Dialect, err: unknown): void {

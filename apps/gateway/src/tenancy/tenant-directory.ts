@@ -35,17 +35,17 @@ export class TenantDirectory implements TenantResolver {
 
   resolve(headers: TenantHeaders): TenantRuntime {
     const found = findTenantKey(headers);
-    if (found.kind === 'conflict') throw new TenantAuthError(401, 'conflicting tenant keys in one request');
+    if (found.kind === 'conflict') throw new TenantAuthError('tenant_auth', 'conflicting tenant keys in one request');
     if (found.kind === 'none') {
-      if (this.o.requireKey) throw new TenantAuthError(401, 'a tenant key is required (x-context-guru-key: cg_live_…)');
+      if (this.o.requireKey) throw new TenantAuthError('tenant_auth', 'a tenant key is required (x-context-guru-key: cg_live_…)');
       const own = this.entries.get(DEFAULT_TENANT);
       if (!own) return this.o.fallback;
-      if (own.disabled) throw new TenantAuthError(401, 'the default tenant is disabled');
+      if (own.disabled) throw new TenantAuthError('tenant_auth', 'the default tenant is disabled');
       return own.runtime;
     }
     const id = this.byHash.get(found.hash);
     const entry = id === undefined ? undefined : this.entries.get(id);
-    if (!entry || entry.disabled) throw new TenantAuthError(401, REFUSED);
+    if (!entry || entry.disabled) throw new TenantAuthError('tenant_auth', REFUSED);
     return entry.runtime;
   }
 

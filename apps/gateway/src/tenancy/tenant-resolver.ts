@@ -1,18 +1,18 @@
 // Resolves the tenant of a request. Without a control plane there is one tenant built from
 // PRESET / CONFIG; with one, the TenantDirectory (tenant-directory.ts) answers from its
 // in-memory cache. Resolution is synchronous on purpose: the hot path never waits on a store.
+import { GatewayError } from '../error-codes';
 import type { TenantRuntime } from './tenant-runtime';
 
 export interface TenantHeaders {
   [name: string]: string | string[] | undefined;
 }
 
-export class TenantAuthError extends Error {
-  constructor(
-    readonly status: 401 | 403,
-    message: string,
-  ) {
-    super(message);
+/** The request names no tenant it may act for: 401 `tenant_auth`, or 403 `tenant_forbidden`. */
+export class TenantAuthError extends GatewayError {
+  constructor(code: 'tenant_auth' | 'tenant_forbidden', message: string) {
+    super(code, message);
+    this.name = 'TenantAuthError';
   }
 }
 

@@ -15,11 +15,11 @@ import { WireError, type Dialect, type Edit, type EncodeResult, type Slot, type 
 
 function malformed(raw: string, err: unknown): WireError {
   const found = locateSyntaxError(raw);
-  if (found) return new WireError(400, 'malformed_json', describeSyntaxError(raw, found));
+  if (found) return new WireError('malformed_json', describeSyntaxError(raw, found));
   // Our grammar accepted what JSON.parse refused (should not happen): fall back to V8's wording.
   const reason = err instanceof Error ? err.message : String(err);
   const pos = Number(/position (\d+)/.exec(reason)?.[1] ?? raw.length);
-  return new WireError(400, 'malformed_json', describeSyntaxError(raw, { pos, reason }));
+  return new WireError('malformed_json', describeSyntaxError(raw, { pos, reason }));
 }
 
 /**
@@ -28,7 +28,7 @@ function malformed(raw: string, err: unknown): WireError {
  */
 function refuseDeepNesting(raw: string, from: number): void {
   const at = depthViolation(raw, from);
-  if (at >= 0) throw new WireError(400, 'too_deep', `JSON nesting deeper than ${MAX_JSON_DEPTH} levels at position ${at}`);
+  if (at >= 0) throw new WireError('too_deep', `JSON nesting deeper than ${MAX_JSON_DEPTH} levels at position ${at}`);
 }
 
 /** Text of string content, or of the text blocks of block content (other blocks ignored). */
@@ -54,8 +54,8 @@ export function decodeRequest(dialect: Dialect, raw: string): WireView {
     throw malformed(raw, err);
   }
   refuseDeepNesting(raw, 0);
-  if (!isObject(parsed)) throw new WireError(400, 'invalid_request', 'the request body must be a JSON object');
-  if (!Array.isArray(parsed.messages)) throw new WireError(400, 'invalid_request', '`messages` must be an array');
+  if (!isObject(parsed)) throw new WireError('invalid_request', 'the request body must be a JSON object');
+  if (!Array.isArray(parsed.messages)) throw new WireError('invalid_request', '`messages` must be an array');
   const norm = dialect === 'openai' ? normalizeOpenAI(parsed) : normalizeAnthropic(parsed);
   return assembleView(dialect, raw, parsed, norm, norm.messages.map(cloneMessage), new RawIndex(raw));
 }

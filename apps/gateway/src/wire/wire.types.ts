@@ -2,17 +2,15 @@
 // truth for what reaches the provider, everything else (parsed body, normalized messages, slots)
 // only tells the encoder where a change may be spliced into those raw bytes.
 import type { Dialect, Message } from '@context-guru/components';
+import { GatewayError } from '../error-codes';
 import type { RawIndex } from './json-scan';
 
 export type { Dialect };
 
-export class WireError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
+/** A body the gateway cannot decode: answered with its code before anything is forwarded. */
+export class WireError extends GatewayError {
+  constructor(code: 'malformed_json' | 'too_deep' | 'invalid_request', message: string) {
+    super(code, message);
     this.name = 'WireError';
   }
 }

@@ -87,7 +87,11 @@ function filterSetFor(o: Options, path: string): FilterSet {
     ]
       .filter(Boolean)
       .join(', ');
-    throw new ConfigError(i === undefined ? `${path}.filters` : `${path}.filters[${i}]`, where ? `${where}: ${err.detail}` : err.detail);
+    throw new ConfigError(
+      'invalid_filter',
+      i === undefined ? `${path}.filters` : `${path}.filters[${i}]`,
+      where ? `${where}: ${err.detail}` : err.detail,
+    );
   }
 }
 

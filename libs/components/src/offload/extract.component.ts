@@ -65,7 +65,7 @@ function decode(raw: unknown, path: string) {
   // rewrite drops the deletion-only guarantee: an unverified rewrite must not be presented as a
   // resolvable, faithful reduction, so it needs summary or off.
   if (o.rewrite && o.marker_mode === 'full') {
-    throw new ConfigError(`${path}.rewrite`, 'rewrite: true needs a non-full marker_mode (summary or off)');
+    throw new ConfigError('conflicting_options', `${path}.rewrite`, 'rewrite: true needs a non-full marker_mode (summary or off)');
   }
   return o;
 }

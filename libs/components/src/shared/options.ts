@@ -11,7 +11,7 @@ function rejectUnknownKeys(schema: TSchema, value: unknown, path: string): void 
   for (const key of Object.keys(value)) {
     const sub = props[key];
     if (!sub) {
-      throw new ConfigError(`${path}.${key}`, `unknown key (known: ${Object.keys(props).join(', ') || 'none'})`);
+      throw new ConfigError('unknown_key', `${path}.${key}`, `unknown key (known: ${Object.keys(props).join(', ') || 'none'})`);
     }
     rejectUnknownKeys(sub, value[key], `${path}.${key}`);
   }
@@ -19,13 +19,13 @@ function rejectUnknownKeys(schema: TSchema, value: unknown, path: string): void 
 
 export function decodeOptions<T extends TObject>(schema: T, raw: unknown, path: string): Static<T> {
   const input = raw === undefined || raw === null ? {} : raw;
-  if (!isObject(input)) throw new ConfigError(path, 'must be a mapping');
+  if (!isObject(input)) throw new ConfigError('not_a_mapping', path, 'must be a mapping');
   rejectUnknownKeys(schema, input, path);
   const withDefaults = Value.Default(schema, structuredClone(input));
   const first = Value.Errors(schema, withDefaults).First();
   if (first) {
     const where = first.path ? `${path}${first.path.replace(/\//g, '.')}` : path;
-    throw new ConfigError(where, first.message);
+    throw new ConfigError('invalid_value', where, first.message);
   }
   return withDefaults as Static<T>;
 }

@@ -24,7 +24,7 @@ export async function forwardStep(x: ChatExchange, f: Forward, reply: HotReply):
   x.gw.log.warn('upstream answered 2xx with a body that is not JSON', { dialect, first: notJson });
   return stop(
     'upstream_error',
-    gatewayError(dialect, 502, 'upstream_bad_response', 'upstream answered with a body that is not JSON'),
+    gatewayError(dialect, 'upstream_bad_response', 'upstream answered with a body that is not JSON'),
     answered.report,
   );
 }
@@ -59,8 +59,8 @@ async function callUpstream(x: ChatExchange, f: Forward, reply: HotReply): Promi
     const timeout = isUpstreamTimeout(err);
     gw.log.warn('upstream call failed', { error: errorText(err), dialect: route.dialect });
     const e = timeout
-      ? gatewayError(route.dialect, 504, 'upstream_timeout', 'upstream timed out')
-      : gatewayError(route.dialect, 502, 'upstream_unreachable', 'upstream request failed');
+      ? gatewayError(route.dialect, 'upstream_timeout', 'upstream timed out')
+      : gatewayError(route.dialect, 'upstream_unreachable', 'upstream request failed');
     return stop('upstream_error', e, report);
   }
 }

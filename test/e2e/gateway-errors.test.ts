@@ -1,0 +1,194 @@
+// The gateway error table: every code of GATEWAY_ERRORS is produced here by a real request to the
+// real gateway (bad bodies, tenant auth, /compact, /expand, a provider that is away, answers
+// garbage, hangs, breaks or stalls a stream, a Redis cut from under it), each answered with the
+// table's status in the one error shape; docs/errors.md lists exactly those codes. A store that did
+// not answer fails a chat request open as `store_unavailable` (by its code, not by its wording).
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { HotStore } from '@context-guru/components';
+import { MemoryHotStore } from '@context-guru/storage';
+import { GATEWAY_ERRORS, type GatewayErrorCode } from '../../apps/gateway/src/error-codes';
+import { documentedCodes } from '../support/error-docs';
+import { startGateway, type GatewayHarness } from '../support/gateway-harness';
+import { freePort } from '../support/replicas';
+import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
+
+jest.setTimeout(60_000);
+
+const OPENAI = '/openai/v1/chat/completions';
+const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
+const seen = new Map<string, number>();
+
+const chunk = 'data: {"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"Hel"}}]}\n\n';
+const answer = JSON.stringify({
+  id: 'c1',
+  object: 'chat.completion',
+  choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+  usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 },
+});
+
+/** A provider whose behaviour is the request's model name. */
+function provider(req: IncomingMessage, res: ServerResponse, body: string): void {
+  const model = (JSON.parse(body) as { model: string }).model;
+  if (model === 'hang') return; // no headers, ever
+  if (model === 'garbage') {
+    res.writeHead(200, { 'content-type': 'text/html' }).end('<html>a proxy page</html>');
+  } else if (model === 'stall' || model === 'break') {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.write(chunk);
+    if (model === 'break') setTimeout(() => res.socket?.destroy(), 50);
+  } else res.writeHead(200, { 'content-type': 'application/json' }).end(answer);
+}
+
+const chat = (model: string, extra: Record<string, unknown> = {}) =>
+  JSON.stringify({ model, messages: [{ role: 'user', content: 'hi' }], ...extra });
+
+describe('gateway error codes', () => {
+  let upstream: ReturnType<typeof createServer>;
+  let redisCut: TcpProxy;
+  let main: GatewayHarness;
+  let keyed: GatewayHarness;
+  let lonely: GatewayHarness;
+
+  beforeAll(async () => {
+    upstream = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => provider(req, res, body));
+    });
+    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+    const upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
+    const redis = new URL(REDIS_URL);
+    redisCut = await startTcpProxy(redis.hostname, Number(redis.port || 6379));
+    main = await startGateway(upstreamUrl, {
+      PRESET: 'agent',
+      BODY_LIMIT_BYTES: '4096',
+      UPSTREAM_HEADER_TIMEOUT_MS: '500',
+      UPSTREAM_IDLE_TIMEOUT_MS: '300',
+      REDIS_URL: `redis://127.0.0.1:${redisCut.port}`,
+      REDIS_PREFIX: `cgtest:errors:${process.pid}:${Date.now()}:`,
+    });
+    keyed = await startGateway(upstreamUrl, { PRESET: 'agent', REQUIRE_TENANT_KEY: 'true' });
+    // Nothing listens upstream, and the stash store breaks with a message that merely sounds like Redis.
+    const broken: HotStore = new MemoryHotStore();
+    broken.owns = () => Promise.reject(new Error('Redis connection lost (a plain Error: no code)'));
+    lonely = await startGateway(`http://127.0.0.1:${await freePort()}`, { PRESET: 'agent' }, { store: broken });
+  });
+  afterAll(async () => {
+    for (const g of [main, keyed, lonely]) await g?.close();
+    await redisCut.close();
+    upstream.closeAllConnections();
+    await new Promise<void>((r) => upstream.close(() => r()));
+  });
+
+  /** One request; a JSON error body is checked for the shape and recorded. */
+  async function call(gw: GatewayHarness, path: string, init: RequestInit = {}): Promise<{ status: number; text: string }> {
+    const res = await fetch(`${gw.url}${path}`, {
+      ...init,
+      headers: { 'content-type': 'application/json', ...(init.headers as Record<string, string>) },
+    });
+    const text = await res.text();
+    if (res.status >= 400) record(res.status, text);
+    return { status: res.status, text };
+  }
+
+  function record(status: number, body: string): void {
+    const json = JSON.parse(body) as { error: { message: string; type: string; code: GatewayErrorCode } };
+    expect(Object.keys(json)).toEqual(['error']);
+    expect(Object.keys(json.error).sort()).toEqual(['code', 'message', 'type']);
+    expect(json.error.message).toMatch(/^context-guru: /);
+    expect([json.error.code, status]).toEqual([json.error.code, GATEWAY_ERRORS[json.error.code].status]);
+    seen.set(json.error.code, status);
+  }
+
+  /** The error event a stream ends with: OpenAI's `data: {"error": …}`. */
+  function recordStreamEnd(text: string): void {
+    const last = text.trimEnd().split('\n\n').pop()!;
+    expect(last.startsWith('data: {"error"')).toBe(true);
+    const json = JSON.parse(last.slice('data: '.length)) as { error: { code: GatewayErrorCode } };
+    record(GATEWAY_ERRORS[json.error.code].status, last.slice('data: '.length));
+  }
+
+  it('bad bodies: malformed, too deep, not an object, not UTF-8, too large, not JSON', async () => {
+    await call(main, OPENAI, { method: 'POST', body: '{"model":' });
+    // Deeper than the gateway walks (MAX_JSON_DEPTH, 128), well inside the body limit.
+    const deep = `{"model":"m","messages":[{"role":"user","content":${'['.repeat(300)}${']'.repeat(300)}}]}`;
+    await call(main, OPENAI, { method: 'POST', body: deep });
+    await call(main, OPENAI, { method: 'POST', body: '[]' });
+    await call(main, OPENAI, {
+      method: 'POST',
+      body: Buffer.concat([Buffer.from('{"model":"m","messages":"'), Buffer.from([0xff]), Buffer.from('"}')]),
+    });
+    await call(main, OPENAI, { method: 'POST', body: chat('m', { pad: 'x'.repeat(5000) }) });
+    await call(main, OPENAI, { method: 'POST', body: chat('m'), headers: { 'content-type': 'text/plain' } });
+    for (const code of ['malformed_json', 'too_deep', 'invalid_request', 'invalid_utf8', 'request_too_large', 'unsupported_media_type'])
+      expect([code, seen.has(code)]).toEqual([code, true]);
+  });
+
+  it('/compact, /expand and /stats', async () => {
+    await call(main, '/compact?cache=sometimes', { method: 'POST', body: chat('m') });
+    await call(main, '/compact?preset=thrifty', { method: 'POST', body: chat('m') });
+    await call(main, '/expand?id=not%20a%20hash');
+    await call(main, '/expand?id=0123456789abcdef&session=s1');
+    await call(main, '/stats?tenant=someone-else');
+    await call(keyed, OPENAI, { method: 'POST', body: chat('m') });
+    // The broken store's Error names Redis, but carries no code: an internal error, not an outage.
+    await call(lonely, '/expand?id=0123456789abcdef&session=s1');
+    for (const code of [
+      'invalid_query',
+      'invalid_preset',
+      'expand_bad_id',
+      'expand_not_found',
+      'tenant_forbidden',
+      'tenant_auth',
+      'internal_error',
+    ])
+      expect([code, seen.has(code)]).toEqual([code, true]);
+  });
+
+  it('a provider away, answering garbage, hanging, breaking or stalling a stream', async () => {
+    await call(lonely, OPENAI, { method: 'POST', body: chat('m') });
+    await call(main, OPENAI, { method: 'POST', body: chat('garbage') });
+    await call(main, OPENAI, { method: 'POST', body: chat('hang') });
+    for (const model of ['break', 'stall']) {
+      const r = await call(main, OPENAI, { method: 'POST', body: chat(model, { stream: true }) });
+      expect(r.status).toBe(200);
+      expect(r.text.startsWith(chunk)).toBe(true);
+      recordStreamEnd(r.text);
+    }
+    for (const code of [
+      'upstream_unreachable',
+      'upstream_bad_response',
+      'upstream_timeout',
+      'upstream_stream_failed',
+      'upstream_idle_timeout',
+    ])
+      expect([code, seen.has(code)]).toEqual([code, true]);
+  });
+
+  it('Redis cut: /expand answers store_unavailable, a chat request fails open as store_unavailable', async () => {
+    await redisCut.cut();
+    try {
+      await call(main, '/expand?id=0123456789abcdef&session=s1');
+      expect(seen.get('store_unavailable')).toBe(503);
+      const before = await failOpen(main, 'store_unavailable');
+      const r = await call(main, OPENAI, { method: 'POST', body: chat('m') });
+      expect(r.status).toBe(200);
+      expect(JSON.parse(r.text)).toEqual(JSON.parse(answer));
+      expect(await failOpen(main, 'store_unavailable')).toBe(before + 1);
+    } finally {
+      await redisCut.restore();
+    }
+  });
+
+  it('produced every code of the table, and docs/errors.md lists exactly those codes with their status', () => {
+    expect([...seen.keys()].sort()).toEqual(Object.keys(GATEWAY_ERRORS).sort());
+    expect(documentedCodes('Gateway')).toEqual(Object.entries(GATEWAY_ERRORS).map(([code, d]) => ({ code, status: d.status })));
+  });
+});
+
+async function failOpen(gw: GatewayHarness, reason: string): Promise<number> {
+  const text = await (await fetch(`${gw.url}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith(`cg_fail_open_total{`) && l.includes(`reason="${reason}"`));
+  return line ? Number(line.split(' ').pop()) : 0;
+}
