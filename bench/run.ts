@@ -10,6 +10,7 @@ import { runThroughput } from './throughput.bench';
 import { runSharedState } from './shared-state.bench';
 import { runPropagation } from './propagation.bench';
 import { runTracing } from './tracing.bench';
+import { runShadow } from './shadow.bench';
 
 const BENCHES: Record<string, () => Promise<string>> = {
   overhead: runOverhead,
@@ -22,6 +23,7 @@ const BENCHES: Record<string, () => Promise<string>> = {
   overload: runOverload,
   propagation: runPropagation,
   tracing: runTracing,
+  shadow: runShadow,
 };
 
 async function main(): Promise<void> {

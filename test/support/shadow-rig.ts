@@ -49,12 +49,19 @@ const TOKEN = 'shadow-rig-admin-token-0123456789';
 const SESSION_TABLES = ['stash_archive', 'ownership', 'session_checkpoint', 'session_state', 'session_turn', 'kept'];
 const ROUTE: Record<RigDialect, string> = { openai: '/openai/v1/chat/completions', anthropic: '/anthropic/v1/messages' };
 
-export async function startShadowRig(o: { active: PipelineDocument; candidate: PipelineDocument; sample: number }): Promise<ShadowRig> {
+export async function startShadowRig(o: {
+  active: PipelineDocument;
+  candidate: PipelineDocument;
+  sample: number;
+  /** Default REDIS_URL (the int tests' Redis). */
+  redisUrl?: string;
+}): Promise<ShadowRig> {
+  const redisUrl = o.redisUrl ?? REDIS_URL;
   const seed = await createControlSeed('shadow');
   const upstream = await startFakeUpstream(jsonScript({ expand: false }));
   const prefix = uniquePrefix();
   const gateway = await startGateway(upstream.url, {
-    REDIS_URL,
+    REDIS_URL: redisUrl,
     REDIS_PREFIX: prefix,
     DATABASE_URL: seed.dbUrl,
     DURABLE_STORE: 'postgres',
@@ -95,7 +102,7 @@ export async function startShadowRig(o: { active: PipelineDocument; candidate: P
     sync.kick();
     await new Promise((r) => setTimeout(r, 20));
   }
-  const redis = new Redis(REDIS_URL);
+  const redis = new Redis(redisUrl);
   let posted = 0;
   return {
     gateway,

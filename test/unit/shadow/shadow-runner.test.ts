@@ -1,5 +1,6 @@
-// The shadow runner: a picked request's body goes through the candidate pipeline detached (nothing
-// kept), one job at a time; it is dropped and counted — never run — when the body is too large,
+// The shadow runner: a sampled session's requests go through the candidate pipeline detached (its
+// own session memory, nothing stashed), one job at a time, with the figures of the candidate
+// really serving them; it is dropped and counted — never run — when the body is too large,
 // the queue is full, the gateway is busy (a compression in progress or waiting, a lagging loop, a
 // shed request) or the run took too long; the active and candidate figures come from the same body.
 import { GatewayMetrics } from '../../../apps/gateway/src/observability/metrics';
@@ -9,7 +10,10 @@ import { CompressionGate } from '../../../apps/gateway/src/proxy/compression-gat
 import { prepareDetached } from '../../../apps/gateway/src/shadow/detached-prepare';
 import { ShadowLedger } from '../../../apps/gateway/src/shadow/shadow-ledger';
 import { GatewayPressure, type Pressure } from '../../../apps/gateway/src/shadow/shadow-pressure';
-import { ShadowRunner, type ShadowLimits } from '../../../apps/gateway/src/shadow/shadow-runner';
+import { ShadowRunner, sessionShare, type ShadowLimits } from '../../../apps/gateway/src/shadow/shadow-runner';
+import { prepareRequest } from '../../../apps/gateway/src/proxy/prepare-request';
+import { MemoryHotStore } from '@context-guru/storage';
+import type { Clock } from '@context-guru/components';
 import { candidateRuntime, createTenantRuntime, type TenantRuntime } from '../../../apps/gateway/src/tenancy/tenant-runtime';
 import { agentSteps, anthropicTurn, openaiTurn } from '../../support/transcripts';
 
@@ -23,12 +27,12 @@ function tenantWithShadow(active = { preset: 'safe' }, candidate = { preset: 'ag
   });
 }
 
-function setup(o: { busy?: () => boolean; limits?: Partial<ShadowLimits>; random?: () => number } = {}) {
+function setup(o: { busy?: () => boolean; limits?: Partial<ShadowLimits>; random?: () => number; clock?: Clock } = {}) {
   const metrics = new GatewayMetrics('test');
   const ledger = new ShadowLedger(metrics);
   let excused = 0;
   const pressure: Pressure = { busy: o.busy ?? (() => false), excuse: () => excused++, close() {} };
-  const runner = new ShadowRunner({ ledger, pressure, log, limits: o.limits, random: o.random });
+  const runner = new ShadowRunner({ ledger, pressure, log, limits: o.limits, random: o.random, clock: o.clock });
   return { metrics, ledger, runner, excused: () => excused };
 }
 
@@ -68,19 +72,95 @@ describe('shadow runner', () => {
     expect(text).toContain('cg_shadow_candidate_version{tenant="acme"} 2');
   });
 
-  it('samples at the candidate’s rate and compares nothing the active side bypassed or failed open on', async () => {
-    const tenant = tenantWithShadow(undefined, undefined, 0.25);
-    const draws = [0.1, 0.3, 0.24, 0.25, 0.9];
-    const { runner, ledger } = setup({ random: () => draws.shift()! });
-    expect([1, 2, 3, 4, 5].map(() => runner.pick(tenant) !== undefined)).toEqual([true, false, true, false, false]);
+  it('samples whole sessions at the candidate’s rate (a request without a session key by its own draw), never what the active side bypassed or failed open on', async () => {
+    const tenant = tenantWithShadow(undefined, undefined, 0.5);
+    const { runner, ledger } = setup({ limits: { queue: 100 } });
+    const sessions = Array.from({ length: 12 }, (_, i) => `s-${i}`);
+    const sampledTurns: string[] = [];
+    for (const t of [4, 8]) {
+      for (const session of sessions) {
+        const raw = body(t);
+        const active = (await prepareDetached(tenant, 'openai', raw, { sessionHeader: session })).prepared.report;
+        // The draw is on the session key the request resolved to (the same on every turn).
+        if (sessionShare('acme', active.session!) < 0.5) sampledTurns.push(`${session}@${t}`);
+        runner.offer(runner.pick(tenant), tenant, 'openai', raw, active, session);
+      }
+    }
+    await runner.idle();
+    const inSample = new Set(sampledTurns.map((x) => x.split('@')[0]));
+    expect(inSample.size).toBeGreaterThan(0);
+    expect(inSample.size).toBeLessThan(sessions.length);
+    // Every turn of each sampled session, nothing of the others.
+    expect(sampledTurns).toHaveLength(2 * inSample.size);
+    expect(counts(ledger)).toMatchObject({ sampled: sampledTurns.length, evaluated: sampledTurns.length });
+    // An empty active pipeline resolves no session: the request's own draw decides.
+    const off = tenantWithShadow({ preset: 'off' }, undefined, 0.25);
+    const draws = [0.1, 0.3];
+    const coins = setup({ random: () => draws.shift()! });
+    const tickets = [coins.runner.pick(off)!, coins.runner.pick(off)!];
+    expect(tickets.map((x) => x.wholeBody)).toEqual([true, false]);
+    const pass = await activeReport(off, body(4));
+    for (const ticket of tickets) coins.runner.offer(ticket, off, 'openai', Buffer.from(body(4)), pass);
+    await coins.runner.idle();
+    expect(counts(coins.ledger)).toMatchObject({ sampled: 1, evaluated: 1 });
     expect(runner.pick(createTenantRuntime('plain', { preset: 'safe' }, 1))).toBeUndefined();
     const raw = body(6);
     const active = await activeReport(tenant, raw);
-    const ticket = { candidate: tenant.shadow! };
-    runner.offer(ticket, tenant, 'openai', raw, { ...active, bypassed: true });
-    runner.offer(ticket, tenant, 'openai', raw, { ...active, failOpen: 'internal_error' });
+    const before = counts(ledger)!.sampled;
+    const ticket = runner.pick(tenant);
+    const always = tenantWithShadow();
+    runner.offer(runner.pick(always), always, 'openai', raw, { ...active, bypassed: true });
+    runner.offer(runner.pick(always), always, 'openai', raw, { ...active, failOpen: 'internal_error' });
     await runner.idle();
-    expect(ledger.pairs('acme')).toEqual([]);
+    expect(ticket).toBeDefined();
+    expect(counts(ledger)!.sampled).toBe(before);
+  });
+
+  it('remembers what the candidate did in each session: its figures are those of the candidate really serving the turns', async () => {
+    const tenant = tenantWithShadow({ preset: 'balanced' }, { preset: 'agent' });
+    let now = 1_700_000_000_000;
+    const clock = { now: () => now };
+    const { runner, ledger } = setup({ clock });
+    const real = new MemoryHotStore({ now: clock.now });
+    const candidate = createTenantRuntime('acme', { preset: 'agent' }, 2);
+    let realAfter = 0;
+    let realBefore = 0;
+    const steps = agentSteps(30, 8);
+    for (let t = 3; t <= 30; t += 3) {
+      now += 30_000;
+      const raw = JSON.stringify(anthropicTurn(steps, t));
+      const r = await prepareRequest(
+        { store: real, clock, log, injectMode: 'auto' },
+        {
+          route: 'anthropic',
+          dialect: 'anthropic',
+          raw,
+          tenant: candidate,
+          pipeline: candidate.built.pipeline,
+          cacheMode: 'auto',
+          bypassHeader: false,
+          sessionHeader: 'real',
+        },
+      );
+      realBefore += r.report.tokensBefore;
+      realAfter += r.report.tokensAfter;
+      const active = (await prepareDetached(tenant, 'anthropic', raw, { sessionHeader: 'real', clock })).prepared.report;
+      runner.offer(runner.pick(tenant), tenant, 'anthropic', raw, active, 'real');
+      await runner.idle();
+    }
+    const c = counts(ledger)!;
+    expect(c.evaluated).toBe(10);
+    expect(c.tokensBefore).toBe(realBefore);
+    expect(c.tokensAfterCandidate).toBe(realAfter);
+    // Nothing it would have stashed was kept, and the memory is the candidate's alone.
+    const memory = runner.memory('acme', tenant.shadow!.runtime);
+    expect(memory.dropped).toBeGreaterThan(0);
+    expect(await memory.getStash()).toBeNull();
+    expect(memory.entries('acme')).toBeGreaterThan(0);
+    // A new candidate version starts with no memory.
+    expect(runner.memory('acme', tenantWithShadow().shadow!.runtime).entries('acme')).toBe(0);
+    await runner.close();
+    await real.close();
   });
 
   it('drops, counted by reason, what is too large, what finds the queue full, and everything while the gateway is busy', async () => {
@@ -92,7 +172,7 @@ describe('shadow runner', () => {
     expect(Buffer.byteLength(large)).toBeGreaterThan(60_000);
     expect(Buffer.byteLength(small)).toBeLessThan(60_000);
     const active = await activeReport(tenant, small);
-    const ticket = { candidate: tenant.shadow! };
+    const ticket = runner.pick(tenant)!;
     runner.offer(ticket, tenant, 'openai', large, active);
     // Offered in one tick: two wait, the rest find the queue full; none has started yet.
     for (let i = 0; i < 5; i++) runner.offer(ticket, tenant, 'openai', small, active);
@@ -129,8 +209,8 @@ describe('shadow runner', () => {
     const { runner, ledger } = setup({ limits: { queue: 10, timeoutMs: 0 } });
     const raw = body(12);
     const active = await activeReport(tenant, raw);
-    for (let i = 0; i < 4; i++) runner.offer({ candidate: tenant.shadow! }, tenant, 'openai', raw, active);
-    runner.offer({ candidate: tenant.shadow! }, tenant, 'openai', '{"messages": "nope"', active);
+    for (let i = 0; i < 4; i++) runner.offer(runner.pick(tenant)!, tenant, 'openai', raw, active);
+    runner.offer(runner.pick(tenant)!, tenant, 'openai', '{"messages": "nope"', active);
     await runner.idle();
     expect(most).toBe(1);
     expect(counts(ledger)).toMatchObject({ sampled: 5, evaluated: 0, dropped: { timeout: 4, failed: 1 } });
@@ -142,7 +222,7 @@ describe('shadow runner', () => {
     const raw = body(20);
     const transparent = await activeReport(tenant, raw);
     expect(transparent.enforced).toBe(false);
-    runner.offer({ candidate: tenant.shadow! }, tenant, 'openai', Buffer.from(raw), transparent);
+    runner.offer(runner.pick(tenant)!, tenant, 'openai', Buffer.from(raw), transparent);
     await runner.idle();
     const c = counts(ledger)!;
     expect(c.evaluated).toBe(1);

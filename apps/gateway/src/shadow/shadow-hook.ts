@@ -1,11 +1,14 @@
 // The request path's two touch points with shadow evaluation, kept here so the chat steps stay a
-// line each: the sample is drawn when the exchange opens (a picked request on a transparent
-// tenant is then read whole instead of streamed, so the candidate can see the same bytes; what is
-// forwarded does not change), and the offer is made once the upstream call is under way.
+// line each: a ticket is drawn when the exchange opens (a request that may be sampled without a
+// session key — an empty active pipeline decodes nothing — is then read whole instead of streamed,
+// so the candidate can see the same bytes; what is forwarded does not change), and the offer is
+// made once the upstream call is under way.
+import { headerValue } from '../proxy/forward-headers';
 import type { ChatExchange } from '../proxy/chat/chat-exchange';
 import type { Forward } from '../proxy/chat/chat-outcome';
 
 export function offerShadow(x: ChatExchange, f: Forward): void {
   if (!x.shadow) return;
-  x.gw.shadow.runner.offer(x.shadow, x.tenant, x.route.dialect, f.transparent ? f.inbound : f.raw, f.prepared.report);
+  const session = headerValue(x.req.headers, 'x-context-guru-session');
+  x.gw.shadow.runner.offer(x.shadow, x.tenant, x.route.dialect, f.transparent ? f.inbound : f.raw, f.prepared.report, session);
 }

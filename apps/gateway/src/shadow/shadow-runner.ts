@@ -1,12 +1,17 @@
-// Shadow evaluation of a tenant's candidate config version. The request path asks `pick` up front
-// (a coin flip at the candidate's `sample`) and, once its upstream request is under way, hands the
-// body and the active pipeline's report to `offer`. The candidate then runs on the same body, off
-// the hot path, through the detached preparation the admin's dry-run uses (prepareDetached: a
-// store that keeps nothing, no turn cache, no models), so it never stashes, never touches session
-// state and never changes a forwarded byte. Its CPU is bounded: one job at a time from a small
-// queue, a body size limit and a time limit, and nothing starts while the gateway is busy
-// (compression in progress or waiting, or a lagging event loop) — a job refused for any of these
-// is dropped and counted by reason, never delayed into the hot path.
+// Shadow evaluation of a tenant's candidate config version. The sample is drawn per session (a
+// hash of the session key against the candidate's `sample`, so a sampled session is evaluated on
+// every turn and the candidate builds the history it would have as the active config); a request
+// whose session is unknown (an empty active pipeline decodes nothing) falls back to a per-request
+// coin drawn by `pick` when the exchange opens. Once the upstream request is under way the request
+// path hands the body and the active pipeline's report to `offer`; the candidate then runs on the
+// same body, off the hot path, through the detached preparation the admin's dry-run uses
+// (prepareDetached: no turn cache, no models) against its own private session memory
+// (ShadowSessionStore), so it never stashes, never touches the tenant's session state and never
+// changes a forwarded byte. Its CPU is bounded: one job at a time from a small queue, a body size
+// limit and a time limit, and nothing starts while the gateway is busy (compression in progress or
+// waiting, or a lagging event loop) — a job refused for any of these is dropped and counted by
+// reason, never delayed into the hot path.
+import { createHash } from 'node:crypto';
 import { systemClock, totalTokens, type Clock } from '@context-guru/components';
 import type { Readable } from 'node:stream';
 import { errorText, type Logger } from '../observability/logger';
@@ -17,6 +22,7 @@ import type { Dialect } from '../wire/wire.types';
 import { prepareDetached } from './detached-prepare';
 import { actedComponents, type DropReason, type ShadowLedger } from './shadow-ledger';
 import type { Pressure } from './shadow-pressure';
+import { ShadowSessionStore } from './shadow-session.store';
 import type { ShadowPair } from '@context-guru/storage';
 
 export interface ShadowLimits {
@@ -30,9 +36,18 @@ export interface ShadowLimits {
 
 export const SHADOW_LIMITS: ShadowLimits = { queue: 4, maxBytes: 1024 * 1024, timeoutMs: 2000 };
 
-/** A request picked for shadow evaluation: the candidate it was picked for. */
+/** A request on a tenant with a shadow candidate. */
 export interface ShadowTicket {
   candidate: ShadowCandidate;
+  /** The per-request draw, used when the session is not known. */
+  coin: number;
+  /** The request may be sampled without a session key: read its body whole, never streamed. */
+  wholeBody: boolean;
+}
+
+/** Where a session falls in [0, 1): the same on every replica and restart. */
+export function sessionShare(tenant: string, session: string): number {
+  return createHash('sha256').update(`shadow\u0000${tenant}\u0000${session}`).digest().readUInt32BE(0) / 2 ** 32;
 }
 
 interface Job {
@@ -41,6 +56,7 @@ interface Job {
   dialect: Dialect;
   body: string | Buffer;
   active: RequestReport;
+  sessionHeader?: string;
 }
 
 export interface ShadowRunnerOptions {
@@ -57,22 +73,26 @@ export class ShadowRunner {
   private running: Promise<void> | undefined;
   private readonly limits: ShadowLimits;
   private readonly random: () => number;
+  /** Each tenant's candidate memory, for the candidate runtime it was built for. */
+  private readonly sessions = new Map<string, { runtime: TenantRuntime; store: ShadowSessionStore }>();
 
   constructor(private readonly o: ShadowRunnerOptions) {
     this.limits = { ...SHADOW_LIMITS, ...o.limits };
     this.random = o.random ?? Math.random;
   }
 
-  /** Whether this request is in the candidate's sample (decided before the body is read). */
+  /** A ticket for a tenant with a shadow candidate (drawn before the body is read). */
   pick(tenant: TenantRuntime): ShadowTicket | undefined {
     const candidate = tenant.shadow;
-    if (!candidate || candidate.sample <= 0 || this.random() >= candidate.sample) return undefined;
-    return { candidate };
+    if (!candidate || candidate.sample <= 0) return undefined;
+    const coin = this.random();
+    return { candidate, coin, wholeBody: coin < candidate.sample };
   }
 
   /**
-   * The picked request's body and what the active pipeline did with it; returns at once. A request
-   * the active side did not compress for its own reasons (bypass, fail-open) compares nothing.
+   * The request's body and what the active pipeline did with it; returns at once. A request out of
+   * the sample, or one the active side did not compress for its own reasons (bypass, fail-open),
+   * compares nothing.
    */
   offer(
     ticket: ShadowTicket | undefined,
@@ -80,15 +100,18 @@ export class ShadowRunner {
     dialect: Dialect,
     body: string | Buffer | Readable,
     active: RequestReport,
+    sessionHeader?: string,
   ): void {
     if (!ticket || active.bypassed || active.failOpen !== undefined) return;
+    const share = active.session ? sessionShare(tenant.id, active.session) : ticket.coin;
+    if (share >= ticket.candidate.sample) return;
     const pair = { tenant: tenant.id, activeVersion: tenant.configVersion, candidateVersion: ticket.candidate.version };
     const ledger = this.o.ledger;
     ledger.sampled(pair);
     if (typeof body !== 'string' && !Buffer.isBuffer(body)) return ledger.dropped(pair, 'too_large');
     const reason = this.refusal(body, active);
     if (reason) return ledger.dropped(pair, reason);
-    this.queue.push({ pair, candidate: ticket.candidate, dialect, body, active });
+    this.queue.push({ pair, candidate: ticket.candidate, dialect, body, active, sessionHeader });
     this.pump();
   }
 
@@ -100,6 +123,24 @@ export class ShadowRunner {
   /** Resolves once every queued job has run or been dropped. */
   async idle(): Promise<void> {
     while (this.running) await this.running;
+  }
+
+  /** Waits for the queue, then forgets every candidate's session memory. */
+  async close(): Promise<void> {
+    await this.idle();
+    for (const { store } of this.sessions.values()) await store.close();
+    this.sessions.clear();
+  }
+
+  /** The candidate's private session memory (a new candidate version starts with none). */
+  memory(tenant: string, runtime: TenantRuntime): ShadowSessionStore {
+    let held = this.sessions.get(tenant);
+    if (held?.runtime !== runtime) {
+      void held?.store.close();
+      held = { runtime, store: new ShadowSessionStore({ now: this.o.clock ? () => this.o.clock!.now() : undefined }) };
+      this.sessions.set(tenant, held);
+    }
+    return held.store;
   }
 
   private refusal(body: string | Buffer, active: RequestReport): DropReason | undefined {
@@ -139,7 +180,11 @@ export class ShadowRunner {
   private async evaluate(job: Job): Promise<'done' | 'timeout'> {
     const started = performance.now();
     const raw = typeof job.body === 'string' ? job.body : job.body.toString('utf8');
-    const { prepared } = await prepareDetached(job.candidate.runtime, job.dialect, raw, this.o.clock ?? systemClock);
+    const { prepared } = await prepareDetached(job.candidate.runtime, job.dialect, raw, {
+      clock: this.o.clock ?? systemClock,
+      store: this.memory(job.pair.tenant, job.candidate.runtime),
+      sessionHeader: job.sessionHeader,
+    });
     if (performance.now() - started > this.limits.timeoutMs) return 'timeout';
     const c = prepared.report;
     if (c.failOpen !== undefined) throw new Error(`candidate failed open: ${c.failOpen}`);

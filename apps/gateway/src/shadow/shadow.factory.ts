@@ -29,7 +29,7 @@ export function createShadow(o: { gate: CompressionGate; metrics: GatewayMetrics
     ledger,
     flush,
     async close() {
-      await runner.idle();
+      await runner.close();
       pressure.close();
       await flush?.close();
     },

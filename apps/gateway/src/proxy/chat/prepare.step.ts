@@ -18,7 +18,7 @@ import { stop, type Forward, type Stop } from './chat-outcome';
 export async function prepareStep(x: ChatExchange): Promise<Forward | Stop> {
   const { gw, req, tenant, route } = x;
   let transparent = isTransparent(tenant.built.pipeline, gw.env.injectExpand, tenant.replays);
-  const streamed = transparent && req.streamable && !x.shadow;
+  const streamed = transparent && req.streamable && !x.shadow?.wholeBody;
   const inbound = streamed ? req.body : await req.readBody();
   // Compression waits for its turn in a bounded queue; with the queue full the request is served
   // at once without new compression work (shed) instead.
