@@ -1,6 +1,7 @@
 // CPU profiles of the paths the targets are about, summarised by self time per function:
 //   npm run bench:profile -- off | agent | bare [connections]   a process under load, 60 KB body
 //   npm run bench:profile -- warm          warm turns of a 1 MB / 200-message session, in-process
+//   npm run bench:profile -- overload [n]  the agent gateway under n (1,000) concurrent 200 KB requests
 // The raw .cpuprofile is kept (path printed) for a flame-graph viewer.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -104,10 +105,44 @@ async function profileWarmTurns(): Promise<string> {
   return `${file}\nwarm turn mean ${ms.toFixed(2)} ms (${(bodies[0]!.length / 1e6).toFixed(2)} MB body)\n${summarise(file)}`;
 }
 
+/** The overload bench's burst (each request a new session), profiled from its start to its end. */
+async function profileOverload(count: number): Promise<string> {
+  const file = join(mkdtempSync(join(tmpdir(), 'cg-prof-')), `overload-${count}.cpuprofile`);
+  const stub = await startScript('upstream-stub.cjs', ['500']);
+  const hook = ['-r', join(__dirname, 'procs', 'cpu-prof-hook.cjs')];
+  // DURABLE_STORE=none profiles the same burst without the embedded durable tier (PGlite).
+  const durable: Record<string, string> = process.env.DURABLE_STORE ? { DURABLE_STORE: process.env.DURABLE_STORE } : {};
+  const gw = await startGatewayProc(
+    { PRESET: 'agent', OPENAI_UPSTREAM: stub.url, ANTHROPIC_UPSTREAM: stub.url, CG_PROFILE_FILE: file, ...durable },
+    hook,
+  );
+  const bodyFile = writeTemp('profile-body200k.json', agentPayload(200_000).raw);
+  try {
+    process.kill(gw.pid, 'SIGUSR2');
+    const out = execFileSync(
+      process.execPath,
+      [join(__dirname, 'procs', 'burst-client.cjs'), `${gw.url}/openai/v1/chat/completions`, bodyFile, String(count)],
+      {
+        encoding: 'utf8',
+        maxBuffer: 1 << 24,
+      },
+    );
+    process.kill(gw.pid, 'SIGUSR2');
+    await waitFor(() => existsSync(file));
+    const r = JSON.parse(out) as { wallMs: number; failed: number };
+    process.stderr.write(`overload: ${count} requests in ${(r.wallMs / 1000).toFixed(1)} s, ${r.failed} failed\n`);
+  } finally {
+    await gw.stop();
+    await stub.stop();
+  }
+  return `${file}\n${summarise(file)}`;
+}
+
 async function main(): Promise<void> {
   const what = process.argv[2] ?? 'off';
-  const connections = Number(process.argv[3] ?? 32);
-  process.stdout.write(`${what === 'warm' ? await profileWarmTurns() : await profileGateway(what, connections)}\n`);
+  const n = Number(process.argv[3] ?? (what === 'overload' ? 1000 : 32));
+  const out = what === 'warm' ? await profileWarmTurns() : what === 'overload' ? await profileOverload(n) : await profileGateway(what, n);
+  process.stdout.write(`${out}\n`);
 }
 
 main().then(

@@ -1,6 +1,7 @@
 // Under overload the gateway sheds new compression work instead of queueing it: with every
 // compression slot taken, a warm turn is still served at once, its provider-cached prefix replayed
 // byte-identically from earlier turns, its new tail forwarded as received, and the shed counted.
+import { request } from 'node:http';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { startGateway, type GatewayHarness } from '../support/gateway-harness';
 import { jsonScript } from '../support/scripted-model';
@@ -31,9 +32,9 @@ function holdSlot(): { destroy(): void } {
   let release!: () => void;
   const held = new Promise<void>((r) => (release = r));
   void (async () => {
-    if (await gateway.gw.compression.enter()) {
+    if (gateway.gw.compression.admit()) {
       await held;
-      gateway.gw.compression.leave();
+      gateway.gw.compression.leave(true);
     }
   })();
   return { destroy: release };
@@ -72,5 +73,40 @@ describe('with the compression queue full', () => {
     expect(next.slice(0, shed.length)).toEqual(shed);
     const client = openaiTurn(steps, 8).messages.map((m) => JSON.stringify(m));
     expect(next.slice(shed.length).some((m, i) => m !== client[shed.length + i])).toBe(true);
+  });
+});
+
+describe('admission on arrival', () => {
+  it('counts a request whose body is still arriving: a complete one arriving after it is shed, the first is not', async () => {
+    const body = Buffer.from(JSON.stringify(openaiTurn(steps, 3)));
+    const url = new URL(`${gateway.url}/openai/v1/chat/completions`);
+    const before = await shedCount();
+    let answered!: (status: number) => void;
+    const slow = new Promise<number>((r) => (answered = r));
+    const req = request(
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        method: 'POST',
+        headers: { ...session, 'x-context-guru-session': 'slow-1', 'content-length': body.length },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => answered(res.statusCode ?? 0));
+      },
+    );
+    req.write(body.subarray(0, 100));
+    await new Promise((r) => setTimeout(r, 100));
+    const other = await fetch(url, {
+      method: 'POST',
+      headers: { ...session, 'x-context-guru-session': 'quick-1' },
+      body: JSON.stringify(openaiTurn(steps, 2)),
+    });
+    expect(other.status).toBe(200);
+    expect(await shedCount()).toBe(before + 1);
+    req.end(body.subarray(100));
+    expect(await slow).toBe(200);
+    expect(await shedCount()).toBe(before + 1);
   });
 });

@@ -38,7 +38,7 @@ export interface Env {
   maxExpandRounds: number;
   /** Memory the turn cache may hold (previous turns' decoded views and outputs), in MiB. */
   turnCacheMb: number;
-  /** Compression queue length past which requests are shed (COMPRESSION_SLOTS; 0 = 2 per core). */
+  /** Requests admitted to compression (from arrival) past which new ones are shed (COMPRESSION_SLOTS; 0 = 2 per core). */
   compressionSlots: number | undefined;
   /** REQUIRE_TENANT_KEY=true: a request without a tenant key is refused (401), not served as `default`. */
   requireTenantKey: boolean;

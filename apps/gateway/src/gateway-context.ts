@@ -17,10 +17,10 @@ import { GatewayMetrics } from './observability/metrics';
 import { createPriceTable } from './observability/price-table';
 import { UsageAccounting } from './observability/usage-accounting';
 import { startTracing, type Tracing } from './observability/tracing';
-import { UpstreamClient } from './proxy/upstream.client';
+import { UPSTREAM_CONNECTIONS, UpstreamClient } from './proxy/upstream.client';
 import { TurnCache } from './wire/turn-cache';
 import { LearnedKeys } from './session/session-run';
-import { CompressionGate } from './proxy/compression-gate';
+import { BodySlots, CompressionGate } from './proxy/compression-gate';
 import { createShadow, type Shadow } from './shadow/shadow.factory';
 import type { TenantResolver } from './tenancy/tenant-resolver';
 import { createTenancy, type Tenancy } from './tenancy/tenancy.factory';
@@ -61,6 +61,8 @@ export interface GatewayContext {
   compression: CompressionGate;
   /** Shadow evaluation of each tenant's candidate config version, off the hot path. */
   shadow: Shadow;
+  /** Bounds the whole request bodies held in memory at once (see BodySlots). */
+  bodies: BodySlots;
   /** The durable schema against this build, for readiness (undefined without a durable store). */
   schema(): Promise<SchemaStatus | undefined>;
   /** The durable store when there is one: the embedded process shares its SqlClient with the admin. */
@@ -145,6 +147,7 @@ export async function createGatewayContext(env: Env, overrides: ContextOverrides
     turns: new TurnCache(turnCacheChars(env.turnCacheMb)),
     learned: new LearnedKeys(),
     compression,
+    bodies: new BodySlots(UPSTREAM_CONNECTIONS),
     shadow,
     schema: async () => stores?.schema(),
     durable: stores?.durable,

@@ -137,7 +137,7 @@ export class GatewayMetrics {
   });
   readonly shed = new Counter({
     name: 'cg_shed_total',
-    help: 'Requests served without new compression work because the compression gate was full (earlier turns still replayed byte-identically).',
+    help: 'Requests served without new compression work because the compression gate was full when they arrived (earlier turns still replayed byte-identically).',
     registers: [this.registry],
   });
   readonly failOpen = new Counter({

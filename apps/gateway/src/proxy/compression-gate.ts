@@ -1,17 +1,30 @@
-// Bounds the compression work the gateway takes on with an explicit queue. Compression runs on the
-// one event loop, so a request whose body is ready waits for its turn (a turn starts from
-// setImmediate, so the sockets are read between turns and new arrivals are seen); at most `running`
-// requests compress at once (one per core: a store round trip leaves room for another) and at most
-// `limit` wait or run. A request that finds the queue full is served at once without new
-// compression work: no component runs and only what the provider has cached comes back (the
-// forwarded bytes of earlier turns, replayed byte-identically), so no cached prefix busts and its
-// latency stays near the upstream's own instead of queueing behind work nobody can wait for.
+// Bounds the compression work the gateway takes on, decided when a request ARRIVES, before its body
+// is read: a request is admitted while fewer than `limit` admitted requests are still reading their
+// body, waiting or compressing, and fewer than `limit × SHED_BACKLOG_PER_PLACE` shed requests are
+// still being read and prepared; any other is shed at once. Deciding at arrival matters because
+// under a burst most of the event loop goes into receiving and decoding bodies, so a gate consulted
+// only once a body is complete rarely sees a full queue (a run shed 59 of 1,000). The shed backlog
+// matters because arrivals under a burst are spread out by the very loop that serves them: with
+// only the admitted count, every place freed is taken by the next arrival and the burst is
+// compressed at the loop's pace while everyone else waits; requests still waiting to be prepared
+// are the sign of overload, so no new compression work starts until they are through. Compression runs
+// on the one event loop, so an admitted request whose body is in waits for its turn (a turn starts
+// from setImmediate, so sockets are read between turns); at most `running` compress at once (one per
+// core: a store round trip leaves room for another). A shed request runs no component: only what
+// the provider has cached comes back (the forwarded bytes of earlier turns, replayed
+// byte-identically), so no cached prefix busts and its latency stays near the upstream's own.
 import { availableParallelism } from 'node:os';
 
 export const QUEUE_PER_CORE = 2;
+/** Shed requests still being prepared, per admission place, past which nothing new is admitted. */
+export const SHED_BACKLOG_PER_PLACE = 4;
 
 export class CompressionGate {
   private readonly waiting: Array<() => void> = [];
+  /** Admitted and not yet left: reading the body, waiting for a turn or compressing. */
+  private admitted = 0;
+  /** Shed and not yet left: reading the body, decoding, replaying. */
+  private shedding = 0;
   private active = 0;
   private scheduled = false;
   /** Requests served without new compression work since start. */
@@ -22,20 +35,36 @@ export class CompressionGate {
     readonly running = Math.max(1, availableParallelism()),
   ) {}
 
-  /** True once it is this request's turn to compress (call `leave` after); false: shed, at once. */
-  enter(): Promise<boolean> | false {
-    if (this.active + this.waiting.length >= this.limit) {
+  /** On arrival: true admits the request, false sheds it; either way it must `leave` exactly once. */
+  admit(): boolean {
+    if (this.admitted >= this.limit || this.shedding >= this.limit * SHED_BACKLOG_PER_PLACE) {
       this.shed++;
+      this.shedding++;
       return false;
     }
-    return new Promise<boolean>((resolve) => {
-      this.waiting.push(() => resolve(true));
+    this.admitted++;
+    return true;
+  }
+
+  /** An admitted request whose body is in waits here for one of the `running` places. */
+  turn(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      this.waiting.push(() => {
+        this.active++;
+        resolve();
+      });
       this.pump();
     });
   }
 
-  leave(): void {
-    this.active = Math.max(0, this.active - 1);
+  /** A request is prepared (or never got to be: its body was refused); `admitted` as `admit` said. */
+  leave(admitted: boolean, hadTurn = false): void {
+    if (!admitted) {
+      this.shedding = Math.max(0, this.shedding - 1);
+      return;
+    }
+    this.admitted = Math.max(0, this.admitted - 1);
+    if (hadTurn) this.active = Math.max(0, this.active - 1);
     this.pump();
   }
 
@@ -43,9 +72,20 @@ export class CompressionGate {
     return this.waiting.length;
   }
 
-  /** Requests compressing or waiting to: work that background jobs (shadow evaluation) must not compete with. */
+  /**
+   * Requests being prepared — admitted (reading, waiting or compressing) or shed (read and replayed):
+   * work that background jobs (shadow evaluation) must not compete with.
+   */
   get occupied(): number {
-    return this.active + this.waiting.length;
+    return this.admitted + this.shedding;
+  }
+
+  get inFlight(): number {
+    return this.admitted;
+  }
+
+  get shedInFlight(): number {
+    return this.shedding;
   }
 
   private pump(): void {
@@ -53,12 +93,41 @@ export class CompressionGate {
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
-      const next = this.waiting.shift();
-      if (next) {
-        this.active++;
-        next();
-      }
+      this.waiting.shift()?.();
       this.pump();
     });
+  }
+}
+
+/**
+ * Whole bodies held in memory at once: a slot is taken before a body is read and given back once
+ * the upstream has answered its first call (the body is not needed in full after that). Past the
+ * bound a request waits unread — its bytes stay in the socket, where TCP backpressure holds them —
+ * so a burst of large bodies cannot hold them all in the heap while they queue for an upstream
+ * connection (there are as many slots as upstream connections, so the wait is one it would have
+ * had anyway).
+ */
+export class BodySlots {
+  private readonly waiting: Array<() => void> = [];
+  private held = 0;
+
+  constructor(readonly size: number) {}
+
+  take(): Promise<void> | undefined {
+    if (this.held < this.size) {
+      this.held++;
+      return undefined;
+    }
+    return new Promise<void>((resolve) => this.waiting.push(resolve));
+  }
+
+  give(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.held = Math.max(0, this.held - 1);
+  }
+
+  get inUse(): number {
+    return this.held;
   }
 }

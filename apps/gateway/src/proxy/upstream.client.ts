@@ -51,13 +51,16 @@ export class ClientAbort extends EventEmitter {
   }
 }
 
+/** Upstream connections per origin (the bound on whole bodies held in memory follows it). */
+export const UPSTREAM_CONNECTIONS = 128;
+
 export class UpstreamClient {
   private readonly dispatcher: Agent;
 
   constructor(private readonly opts: UpstreamOptions) {
     this.dispatcher = new Agent({
       keepAliveTimeout: 30_000,
-      connections: 128,
+      connections: UPSTREAM_CONNECTIONS,
       connect: { timeout: opts.connectTimeoutMs },
       headersTimeout: opts.headersTimeoutMs,
       bodyTimeout: opts.idleTimeoutMs,

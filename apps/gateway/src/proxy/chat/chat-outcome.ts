@@ -22,6 +22,8 @@ export interface Forward {
   inbound: Buffer;
   /** The inbound body as text ('' when transparent: never decoded). */
   raw: string;
+  /** Gives back the body's place among those held whole (once the upstream answered; idempotent). */
+  releaseBody: () => void;
 }
 
 /** The provider answered (after any expand rounds): relay that to the client. */

@@ -39,7 +39,7 @@ async function callUpstream(x: ChatExchange, f: Forward, reply: HotReply): Promi
   const keptKeys: string[] = [];
   const upstreamStarted = performance.now();
   try {
-    const first = await call(outgoingBody(x, f, abort));
+    const first = await call(outgoingBody(x, f, abort)).finally(f.releaseBody);
     report.upstreamMs = performance.now() - upstreamStarted;
     report.upstreamStatus = first.status;
     const result = await runExpandLoop({

@@ -19,29 +19,53 @@ export async function prepareStep(x: ChatExchange): Promise<Forward | Stop> {
   const { gw, req, tenant, route } = x;
   let transparent = isTransparent(tenant.built.pipeline, gw.env.injectExpand, tenant.replays);
   const streamed = transparent && req.streamable && !x.shadow?.wholeBody;
-  const inbound = streamed ? req.body : await req.readBody();
-  // Compression waits for its turn in a bounded queue; with the queue full the request is served
-  // at once without new compression work (shed) instead.
-  const turn = transparent ? false : await gw.compression.enter();
-  const raw = transparent ? '' : inbound.toString('utf8');
-  let prepared: Prepared;
+  // Admission is decided on arrival, before the body is read: past the gate's bound the request
+  // is served without new compression work (shed) instead of adding to the backlog.
+  const gated = !transparent;
+  const admitted = gated && gw.compression.admit();
+  let hadTurn = false;
+  let held = false;
+  const releaseBody = () => {
+    if (held) gw.bodies.give();
+    held = false;
+  };
   try {
-    prepared = transparent ? passthrough(x) : await prepareRequest(prepareDeps(gw), chatInput(x, raw, !turn));
+    let inbound = req.body;
+    if (!streamed) {
+      await gw.bodies.take();
+      held = true;
+      inbound = await req.readBody();
+    }
+    if (admitted) {
+      await gw.compression.turn();
+      hadTurn = true;
+    }
+    const raw = transparent ? '' : inbound.toString('utf8');
+    let prepared: Prepared;
+    try {
+      prepared = transparent ? passthrough(x) : await prepareRequest(prepareDeps(gw), chatInput(x, raw, !admitted));
+    } catch (err) {
+      if (err instanceof WireError) {
+        releaseBody();
+        return stop('bad_request', failureError(route.dialect, err), null);
+      }
+      gw.log.warn('decoding failed open; forwarding the original body', { error: errorText(err) });
+      transparent = true;
+      prepared = passthrough(x);
+      prepared.report.failOpen = 'internal_error';
+    }
+    const report = prepared.report;
+    report.preset = presetLabel(tenant);
+    report.modelCalls = x.modelCalls;
+    if (transparent && Buffer.isBuffer(inbound)) report.model = headModel(inbound);
+    x.trace?.prepared({ tenant: tenant.id, configVersion: tenant.configVersion, preset: report.preset, session: prepared.session }, report);
+    return { kind: 'forward', prepared, transparent, streamed, inbound, raw, releaseBody };
   } catch (err) {
-    if (err instanceof WireError) return stop('bad_request', failureError(route.dialect, err), null);
-    gw.log.warn('decoding failed open; forwarding the original body', { error: errorText(err) });
-    transparent = true;
-    prepared = passthrough(x);
-    prepared.report.failOpen = 'internal_error';
+    releaseBody();
+    throw err;
   } finally {
-    if (turn) gw.compression.leave();
+    if (gated) gw.compression.leave(admitted, hadTurn);
   }
-  const report = prepared.report;
-  report.preset = presetLabel(tenant);
-  report.modelCalls = x.modelCalls;
-  if (transparent && Buffer.isBuffer(inbound)) report.model = headModel(inbound);
-  x.trace?.prepared({ tenant: tenant.id, configVersion: tenant.configVersion, preset: report.preset, session: prepared.session }, report);
-  return { kind: 'forward', prepared, transparent, streamed, inbound, raw };
 }
 
 /** What request preparation needs from the gateway (the chat and /compact routes share it). */
