@@ -23,3 +23,5 @@ export * from './control/replicas.repository';
 export * from './control/tenant-document';
 export * from './sql/data-dir-lock';
 export * from './control/shadow-tallies.repository';
+export * from './control/holdout-sessions.repository';
+export * from './control/savings-estimate';
