@@ -24,6 +24,8 @@ import { OpsExpandService } from './ops-expand/ops-expand.service';
 import { ReplicasController } from './replicas/replicas.controller';
 import { ShadowController } from './shadow/shadow.controller';
 import { ShadowService } from './shadow/shadow.service';
+import { SavingsController } from './savings/savings.controller';
+import { SavingsService } from './savings/savings.service';
 import { StatsController } from './stats/stats.controller';
 import { TenantsController } from './tenants/tenants.controller';
 import { TenantsService } from './tenants/tenants.service';
@@ -46,6 +48,7 @@ export class AdminModule {
         AuditController,
         ReplicasController,
         ShadowController,
+        SavingsController,
         StatsController,
         UiController,
       ],
@@ -60,6 +63,7 @@ export class AdminModule {
         DryRunService,
         OpsExpandService,
         ShadowService,
+        SavingsService,
       ],
     };
   }

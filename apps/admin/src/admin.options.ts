@@ -19,7 +19,7 @@ export interface GatewayStatsSource {
   /** Tenants with traffic in this process. */
   tenants(): string[];
   /** The tenant's /stats document. */
-  snapshot(tenant: string): Record<string, unknown>;
+  snapshot(tenant: string): Promise<Record<string, unknown>>;
   /** Minute buckets, oldest first; `*` is the whole gateway. */
   minutes(tenant: string): unknown[];
   /** Recent sessions, most recently seen first. */

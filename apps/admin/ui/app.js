@@ -129,11 +129,7 @@
     var without = money.bill_without_usd;
     byTestId('billed-cost').textContent = typeof billed === 'number' ? fmt.usd(billed) : 'not reported';
     byTestId('cost-without').textContent = typeof without === 'number' ? fmt.usd(without) : 'not reported';
-    var h = s.holdout;
-    byTestId('holdout').textContent =
-      h && typeof h.saving_pct === 'number'
-        ? h.saving_pct.toFixed(1) + ' % ± ' + (h.interval_pct || 0).toFixed(1) + ' % (' + fmt.int(h.sessions || 0) + ' sessions)'
-        : 'no holdout configured';
+    byTestId('holdout').textContent = holdoutText(s.holdout);
     var read = num(s, 'cache_read_tokens');
     var write = num(s, 'cache_write_tokens');
     var fresh = num(s, 'fresh_input_tokens');
@@ -144,6 +140,15 @@
     byTestId('stash-misses').textContent = fmt.int(num(s, 'stash_misses'));
     byTestId('guard-reverts').textContent = fmt.int(num(s, 'cache_guard_reverts'));
     byTestId('added-ms').textContent = fmt.ms(num(s, 'cg_added_ms_avg'));
+  }
+
+  // "saved 28.4 % ± 5.2 % (412 sessions)", or what stands between the tenant and that line.
+  function holdoutText(h) {
+    if (!h) return 'no holdout configured';
+    var sessions = ' (' + fmt.int(h.sessions || 0) + ' sessions)';
+    if (typeof h.saving_pct !== 'number' || typeof h.interval_pct !== 'number') return 'measuring' + sessions;
+    var figure = h.saving_pct.toFixed(1) + ' % ± ' + h.interval_pct.toFixed(1) + ' %';
+    return (h.significant ? '' : 'not yet significant: ') + figure + sessions;
   }
 
   function cell(text, cls) {

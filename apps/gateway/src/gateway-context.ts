@@ -26,6 +26,8 @@ import type { TenantResolver } from './tenancy/tenant-resolver';
 import { createTenancy, type Tenancy } from './tenancy/tenancy.factory';
 import { TenantStats } from './tenancy/tenant-stats';
 import { DEFAULT_TENANT, createTenantRuntime, loadConfigDocument } from './tenancy/tenant-runtime';
+import { HoldoutFigures } from './holdout/holdout-figures';
+import { MemoryHoldoutLedger, SqlHoldoutLedger } from './holdout/holdout-ledger';
 
 export const VERSION = '0.1.0';
 
@@ -50,6 +52,8 @@ export interface GatewayContext {
   metrics: GatewayMetrics;
   /** Provider-reported usage, billed cost and the money value of savings, per tenant. */
   usage: UsageAccounting;
+  /** Measured savings: each session's billed cost by holdout arm and config version, shared by every replica. */
+  holdout: HoldoutFigures;
   /** OpenTelemetry traces; null when off (no OTLP endpoint), and then the hot path does nothing. */
   tracing: Tracing | null;
   /** The compaction models' process-wide limiter, spend and connection pool. */
@@ -131,6 +135,8 @@ export async function createGatewayContext(env: Env, overrides: ContextOverrides
   const tracing = overrides.tracing !== undefined ? overrides.tracing : startTracing(VERSION);
   const compression = new CompressionGate(env.compressionSlots);
   const shadow = createShadow({ gate: compression, metrics, log, sql });
+  const ledger = sql ? new SqlHoldoutLedger(sql, { log }) : new MemoryHoldoutLedger();
+  const holdout = new HoldoutFigures(ledger, metrics, log);
   return {
     env,
     clock: overrides.clock ?? systemClock,
@@ -141,7 +147,8 @@ export async function createGatewayContext(env: Env, overrides: ContextOverrides
     upstream,
     stats: new TenantStats(),
     metrics,
-    usage: new UsageAccounting(metrics, createPriceTable(env.prices)),
+    usage: new UsageAccounting(metrics, createPriceTable(env.prices), (r, usd) => holdout.record(r, usd)),
+    holdout,
     tracing,
     models,
     turns: new TurnCache(turnCacheChars(env.turnCacheMb)),
@@ -158,6 +165,7 @@ export async function createGatewayContext(env: Env, overrides: ContextOverrides
       await upstream.close();
       await models.dispatcher.close();
       await models.sandbox.close();
+      await ledger.close();
       await stores?.close();
     },
   };

@@ -58,7 +58,13 @@ beforeAll(async () => {
   up = await startObservedUpstream();
   seed = await createControlSeed('prom');
   await seed.createTenant('default', { preset: 'agent' });
-  await seed.pushConfig('default', { ...parsePipelineYaml(SESSION_CONFIG), shadow: { version: 1, sample: 1 } });
+  await seed.pushConfig('default', {
+    ...parsePipelineYaml(SESSION_CONFIG),
+    shadow: { version: 1, sample: 1 },
+    // 0.65 holds out the OpenAI session of the two (their points are 0.59 and 0.71): the
+    // measured-savings panels have both arms to chart.
+    holdout: { fraction: 0.65 },
+  });
   gateway = await startGateway(up.upstream.url, { CONFIG: SESSION_CONFIG, DATABASE_URL: seed.dbUrl, DURABLE_STORE: 'postgres' });
   await runObservedSession(gateway.url, up);
   await gateway.gw.shadow.runner.idle();

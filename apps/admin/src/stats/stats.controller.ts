@@ -14,7 +14,7 @@ export class StatsController {
 
   /** Every tenant's /stats document and minute series, the whole gateway's series, recent sessions. */
   @Get()
-  all() {
+  async all() {
     const source = this.deps.gatewayStats;
     if (!source)
       throw new AdminError(
@@ -23,7 +23,9 @@ export class StatsController {
       );
     return {
       generated_at: new Date().toISOString(),
-      tenants: source.tenants().map((id) => ({ id, stats: source.snapshot(id), minutes: source.minutes(id) })),
+      tenants: await Promise.all(
+        source.tenants().map(async (id) => ({ id, stats: await source.snapshot(id), minutes: source.minutes(id) })),
+      ),
       minutes: source.minutes(WHOLE_GATEWAY),
       sessions: source.recentSessions(),
     };

@@ -81,6 +81,9 @@ function dashboard(uid: string, title: string, description: string, panels: Pane
 const rate = (m: string, sel = T) => `rate(${m}{${sel}}[$__rate_interval])`;
 const inc = (m: string, sel = T) => `increase(${m}{${sel}}[$__range])`;
 const q = (expr: string, legend: string): Query => ({ expr, legend });
+/** One arm's billed USD per client input token over the dashboard's range. */
+const perMtok = (arm: string) =>
+  `sum(${inc('cg_holdout_billed_usd_total', `${T},arm="${arm}"`)}) / sum(${inc('cg_holdout_input_tokens_total', `${T},arm="${arm}"`)})`;
 const quantiles = (m: string, by: string) =>
   [0.5, 0.95, 0.99].map((p) =>
     q(`histogram_quantile(${p}, sum by (le, ${by}) (rate(${m}_bucket[$__rate_interval])))`, `p${p * 100} {{${by}}}`),
@@ -222,6 +225,39 @@ export const SAVINGS = dashboard(
       'none',
       12,
       40,
+    ),
+    panel(
+      13,
+      'Measured saving against the holdout (treated vs holdout, 95 % interval)',
+      [
+        q(`max by (tenant, bound) (cg_holdout_saving_ratio{${T}})`, '{{tenant}} {{bound}} (active version, all its sessions)'),
+        q(`1 - (${perMtok('treated')}) / (${perMtok('holdout')})`, 'this range (point estimate)'),
+      ],
+      'percentunit',
+      0,
+      48,
+      12,
+      8,
+      'Billed USD per input token the client sent, treated sessions against holdout sessions (forwarded untouched). estimate/low/high: the 95 % bootstrap interval over the sessions of the active config version, from the figures every replica shares; no line while there are too few sessions. See docs/holdout.md.',
+    ),
+    panel(
+      14,
+      'Billed USD per million client input tokens, by arm',
+      [q(`sum by (arm) (${inc('cg_holdout_billed_usd_total')}) / sum by (arm) (${inc('cg_holdout_input_tokens_total')}) * 1e6`, '{{arm}}')],
+      'currencyUSD',
+      12,
+      48,
+    ),
+    panel(
+      15,
+      'Holdout sessions measured and requests, by arm',
+      [
+        q(`max by (tenant, arm) (cg_holdout_sessions{${T}})`, 'sessions {{tenant}} {{arm}}'),
+        q(`sum by (arm) (${inc('cg_holdout_requests_total')})`, 'requests {{arm}}'),
+      ],
+      'short',
+      0,
+      56,
     ),
   ],
 );

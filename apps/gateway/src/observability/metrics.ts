@@ -244,6 +244,39 @@ export class GatewayMetrics {
     labelNames: ['tenant'] as const,
     registers: [this.registry],
   });
+  // Measured savings (holdout/): tenants running a holdout, by the session's arm — treated, or
+  // holdout (forwarded untouched for its whole life). The compared figure is billed USD per input
+  // token the client sent; the saving gauges come from the figures every replica shares.
+  readonly holdoutRequests = new Counter({
+    name: 'cg_holdout_requests_total',
+    help: "Requests of tenants running a holdout, by the session's arm (treated | holdout).",
+    labelNames: ['tenant', 'arm'] as const,
+    registers: [this.registry],
+  });
+  readonly holdoutBilledUsd = new Counter({
+    name: 'cg_holdout_billed_usd_total',
+    help: 'USD the provider billed for measured turns (client answer, expand rounds and model calls), by arm.',
+    labelNames: ['tenant', 'arm'] as const,
+    registers: [this.registry],
+  });
+  readonly holdoutInputTokens = new Counter({
+    name: 'cg_holdout_input_tokens_total',
+    help: 'Content tokens the client sent on measured turns, by arm (what billed USD is compared per).',
+    labelNames: ['tenant', 'arm'] as const,
+    registers: [this.registry],
+  });
+  readonly holdoutSessions = new Gauge({
+    name: 'cg_holdout_sessions',
+    help: "Sessions measured on the tenant's active config version, by arm, over every replica (set at scrape).",
+    labelNames: ['tenant', 'arm'] as const,
+    registers: [this.registry],
+  });
+  readonly holdoutSaving = new Gauge({
+    name: 'cg_holdout_saving_ratio',
+    help: 'Measured saving of the active config version, 1 - treated/holdout USD per client input token: bound="estimate", "low" and "high" (95 % interval), over every replica (set at scrape; absent while too few sessions).',
+    labelNames: ['tenant', 'bound'] as const,
+    registers: [this.registry],
+  });
   readonly buildInfo = new Gauge({
     name: 'cg_build_info',
     help: 'Build information.',

@@ -1,6 +1,6 @@
 // What one request contributes to /stats and /metrics, assembled on the hot path as plain data
 // and folded into the rollups after the response has been handed to the client.
-import type { Dialect, Report } from '@context-guru/components';
+import type { Arm, Dialect, Report } from '@context-guru/components';
 import type { FailOpenReason } from '../error-codes';
 import type { Usage } from '../expand/expand.types';
 import type { ModelCall } from './model-meter';
@@ -58,6 +58,16 @@ export interface RequestReport {
   modelCalls: ModelCall[];
   /** performance.now() marks of the pipeline and the store flush, for trace spans. */
   marks?: PrepareMarks;
+  /** The session's holdout arm, once decided (absent on bypass, pass-through and /compact). */
+  arm?: Arm;
+  /** The tenant runs a holdout: this turn counts toward its config version's measured saving. */
+  measured?: MeasuredTurn;
+}
+
+export interface MeasuredTurn {
+  version: number;
+  /** Content tokens of the messages as the client sent them (before any component). */
+  inputTokens: number;
 }
 
 export interface PrepareMarks {

@@ -83,6 +83,7 @@ export class RequestTrace {
       'cg.config_version': info.configVersion,
       'cg.preset': info.preset,
       ...(info.session ? { 'cg.session_hash': sessionHash(info.session) } : {}),
+      ...(report.arm ? { 'cg.arm': report.arm } : {}),
     });
     const m = report.marks;
     if (!m) return;

@@ -53,6 +53,9 @@ export function splitRounds(total: Usage | null, first: Usage | null | undefined
   return { client: first, expand: rest };
 }
 
+/** Hears every recorded request with what the provider billed for it (client + expand + model, USD). */
+export type BilledListener = (r: RequestReport, billedUsd: number) => void;
+
 export class UsageAccounting {
   private readonly ledger = new KeyLedger();
   private readonly tenants = new Map<string, MoneyTotals>();
@@ -60,14 +63,16 @@ export class UsageAccounting {
   constructor(
     private readonly metrics: GatewayMetrics,
     readonly prices: PriceTable,
+    private readonly onBilled?: BilledListener,
   ) {}
 
   record(r: RequestReport): void {
     const t = this.totals(r.tenant);
     // Metric labels are bounded (overflow tenants fold into `other`); /stats keeps the real id.
     const tenant = this.metrics.tenants.label(r.tenant);
+    let billed = 0;
     for (const c of r.modelCalls) {
-      this.bill(t, tenant, c.provider, 'model', { fresh: c.input, cacheRead: 0, cacheWrite: 0, output: c.output }, c.model);
+      billed += this.bill(t, tenant, c.provider, 'model', { fresh: c.input, cacheRead: 0, cacheWrite: 0, output: c.output }, c.model);
     }
     // /compact forwards nothing: its model calls are spend, its savings reach no provider bill.
     if (r.route === 'compact') return;
@@ -75,8 +80,9 @@ export class UsageAccounting {
     // The answer the client got sums every round: its first round is the client's own request,
     // the rest the gateway's expand continuations.
     const split = splitRounds(r.usage ?? null, r.firstUsage);
-    if (split.client) this.bill(t, tenant, dialect, 'client', split.client, r.model);
-    if (split.expand) this.bill(t, tenant, dialect, 'expand', split.expand, r.model);
+    if (split.client) billed += this.bill(t, tenant, dialect, 'client', split.client, r.model);
+    if (split.expand) billed += this.bill(t, tenant, dialect, 'expand', split.expand, r.model);
+    this.onBilled?.(r, billed);
     if (!r.enforced) return;
     const preset = r.preset || 'custom';
     const saved = r.saved.prefix + r.saved.tail;
@@ -98,7 +104,7 @@ export class UsageAccounting {
     t.savedTailUsd += value.tailUsd;
   }
 
-  private bill(t: MoneyTotals, tenant: string, dialect: Dialect, origin: Origin, u: Usage, model: string | undefined): void {
+  private bill(t: MoneyTotals, tenant: string, dialect: Dialect, origin: Origin, u: Usage, model: string | undefined): number {
     const kinds = usageByKind(u);
     for (const kind of USAGE_KINDS) {
       if (kinds[kind] === 0) continue;
@@ -109,6 +115,7 @@ export class UsageAccounting {
     const cost = billedUsd(u, price);
     this.metrics.billedUsd.inc({ tenant, dialect, origin, family: price.family }, cost);
     t.billed[origin] += cost;
+    return cost;
   }
 
   /**

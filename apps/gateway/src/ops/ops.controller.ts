@@ -58,7 +58,7 @@ export class OpsController {
   }
 
   @Get('stats')
-  stats(@Req() req: FastifyRequest, @Res() reply: FastifyReply): void {
+  async stats(@Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     let tenant;
     try {
       tenant = this.gw.tenants.resolve(req.headers);
@@ -70,7 +70,10 @@ export class OpsController {
       reply.code(e.status).header('content-type', 'application/json').send(e.body);
       return;
     }
-    reply.code(200).header('content-type', 'application/json').send(statsDocument(this.gw, tenant.id));
+    reply
+      .code(200)
+      .header('content-type', 'application/json')
+      .send(await statsDocument(this.gw, tenant.id));
   }
 
   @Get('metrics')
@@ -79,6 +82,7 @@ export class OpsController {
     this.gw.metrics.frozenStore.set({ outcome: 'dropped' }, health.frozenDropped);
     this.gw.metrics.frozenStore.set({ outcome: 'repaired' }, health.frozenRepaired);
     this.gw.metrics.setLlmSpend(this.gw.models.spend.snapshot().llm_by_component);
+    await this.gw.holdout.refreshGauges(this.gw.tenants.all());
     const body = await this.gw.metrics.registry.metrics();
     reply.code(200).header('content-type', this.gw.metrics.registry.contentType).send(body);
   }

@@ -4,7 +4,7 @@ import type { GatewayContext } from '../gateway-context';
 import { DEFAULT_TENANT } from '../tenancy/tenant-runtime';
 import { shadowStats } from '../shadow/shadow-view';
 
-export function statsDocument(gw: GatewayContext, tenant: string): Record<string, unknown> {
+export async function statsDocument(gw: GatewayContext, tenant: string): Promise<Record<string, unknown>> {
   // The gateway-wide ledgers (command selectors, model spend, freeze health) are the operator's:
   // only the default tenant's view carries them.
   let extra: Record<string, unknown> = {};
@@ -18,5 +18,8 @@ export function statsDocument(gw: GatewayContext, tenant: string): Record<string
       ...gw.models.spend.snapshot(),
     };
   }
-  return gw.stats.snapshot({ ...extra, ...gw.usage.snapshot(tenant), ...shadowStats(gw, tenant) }, tenant);
+  // Measured savings come from the figures every replica shares (holdout/holdout-figures.ts).
+  const runtime = gw.tenants.all().find((t) => t.id === tenant);
+  const holdout = runtime ? await gw.holdout.statsBlock(runtime) : undefined;
+  return gw.stats.snapshot({ ...extra, ...gw.usage.snapshot(tenant), ...shadowStats(gw, tenant), ...(holdout ? { holdout } : {}) }, tenant);
 }

@@ -14,6 +14,7 @@ import { encodeStep } from './prepare/encode.step';
 import { flushStep } from './prepare/flush.step';
 import { runPipelineStep } from './prepare/pipeline-run.step';
 import { advanceBypassed, openSession, turnAt } from './prepare/session-open.step';
+import { holdoutStep } from '../holdout/holdout.step';
 import type { PrepareDeps, PrepareInput, Prepared, Preparing } from './prepare/prepare.types';
 
 export type { PrepareDeps, PrepareInput, Prepared } from './prepare/prepare.types';
@@ -46,9 +47,11 @@ export async function prepareRequest(deps: PrepareDeps, input: PrepareInput): Pr
       return pristine(p, d);
     }
     const opened = await openSession(p, d, at);
+    const arm = await holdoutStep(p, d, opened);
+    if (arm.arm === 'holdout') return pristine(p, d);
     const ran = await runPipelineStep(p, d, opened);
     const encoded = encodeStep(p, d, opened, ran);
-    await flushStep(p, d, at, ran, encoded);
+    await flushStep(p, d, at, ran, encoded, arm.record);
     p.report.enforced = true;
     p.report.addedMs = performance.now() - p.started;
     return {

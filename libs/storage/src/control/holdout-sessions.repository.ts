@@ -96,3 +96,14 @@ export const holdoutSessionsRepository = {
     return rows.map((r) => col.num(r, 'version'));
   },
 };
+
+/** Rows by version, newest version first; `seed` versions are listed even without a row. */
+export function byVersion(rows: readonly HoldoutSessionCost[], seed: readonly number[] = []): Array<[number, HoldoutSessionCost[]]> {
+  const out = new Map<number, HoldoutSessionCost[]>(seed.map((v) => [v, []]));
+  for (const r of rows) {
+    const list = out.get(r.version);
+    if (list) list.push(r);
+    else out.set(r.version, [r]);
+  }
+  return [...out].sort(([a], [b]) => b - a);
+}

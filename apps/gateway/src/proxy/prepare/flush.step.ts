@@ -6,15 +6,16 @@ import type { PipelineRan } from './pipeline-run.step';
 import type { TurnAt } from './session-open.step';
 import type { Preparing } from './prepare.types';
 
-export async function flushStep(p: Preparing, d: Decoded, at: TurnAt, ran: PipelineRan, e: Encoded): Promise<void> {
+/** `recordArm`: the session's first turn under a holdout records its (treated) arm with its state. */
+export async function flushStep(p: Preparing, d: Decoded, at: TurnAt, ran: PipelineRan, e: Encoded, recordArm = false): Promise<void> {
   const { deps, input, report } = p;
   const tenant = input.tenant.id;
   const { stash, state, snapshot } = ran;
   const flushStart = performance.now();
   await Promise.all([
     stash.entries.size ? deps.store.putStash(tenant, d.session, stash.list()) : undefined,
-    state.newFrozen.size || (e.offered && !snapshot.offloaded)
-      ? deps.store.commitSession(tenant, d.session, { frozen: state.newFrozen, offloaded: e.offered })
+    state.newFrozen.size || (e.offered && !snapshot.offloaded) || recordArm
+      ? deps.store.commitSession(tenant, d.session, { frozen: state.newFrozen, offloaded: e.offered, ...(recordArm && { arm: 'treated' }) })
       : undefined,
     e.rewritten.length ? deps.store.recordRewrites(tenant, at.conversation, e.rewritten) : undefined,
   ]);
