@@ -41,7 +41,7 @@ export interface ShadowRig {
   durableRows(tenant: RigTenant): Promise<Record<string, number>>;
   /** Waits for every offered shadow job, then writes this replica's figures to shadow_tallies. */
   settleShadow(): Promise<void>;
-  stats(tenant: RigTenant): Record<string, any>;
+  stats(tenant: RigTenant): Promise<Record<string, any>>;
   close(): Promise<void>;
 }
 
@@ -152,7 +152,7 @@ export async function startShadowRig(o: {
       await gateway.gw.shadow.runner.idle();
       await gateway.gw.shadow.flush!.flush();
     },
-    stats: (tenant) => statsDocument(gateway.gw, tenant) as Record<string, any>,
+    stats: (tenant) => statsDocument(gateway.gw, tenant) as Promise<Record<string, any>>,
     async close() {
       await gateway.close();
       await app.close();

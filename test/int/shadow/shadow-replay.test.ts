@@ -74,7 +74,7 @@ describe('shadow evaluation of a candidate preset', () => {
   });
 
   it('reports the candidate’s would-be savings beside the active’s, on the same requests, in /stats and the admin API', async () => {
-    const block = rig.stats('shadowed').shadow;
+    const block = (await rig.stats('shadowed')).shadow;
     expect(block.candidate).toMatchObject({
       version: 1,
       sample: 1,
@@ -95,7 +95,7 @@ describe('shadow evaluation of a candidate preset', () => {
     const { first_at, updated_at, ...shared } = api.json.comparisons[0];
     expect(shared).toEqual(local);
     expect(Date.parse(updated_at)).toBeGreaterThanOrEqual(Date.parse(first_at));
-    expect(rig.stats('twin').shadow).toEqual({ candidate: null, comparisons: [] });
+    expect((await rig.stats('twin')).shadow).toEqual({ candidate: null, comparisons: [] });
   });
 
   it('is shed under a burst: drops are counted and the candidate never runs while a real request compresses', async () => {
