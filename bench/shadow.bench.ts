@@ -60,8 +60,8 @@ export async function runShadow(): Promise<string> {
       await rig.settleShadow();
       const api = await rig.admin('GET', '/v1/tenants/shadowed/shadow');
       const total = api.json.comparisons[0] as Record<string, any>;
-      const real = rig.stats('candidate');
-      const added = { shadowed: addedSum(rig, 'shadowed'), twin: addedSum(rig, 'twin') };
+      const real = await rig.stats('candidate');
+      const added = { shadowed: await addedSum(rig, 'shadowed'), twin: await addedSum(rig, 'twin') };
       const n = prev.n + r.turns;
       phases.push({
         ...r,
@@ -113,8 +113,8 @@ export async function runShadow(): Promise<string> {
 }
 
 /** The tenant's summed added milliseconds so far (its /stats average times its requests). */
-function addedSum(rig: ShadowRig, tenant: 'shadowed' | 'twin'): number {
-  const s = rig.stats(tenant);
+async function addedSum(rig: ShadowRig, tenant: 'shadowed' | 'twin'): Promise<number> {
+  const s = await rig.stats(tenant);
   return (s.cg_added_ms_avg ?? 0) * (s.requests ?? 0);
 }
 
