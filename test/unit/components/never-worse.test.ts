@@ -1,6 +1,8 @@
 // Property: over hundreds of generated transcripts, every registered component, alone, never
 // grows a message, is never reverted by the guard, leaves only markers that resolve from the
-// stash, and is deterministic (same input → byte-identical output).
+// stash, reports only gates it declares, and is deterministic (same input → byte-identical
+// output). And none passes vacuously: over transcripts built for it (focused-transcripts.ts) each
+// of the thirteen acts on most of them, with the same property holding while it does.
 import {
   REGISTRY,
   Pipeline,
@@ -9,21 +11,24 @@ import {
   stashId,
   type Component,
   type ComponentDefinition,
+  type Ctx,
   type Message,
 } from '@context-guru/components';
+import { parseModelEnv } from '../../../apps/gateway/src/model/model-env';
+import { createModelRuntime, createModelSources } from '../../../apps/gateway/src/model/model-resolver';
 import { testCtx } from '../../support/ctx';
+import { startFakeModel, type FakeModelServer } from '../../support/fake-model-server';
+import { FOCUS, focusedTranscript } from './focused-transcripts';
 import { generateTranscript, type GeneratedCase } from './transcript-generator';
 
 const CASES = 500;
-const PLACEHOLDER = 'not implemented yet';
+/** Focused transcripts per component, and how many of them it must act on. */
+const FOCUSED = 40;
+const MUST_ACT_ON = 30;
 /** Size floors worth lowering so the property also covers small outputs. */
 const FLOOR_KEY = /^(min_[a-z_]*tokens|min_items|min_size|max_tokens|budget_tokens)$/;
 
 const transcripts: GeneratedCase[] = Array.from({ length: CASES }, (_, i) => generateTranscript(0x5eed + i));
-
-function isPlaceholderError(err: unknown): boolean {
-  return err instanceof Error && err.message.includes(PLACEHOLDER);
-}
 
 /** Defaults, and defaults with every numeric size floor set to 1 where the schema accepts it. */
 function variants(def: ComponentDefinition): Array<{ label: string; options: unknown }> {
@@ -45,8 +50,10 @@ function variants(def: ComponentDefinition): Array<{ label: string; options: unk
   return out;
 }
 
-async function runOnce(component: Component, c: GeneratedCase) {
-  const ctx = testCtx({ provider: c.provider, cache: c.cache, persistent: c.persistent });
+type Extra = Partial<Pick<Ctx, 'models'>>;
+
+async function runOnce(component: Component, c: GeneratedCase, extra: Extra) {
+  const ctx = { ...testCtx({ provider: c.provider, cache: c.cache, persistent: c.persistent }), ...extra };
   const result = await new Pipeline([component]).run(c.messages, ctx);
   return { result, report: result.reports[0]!, ctx };
 }
@@ -55,28 +62,28 @@ function describeCase(def: ComponentDefinition, label: string, index: number): s
   return `${def.name} (${label}) on transcript #${index} (seed ${0x5eed + index})`;
 }
 
-/** How many (transcript, options) runs the component changed something in, or 'placeholder'. */
-async function checkComponent(def: ComponentDefinition): Promise<'placeholder' | number> {
+/** How many (transcript, options) runs the component changed something in; throws where the property fails. */
+async function checkComponent(
+  def: ComponentDefinition,
+  cases: readonly GeneratedCase[] = transcripts,
+  opts: { variants?: Array<{ label: string; options: unknown }>; extra?: Extra } = {},
+): Promise<number> {
   let acted = 0;
-  for (const { label, options } of variants(def)) {
-    let component: Component;
-    try {
-      component = def.create(options);
-    } catch (err) {
-      if (isPlaceholderError(err)) return 'placeholder';
-      throw err;
-    }
-    for (const [index, c] of transcripts.entries()) {
+  const extra = opts.extra ?? {};
+  for (const { label, options } of opts.variants ?? variants(def)) {
+    const component = def.create(options);
+    for (const [index, c] of cases.entries()) {
       const where = describeCase(def, label, index);
       const input: Message[] = structuredClone(c.messages);
-      const first = await runOnce(component, c);
-      if (first.report.reverted && first.report.error?.includes(PLACEHOLDER)) return 'placeholder';
+      const first = await runOnce(component, c, extra);
       // The guard is a backstop: a revert means the component itself misbehaved.
       if (first.report.reverted) throw new Error(`${where}: reverted: ${first.report.error}`);
       expect(c.messages).toEqual(input); // the caller's messages are never mutated
 
       const out = first.result.messages;
       if (first.report.changed.length > 0) acted++;
+      const undeclared = Object.keys(first.report.gates).filter((g) => !def.gates.includes(g));
+      if (undeclared.length > 0) throw new Error(`${where}: reported undeclared gates ${undeclared.join(', ')}`);
       if (out.length === input.length) {
         out.forEach((m, i) => {
           if (messageTokens(m) > messageTokens(input[i]!)) {
@@ -96,7 +103,7 @@ async function checkComponent(def: ComponentDefinition): Promise<'placeholder' |
       }
       if (!c.persistent) expect(fresh).toEqual([]);
 
-      const second = await runOnce(component, c);
+      const second = await runOnce(component, c, extra);
       if (JSON.stringify(second.result.messages) !== JSON.stringify(out)) {
         throw new Error(`${where}: not deterministic`);
       }
@@ -104,9 +111,6 @@ async function checkComponent(def: ComponentDefinition): Promise<'placeholder' |
   }
   return acted;
 }
-
-/** Components this corpus is built to exercise: a vacuous pass for them would hide a regression. */
-const MUST_ACT = new Set(['format', 'dedup', 'collapse', 'mask']);
 
 /** A deliberately broken component, to prove the property bites. */
 function broken(name: string, run: Component['run']): ComponentDefinition {
@@ -152,12 +156,48 @@ describe('never worse, over generated transcripts', () => {
     await expect(checkComponent(drifting)).rejects.toThrow('not deterministic');
   });
 
+  it('catches a component that reports a gate it never declared', async () => {
+    const sloppy = broken('sloppy', () => ({ gates: { made_up: 1 } }));
+    await expect(checkComponent(sloppy)).rejects.toThrow('reported undeclared gates made_up');
+  });
+
   for (const def of REGISTRY) {
     it(`${def.name}`, async () => {
-      const outcome = await checkComponent(def);
-      // A placeholder is another engineer's pending work, not a failure of this property.
-      if (outcome === 'placeholder') console.warn(`never-worse: ${def.name} is still a placeholder; skipped`);
-      else if (MUST_ACT.has(def.name)) expect(outcome).toBeGreaterThan(50);
+      await checkComponent(def);
+    }, 300_000);
+  }
+});
+
+describe('every component acts on the transcripts it is meant for', () => {
+  // summarize (and extract's code strategy) ask a model: a scripted one over real HTTP, whose
+  // summary is grounded in the prompt it was sent, so every turn gets its own answer.
+  let model: FakeModelServer;
+  let extra: Extra;
+  beforeAll(async () => {
+    model = await startFakeModel((req) => ({ text: `<summary>Ran the order tests; ${req.prompt.length} chars of history.</summary>` }));
+    const env = parseModelEnv({ CHEAP_MODEL: 'claude-haiku-4-5', CHEAP_MODEL_BASE: model.url, CHEAP_MODEL_KEY: 'k' });
+    extra = {
+      models: createModelSources(
+        env,
+        { dialect: 'openai', model: undefined, upstreamBase: model.url, headers: {} },
+        createModelRuntime(env),
+      ),
+    };
+  });
+  afterAll(() => model.close());
+
+  it('has a focused corpus for each registered component, and only for those', () => {
+    expect(Object.keys(FOCUS).sort()).toEqual(REGISTRY.map((d) => d.name).sort());
+  });
+
+  for (const def of REGISTRY) {
+    it(`${def.name} acts on at least ${MUST_ACT_ON} of ${FOCUSED}, never worse`, async () => {
+      const cases = Array.from({ length: FOCUSED }, (_, i) => focusedTranscript(def.name, 0xf0c5 + i));
+      const raw =
+        def.name === 'summarize' ? { model: { source: 'config' } } : def.name === 'phi_evict' ? { budget_tokens: 2000 } : undefined;
+      const options = def.options(raw, `components.${def.name}`);
+      const acted = await checkComponent(def, cases, { variants: [{ label: 'focused', options }], extra });
+      expect([def.name, acted >= MUST_ACT_ON ? 'acts' : `acted on ${acted}`]).toEqual([def.name, 'acts']);
     }, 300_000);
   }
 });

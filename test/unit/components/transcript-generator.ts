@@ -18,7 +18,7 @@ const UNICODE = ['café', 'naïve', '東京', 'Привет', 'مرحبا', '�
 const LEVELS = ['INFO', 'INFO', 'INFO', 'DEBUG', 'WARN', 'ERROR'];
 
 /** Pretty JSON whose numbers include literals JS would re-print differently (1.0, 2^64). */
-function prettyJson(r: Rng, depth = 0): string {
+export function prettyJson(r: Rng, depth = 0): string {
   const raw = (v: string) => `__RAW:${v}__`;
   const scalar = () =>
     pick(r, [
@@ -37,7 +37,7 @@ function prettyJson(r: Rng, depth = 0): string {
   return JSON.stringify(top, null, pick(r, [2, 4, '\t'])).replace(/"__RAW:([^"]*)__"/g, '$1');
 }
 
-function uniformArray(r: Rng): string {
+export function uniformArray(r: Rng): string {
   const withError = r() < 0.4;
   const rows = times(int(r, 3, 40), (i) => ({
     id: i + 1,
@@ -48,14 +48,14 @@ function uniformArray(r: Rng): string {
   return JSON.stringify(rows, null, r() < 0.5 ? 2 : undefined);
 }
 
-function logLines(r: Rng): string {
+export function logLines(r: Rng): string {
   return times(int(r, 1, 400), (i) => {
     const lvl = pick(r, LEVELS);
     return `2024-05-02T09:${String(int(r, 0, 59)).padStart(2, '0')}:${String(i % 60).padStart(2, '0')}.${int(r, 100, 999)}Z ${lvl.padEnd(5)} [${pick(r, WORDS)}-svc] request ${int(r, 1000, 9999)} ${lvl === 'ERROR' ? 'failed: connection reset by peer' : `handled in ${int(r, 1, 500)}ms`}`;
   }).join('\n');
 }
 
-function stackTrace(r: Rng): string {
+export function stackTrace(r: Rng): string {
   const frames = times(
     int(r, 2, 25),
     (i) =>
@@ -66,7 +66,7 @@ function stackTrace(r: Rng): string {
   return r() < 0.5 ? py : js;
 }
 
-function testRun(r: Rng): string {
+export function testRun(r: Rng): string {
   const n = int(r, 1, 120);
   const failed = r() < 0.5 ? int(r, 1, 5) : 0;
   const lines = times(n, (i) => `tests/test_${pick(r, WORDS)}.py::test_case_${i} ${i < failed ? 'FAILED' : 'PASSED'}`);
@@ -83,7 +83,7 @@ function testRun(r: Rng): string {
   return pick(r, flavours)();
 }
 
-function fencedCode(r: Rng): string {
+export function fencedCode(r: Rng): string {
   const lang = pick(r, ['python', 'ts', 'go', 'rust', 'java']);
   const fns = times(int(r, 1, 12), (i) => {
     const body = times(int(r, 1, 15), (j) => `    let v${j} = compute_${pick(r, WORDS)}(${j}, "${pick(r, UNICODE)}");`).join('\n');
