@@ -111,7 +111,9 @@ export class ShadowRunner {
     if (typeof body !== 'string' && !Buffer.isBuffer(body)) return ledger.dropped(pair, 'too_large');
     const reason = this.refusal(body, active);
     if (reason) return ledger.dropped(pair, reason);
-    this.queue.push({ pair, candidate: ticket.candidate, dialect, body, active, sessionHeader });
+    // The candidate keys its memory by the session the active side resolved (learned keys included),
+    // so both sides follow the same session from turn to turn.
+    this.queue.push({ pair, candidate: ticket.candidate, dialect, body, active, sessionHeader: active.session || sessionHeader });
     this.pump();
   }
 
