@@ -72,7 +72,7 @@ describe('shadow runner', () => {
     expect(text).toContain('cg_shadow_candidate_version{tenant="acme"} 2');
   });
 
-  it('samples whole sessions at the candidate’s rate (a request without a session key by its own draw), never what the active side bypassed or failed open on', async () => {
+  it('samples whole sessions at the candidate’s rate (a request without a session key by its own draw), never what the active side bypassed, failed open on or held out', async () => {
     const tenant = tenantWithShadow(undefined, undefined, 0.5);
     const { runner, ledger } = setup({ limits: { queue: 100 } });
     const sessions = Array.from({ length: 12 }, (_, i) => `s-${i}`);
@@ -111,6 +111,7 @@ describe('shadow runner', () => {
     const always = tenantWithShadow();
     runner.offer(runner.pick(always), always, 'openai', raw, { ...active, bypassed: true });
     runner.offer(runner.pick(always), always, 'openai', raw, { ...active, failOpen: 'internal_error' });
+    runner.offer(runner.pick(always), always, 'openai', raw, { ...active, enforced: false, arm: 'holdout' });
     await runner.idle();
     expect(ticket).toBeDefined();
     expect(counts(ledger)!.sampled).toBe(before);

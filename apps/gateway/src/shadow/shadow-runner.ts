@@ -91,8 +91,8 @@ export class ShadowRunner {
 
   /**
    * The request's body and what the active pipeline did with it; returns at once. A request out of
-   * the sample, or one the active side did not compress for its own reasons (bypass, fail-open),
-   * compares nothing.
+   * the sample, or one the active side did not compress for its own reasons (bypass, fail-open, a
+   * holdout session), compares nothing.
    */
   offer(
     ticket: ShadowTicket | undefined,
@@ -102,7 +102,8 @@ export class ShadowRunner {
     active: RequestReport,
     sessionHeader?: string,
   ): void {
-    if (!ticket || active.bypassed || active.failOpen !== undefined) return;
+    // A holdout session forwards untouched on purpose: it says nothing of what the active config does.
+    if (!ticket || active.bypassed || active.failOpen !== undefined || active.arm === 'holdout') return;
     const share = active.session ? sessionShare(tenant.id, active.session) : ticket.coin;
     if (share >= ticket.candidate.sample) return;
     const pair = { tenant: tenant.id, activeVersion: tenant.configVersion, candidateVersion: ticket.candidate.version };
