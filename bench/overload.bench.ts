@@ -61,7 +61,14 @@ async function replayedSession(
   const canonical = (m: unknown) => JSON.stringify(m, (k, v: unknown) => (k === 'cache_control' ? undefined : v));
   const sent = recorder.requests.slice(from).map((r) => (r.body.messages as unknown[]).map(canonical));
   let busts = 0;
-  for (let i = 1; i < sent.length; i++) if (sent[i - 1]!.some((m, k) => sent[i]![k] !== m)) busts++;
+  const where: string[] = [];
+  for (let i = 1; i < sent.length; i++) {
+    const k = sent[i - 1]!.findIndex((m, j) => sent[i]![j] !== m);
+    if (k < 0) continue;
+    busts++;
+    where.push(`turn ${i + 1} message ${k} of ${sent[i - 1]!.length}`);
+  }
+  if (where.length) process.stderr.write(`overload: busts in ${session}: ${where.join('; ')}\n`);
   return { turns, busts };
 }
 
