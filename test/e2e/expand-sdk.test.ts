@@ -124,6 +124,32 @@ describe.each(['text', 'thinking'] as const)('expand after %s', (m) => {
     await expandResultIsStashed(session);
   });
 
+  it("Anthropic messages.stream, the client's next turn: the provider is shown the rounds again, as the continuation showed them", async () => {
+    mode = m;
+    const session = `sdk-a-next-${m}`;
+    const client = anthropic(session);
+    const body = anthropicBody();
+    const first = await client.messages.stream(body).finalMessage();
+    const continuation = upstream.requests[upstream.requests.length - 1]!;
+    await client.messages.create({
+      ...body,
+      messages: [...body.messages, { role: 'assistant', content: first.content }, { role: 'user', content: 'Go on.' }],
+    });
+    const sent = upstream.requests[upstream.requests.length - 1]!;
+    expect(validateProviderShape('anthropic', sent.body)).toEqual([]);
+    const messages = sent.body.messages as Array<{ role: string; content: Array<{ type: string; text?: string; name?: string }> }>;
+    const n = (continuation.body.messages as unknown[]).length;
+    // The model's first round with its expand call and the result: what the continuation carried.
+    expect(messages.slice(n - 2, n).map((x) => JSON.stringify(x.content.map((b) => b.type)))).toEqual(
+      (continuation.body.messages as typeof messages).slice(n - 2).map((x) => JSON.stringify(x.content.map((b) => b.type))),
+    );
+    expect(messages[n - 2]!.content.map((b) => b.name ?? b.type)).toEqual(
+      m === 'thinking' ? ['thinking', 'text', 'context_guru_expand'] : ['text', 'context_guru_expand'],
+    );
+    expect(messages[n]).toEqual({ role: 'assistant', content: [first.content[first.content.length - 1]] });
+    expect(messages[n + 1]).toEqual({ role: 'user', content: 'Go on.' });
+  });
+
   it('Anthropic messages.create (not streamed): the rounds merged', async () => {
     mode = m;
     const session = `sdk-a-json-${m}`;
@@ -145,6 +171,28 @@ describe('OpenAI after content', () => {
     expect(final.choices[0]!.message.content).toMatch(new RegExp(`^${PREAMBLE.replace('.', '\\.')}expanded sha256=[0-9a-f]{64}$`));
     expect(final.choices[0]!.finish_reason).toBe('stop');
     await expandResultIsStashed('sdk-o-text');
+  });
+
+  it("chat.completions.stream, the client's next turn: the provider is shown both rounds again, the expand call answered", async () => {
+    mode = 'text';
+    const client = openai('sdk-o-next');
+    const body = openaiBody();
+    const final = await client.chat.completions.stream(body).finalChatCompletion();
+    const continuation = upstream.requests[upstream.requests.length - 1]!;
+    await client.chat.completions.create({
+      ...body,
+      stream: false,
+      messages: [...body.messages, final.choices[0]!.message, { role: 'user', content: 'Go on.' }],
+    } as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming);
+    const sent = upstream.requests[upstream.requests.length - 1]!;
+    expect(validateProviderShape('openai', sent.body)).toEqual([]);
+    const messages = sent.body.messages as Array<Record<string, unknown>>;
+    const cont = continuation.body.messages as Array<Record<string, unknown>>;
+    const n = cont.length;
+    // Byte for byte what the continuation carried: the first round's message and the tool result.
+    expect(messages.slice(n - 2, n)).toEqual(cont.slice(n - 2));
+    expect(messages[n]).toEqual(expect.objectContaining({ role: 'assistant', content: expect.stringMatching(/^expanded sha256=/) }));
+    expect(messages[n + 1]).toEqual({ role: 'user', content: 'Go on.' });
   });
 
   it('chat.completions.create (not streamed): the rounds merged', async () => {
@@ -181,13 +229,42 @@ describe('OpenAI after content', () => {
     } as never);
     const content = await runner.finalContent();
     expect(ran).toEqual(['src/parser.py']);
-    expect(content).toMatch(/^answer to /);
+    // The model got the original it asked for beside read_file on the runner's next request.
+    expect(content).toMatch(/^expanded sha256=[0-9a-f]{64}$/);
     for (const m of runner.messages) expect(JSON.stringify(m)).not.toContain('context_guru_expand');
   });
 });
 
 describe("expand beside the client's own tool call", () => {
-  it('Anthropic, streamed and not: the client gets its read_file call only, and its next turn is valid', async () => {
+  /** The next forwarded request carries the withheld call right where it was and the stashed original as its result. */
+  async function reinserted(session: string, dialect: 'anthropic' | 'openai', clientCall: string): Promise<void> {
+    const sent = upstream.requests[upstream.requests.length - 1]!;
+    expect(validateProviderShape(dialect, sent.body)).toEqual([]);
+    const messages = sent.body.messages as Array<Record<string, unknown>>;
+    let id: string;
+    let result: unknown;
+    if (dialect === 'anthropic') {
+      const at = messages.findIndex((m) => JSON.stringify(m.content).includes(clientCall) && m.role === 'assistant');
+      const blocks = messages[at]!.content as Array<{ type: string; id?: string; name?: string; input?: { id: string } }>;
+      expect(blocks.map((b) => (b.type === 'tool_use' ? b.name : b.type))).toEqual(['text', 'read_file', 'context_guru_expand']);
+      id = blocks[2]!.input!.id;
+      const results = messages[at + 1]!.content as Array<{ tool_use_id: string; content: unknown }>;
+      // The expand result first (the client's own results and breakpoint follow it), each call answered once.
+      expect(results.map((r) => r.tool_use_id)).toEqual([blocks[2]!.id, clientCall]);
+      result = results[0]!.content;
+    } else {
+      const at = messages.findIndex((m) => m.role === 'assistant' && JSON.stringify(m.tool_calls ?? []).includes(clientCall));
+      const calls = messages[at]!.tool_calls as Array<{ id: string; function: { name: string; arguments: string } }>;
+      expect(calls.map((c) => c.function.name)).toEqual(['read_file', 'context_guru_expand']);
+      id = (JSON.parse(calls[1]!.function.arguments) as { id: string }).id;
+      expect(messages.slice(at + 1, at + 3).map((m) => m.tool_call_id)).toEqual([calls[1]!.id, clientCall]);
+      result = messages[at + 1]!.content;
+    }
+    const stash = await fetch(`${gateway.url}/expand?id=${id}`, { headers: { 'x-context-guru-session': session } });
+    expect(result).toBe(await stash.text());
+  }
+
+  it('Anthropic, streamed and not: the client gets its read_file call only; its next turn gives the model the original', async () => {
     mode = 'beside';
     for (const stream of [true, false]) {
       const session = `sdk-a-beside-${stream}`;
@@ -207,16 +284,31 @@ describe("expand beside the client's own tool call", () => {
           { role: 'user', content: [{ type: 'tool_result', tool_use_id: call.id, content: 'def parse(s): ...' }] },
         ],
       });
-      expect(next.content[0]).toEqual(expect.objectContaining({ type: 'text' }));
-      const sent = upstream.requests[upstream.requests.length - 1]!;
-      expect(validateProviderShape('anthropic', sent.body)).toEqual([]);
+      expect(next.content[0]).toEqual(expect.objectContaining({ type: 'text', text: expect.stringMatching(/^expanded sha256=/) }));
+      await reinserted(session, 'anthropic', call.id);
     }
   });
 
-  it('OpenAI streamed: the client gets its read_file call only', async () => {
+  it('OpenAI, streamed and not: the client gets its read_file call only; its next turn gives the model the original', async () => {
     mode = 'beside';
-    const final = await openai('sdk-o-beside').chat.completions.stream(openaiBody()).finalChatCompletion();
-    expect(final.choices[0]!.finish_reason).toBe('tool_calls');
-    expect(final.choices[0]!.message.tool_calls?.map((c) => (c.type === 'function' ? c.function.name : c.type))).toEqual(['read_file']);
+    for (const stream of [true, false]) {
+      const session = `sdk-o-beside-${stream}`;
+      const client = openai(session);
+      const body = openaiBody();
+      const final = stream
+        ? await client.chat.completions.stream(body).finalChatCompletion()
+        : await client.chat.completions.create({ ...body, stream: false } as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming);
+      const message = final.choices[0]!.message;
+      expect(final.choices[0]!.finish_reason).toBe('tool_calls');
+      expect(message.tool_calls?.map((c) => (c.type === 'function' ? c.function.name : c.type))).toEqual(['read_file']);
+      const call = message.tool_calls![0]!;
+      const next = await client.chat.completions.create({
+        ...body,
+        stream: false,
+        messages: [...body.messages, message, { role: 'tool', tool_call_id: call.id, content: 'def parse(s): ...' }],
+      } as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming);
+      expect(next.choices[0]!.message.content).toMatch(/^expanded sha256=/);
+      await reinserted(session, 'openai', call.id);
+    }
   });
 });

@@ -133,7 +133,7 @@ export function agentSteps(n: number, seed = 7): AgentStep[] {
 }
 
 export const TASK = 'Fix the failing parser tests in tests/test_module_*.py without breaking the HTTP client.';
-const SYSTEM = 'You are a careful coding agent. Use the tools to inspect the repository before editing.';
+export const SYSTEM = 'You are a careful coding agent. Use the tools to inspect the repository before editing.';
 
 const OPENAI_TOOLS = ['read_file', 'bash', 'http_get'].map((name) => ({
   type: 'function',

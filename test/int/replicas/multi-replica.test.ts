@@ -1,7 +1,8 @@
 // Three gateway processes share one Redis and one Postgres. A session alternating between them
 // stays byte-stable (no provider cache bust), a marker emitted by one replica resolves through
 // another, a Redis FLUSHALL mid-session changes no forwarded byte and loses no marker, and a
-// replica killed mid-stream leaves the others serving.
+// replica killed mid-stream leaves the others serving. A session whose model expands in-band and
+// beside its own calls keeps the same guarantees: the trails come back from Postgres after the flush.
 import { Client } from 'pg';
 import { Redis } from 'ioredis';
 import { createHash } from 'node:crypto';
@@ -10,6 +11,9 @@ import { startFakeUpstream, type FakeUpstream, type RecordedRequest } from '../.
 import { anthropicTextSse } from '../../support/fake-upstream-sse';
 import { startPrivateRedis, startReplica, type Replica } from '../../support/replicas';
 import { jsonScript } from '../../support/scripted-model';
+import { answerContent, EchoingClient, expandingModel, type ExpandWay } from '../../support/expand-session';
+import type { ScriptedReply } from '../../support/fake-upstream';
+import { validateProviderShape } from '../../../apps/gateway/src/wire/shape-validator';
 import { agentSteps, anthropicTurn } from '../../support/transcripts';
 
 jest.setTimeout(240_000);
@@ -23,6 +27,7 @@ let upstream: FakeUpstream;
 let redis: { url: string; stop(): Promise<void> };
 let replicas: Replica[] = [];
 let dbUrl: string;
+let env: Record<string, string>;
 
 beforeAll(async () => {
   const admin = new Client({ connectionString: PG_URL });
@@ -34,7 +39,7 @@ beforeAll(async () => {
   dbUrl = u.toString();
   redis = await startPrivateRedis();
   upstream = await startFakeUpstream(jsonScript({ expand: false }));
-  const env = {
+  env = {
     REDIS_URL: redis.url,
     DATABASE_URL: dbUrl,
     OPENAI_UPSTREAM: upstream.url,
@@ -65,6 +70,9 @@ function rawMessages(raw: string): string[] {
   }
   return out;
 }
+
+/** A message's bytes as the provider's cache key sees them: the client moves its breakpoint every turn. */
+const withoutBreakpoints = (raw: string): string => raw.replace(/,"cache_control":\{"type":"ephemeral"\}/g, '');
 
 /** Raw bytes of the prompt's head: `tools` and `system`. */
 function head(raw: string): string {
@@ -161,6 +169,95 @@ describe('three replicas sharing Redis and Postgres', () => {
       }
     } finally {
       upstream.setScript(jsonScript({ expand: false }));
+    }
+  });
+});
+
+describe('expand trails across three replicas', () => {
+  const steps = agentSteps(24, 23);
+  const client = new EchoingClient(steps);
+  // Originals asked for in-band (streamed and not) and beside the step's own call, before and after the flush.
+  const expandAt = new Map<number, ExpandWay>([
+    [5, 'in-band'],
+    [8, 'beside'],
+    [13, 'in-band'],
+    [17, 'beside'],
+    [20, 'in-band'],
+  ]);
+  const firsts: RecordedRequest[] = [];
+
+  it('a session that expands alternating replicas, across a FLUSHALL and a replica killed mid-stream, never changes a forwarded byte', async () => {
+    upstream.setScript(expandingModel(steps, expandAt));
+    // A fresh third replica (the earlier test killed one): it serves turns until it is killed too.
+    const third = await startReplica(env);
+    let live = [replicas[0]!, replicas[2]!, third];
+    try {
+      for (let t = 1; t <= steps.length; t++) {
+        if (t === 12) {
+          await new Promise((r) => setTimeout(r, 500));
+          const r = new Redis(redis.url);
+          await r.flushall();
+          await r.quit();
+        }
+        const stream = t % 2 === 0;
+        if (t === 18) {
+          // The third replica dies while it streams a slow answer; the client retries the turn elsewhere.
+          upstream.setScript((req) => ({ ...expandingModel(steps, expandAt)(req), chunkSize: 16, delayMs: 25 }) as ScriptedReply);
+          const res = await post(third, client.body(true), 'expand-replicated');
+          const reader = res.body!.getReader();
+          await reader.read();
+          await third.stop('SIGKILL');
+          live = [replicas[0]!, replicas[2]!];
+          await expect(
+            (async () => {
+              for (;;) if ((await reader.read()).done) return;
+            })(),
+          ).rejects.toThrow();
+          upstream.setScript(expandingModel(steps, expandAt));
+        }
+        const at = upstream.requests.length;
+        const res = await post(live[t % live.length]!, client.body(stream), 'expand-replicated');
+        expect(res.status).toBe(200);
+        const text = await res.text();
+        expect(text).not.toContain('context_guru_expand');
+        firsts.push(upstream.requests[at]!);
+        client.answer(answerContent(text));
+      }
+    } finally {
+      upstream.setScript(jsonScript({ expand: false }));
+      await third.stop();
+    }
+    for (let t = 1; t < firsts.length; t++) {
+      expect(validateProviderShape('anthropic', firsts[t]!.body)).toEqual([]);
+      expect(head(firsts[t]!.raw)).toBe(head(firsts[0]!.raw));
+      const prev = rawMessages(firsts[t - 1]!.raw).map(withoutBreakpoints);
+      expect([t + 1, rawMessages(firsts[t]!.raw).map(withoutBreakpoints).slice(0, prev.length)]).toEqual([t + 1, prev]);
+    }
+  });
+
+  it('the model kept every original it asked for: each expand call answered in place with the stashed bytes on the last turn', async () => {
+    const last = firsts[firsts.length - 1]!;
+    const blocks = (last.body.messages as Array<{ content: unknown }>).flatMap((m) =>
+      Array.isArray(m.content)
+        ? (m.content as Array<{
+            type: string;
+            id?: string;
+            name?: string;
+            input?: { id: string };
+            tool_use_id?: string;
+            content?: unknown;
+          }>)
+        : [],
+    );
+    const calls = blocks.filter((b) => b.type === 'tool_use' && b.name === 'context_guru_expand');
+    expect(calls).toHaveLength(expandAt.size);
+    for (const [i, c] of calls.entries()) {
+      const answers = blocks.filter((b) => b.type === 'tool_result' && b.tool_use_id === c.id);
+      expect(answers).toHaveLength(1);
+      const res = await fetch(`${[replicas[0]!, replicas[2]!][i % 2]!.url}/expand?id=${c.input!.id}`, {
+        headers: { 'x-context-guru-session': 'expand-replicated' },
+      });
+      expect(answers[0]!.content).toBe(await res.text());
     }
   });
 });

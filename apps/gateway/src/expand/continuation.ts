@@ -62,20 +62,32 @@ function turnValue(turn: ModelTurn, path: readonly PathStep[]): string | null {
   return v === undefined ? null : JSON.stringify(v);
 }
 
-export function buildContinuation(dialect: Dialect, requestRaw: string, turn: ModelTurn, results: readonly ExpandResult[]): string | null {
+/**
+ * The messages a continuation appends, serialised: the model's turn, then one tool result per
+ * call in call order (Anthropic: one user message of tool_result blocks; OpenAI: one tool message
+ * each). The expand trail re-inserts these very strings on later turns (trail.ts), so the provider
+ * is shown the same bytes again. Null when the turn is not the shape expected.
+ */
+export function continuationItems(dialect: Dialect, turn: ModelTurn, results: readonly ExpandResult[]): string[] | null {
   if (results.length === 0) return null;
   if (dialect === 'anthropic') {
     const content = turnValue(turn, ['content']);
     if (!content || !content.startsWith('[')) return null;
-    const assistant = `{"role":"assistant","content":${content}}`;
-    const user = JSON.stringify({
-      role: 'user',
-      content: results.map((r) => ({ type: 'tool_result', tool_use_id: r.callId, content: r.text })),
-    });
-    return appendToArray(requestRaw, ['messages'], [assistant, user]);
+    return [`{"role":"assistant","content":${content}}`, `{"role":"user","content":[${results.map(resultItem('anthropic')).join(',')}]}`];
   }
   const message = turnValue(turn, ['choices', 0, 'message']);
   if (!message || !message.startsWith('{')) return null;
-  const tools = results.map((r) => JSON.stringify({ role: 'tool', tool_call_id: r.callId, content: r.text }));
-  return appendToArray(requestRaw, ['messages'], [message, ...tools]);
+  return [message, ...results.map(resultItem('openai'))];
+}
+
+/** One call's answer: an Anthropic tool_result block or an OpenAI tool message. */
+export function resultItem(dialect: Dialect): (r: Pick<ExpandResult, 'callId' | 'text'>) => string {
+  return dialect === 'anthropic'
+    ? (r) => JSON.stringify({ type: 'tool_result', tool_use_id: r.callId, content: r.text })
+    : (r) => JSON.stringify({ role: 'tool', tool_call_id: r.callId, content: r.text });
+}
+
+export function buildContinuation(dialect: Dialect, requestRaw: string, turn: ModelTurn, results: readonly ExpandResult[]): string | null {
+  const items = continuationItems(dialect, turn, results);
+  return items ? appendToArray(requestRaw, ['messages'], items) : null;
 }

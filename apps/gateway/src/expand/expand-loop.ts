@@ -4,6 +4,7 @@
 // answers are merged (merge-turns.ts). What is not intercepted reaches the client untouched.
 import type { Readable } from 'node:stream';
 import { headerValue } from '../proxy/forward-headers';
+import { saveTrail } from './answer-trail';
 import { buildContinuation, resolveCalls } from './continuation';
 import { continuable, splitCalls } from './expand-calls';
 import type { ClientReply, ExpandLoopOptions, StreamOutcome, UpstreamReply, Usage } from './expand.types';
@@ -12,6 +13,7 @@ import { mergeTurns } from './merge-turns';
 import { observeStream, type Relay } from './stream-relay';
 import { stitchStream } from './stream-stitch';
 import { toBuffer } from './to-buffer';
+import type { AnswerRound } from './trail';
 import { parseUsage, sumUsage } from './usage';
 
 export type * from './expand.types';
@@ -107,6 +109,7 @@ async function jsonLoop(o: ExpandLoopOptions, maxRounds: number): Promise<Client
   let requestRaw = o.requestRaw;
   let reply = o.first;
   const turns: JsonObject[] = [];
+  const rounds: AnswerRound[] = [];
   for (;;) {
     const raw = await readAll(reply.body);
     const text = raw.toString('utf8');
@@ -121,12 +124,14 @@ async function jsonLoop(o: ExpandLoopOptions, maxRounds: number): Promise<Client
       const results = await resolveCalls(calls.expand, o.hooks);
       const next = buildContinuation(o.dialect, requestRaw, { json, raw: text }, results);
       if (next !== null) {
+        rounds.push({ turn: { json, raw: text }, results });
         requestRaw = next;
         o.hooks.onContinue?.(turns.reduce<Usage | null>((sum, t) => sumUsage(sum, parseUsage(o.dialect, t)), null));
         reply = await o.call(next);
         continue;
       }
     }
+    await saveTrail(o.dialect, rounds, { json, raw: text }, o.hooks);
     const merged = mergeTurns(o.dialect, turns);
     const headers = withoutHeaders(reply.headers, ['content-length']);
     return bufferReply(reply, Buffer.from(JSON.stringify(merged), 'utf8'), turns.length - 1, parseUsage(o.dialect, merged), headers);

@@ -3,6 +3,7 @@
 import type { Readable } from 'node:stream';
 
 import type { Dialect } from '@context-guru/components';
+import type { Trail } from './trail';
 
 export type { Dialect };
 
@@ -24,6 +25,11 @@ export interface ExpandHooks {
    * usage is what the client's own request cost, the rest is the gateway's continuations.
    */
   onContinue?(usageSoFar: Usage | null): void;
+  /**
+   * The answer withheld expand calls from the client: its trail (trail.ts) is to be frozen with the
+   * session. Awaited before the answer's last bytes go out, so the client's next turn finds it.
+   */
+  onTrail?(trail: Trail): Promise<void>;
 }
 
 export interface Usage {

@@ -4,16 +4,18 @@
 // more of the same message (one start, contiguous indices, one close with summed usage). The
 // client never sees an expand call, and a client that goes away cancels whatever is in flight.
 import { Readable } from 'node:stream';
+import { saveTrail } from './answer-trail';
 import { buildContinuation, resolveCalls } from './continuation';
 import { continuable, splitCalls, type CallSplit } from './expand-calls';
 import type { CallUpstream, Dialect, ExpandHooks, StreamOutcome, UpstreamReply } from './expand.types';
-import { isObject, parseJson } from './json-shape';
+import { isObject, parseJson, type JsonObject } from './json-shape';
 import { SseLineSplitter, SseEventParser, type SseEvent } from './sse-lines';
 import { anthropicMessageToSse, openAiCompletionToSse } from './sse-synthesize';
 import { AnthropicStitch } from './stitch-anthropic';
 import { OpenAiStitch } from './stitch-openai';
 import type { DialectStitch } from './stitch.types';
 import { toBuffer } from './to-buffer';
+import type { AnswerRound } from './trail';
 
 const MAX_SSE_LINE = 1 << 20;
 
@@ -84,6 +86,8 @@ export function stitchStream(input: StitchInput): Stitched {
   let finished = false;
   let rounds = 0;
   let bytes = 0;
+  /** The continued rounds so far, with the results they were answered with (the answer's trail). */
+  const answered: AnswerRound[] = [];
   let settle!: (o: StreamOutcome) => void;
   const done = new Promise<StreamOutcome>((resolve) => (settle = resolve));
   const end = (extra: Partial<StreamOutcome>): void => {
@@ -141,12 +145,13 @@ export function stitchStream(input: StitchInput): Stitched {
   async function roundEnded(): Promise<void> {
     if (finished) return;
     if (stitch.errored) return finish('');
-    const turn = stitch.withheld > 0 ? stitch.turn() : null;
-    const calls: CallSplit | null = turn ? splitCalls(input.dialect, turn) : null;
-    if (!turn || !calls || !continuable(calls) || rounds >= input.maxRounds) return finish(stitch.close(stitch.withheld > 0));
+    const turn = stitch.withheld > 0 || rounds > 0 ? stitch.turn() : null;
+    const calls: CallSplit | null = turn && stitch.withheld > 0 ? splitCalls(input.dialect, turn) : null;
+    if (!turn || !calls || !continuable(calls) || rounds >= input.maxRounds) return close(turn);
     const results = await resolveCalls(calls.expand, input.hooks);
     const next = buildContinuation(input.dialect, requestRaw, { json: turn }, results);
-    if (next === null) return finish(stitch.close(true));
+    if (next === null) return close(turn);
+    answered.push({ turn: { json: turn }, results });
     requestRaw = next;
     input.hooks.onContinue?.(stitch.usage());
     rounds++;
@@ -167,6 +172,12 @@ export function stitchStream(input: StitchInput): Stitched {
     }
     if (typeof cont === 'string') return finish(cont);
     relay(cont);
+  }
+
+  /** The last round is over: its trail is saved, then the message is closed for the client. */
+  async function close(turn: JsonObject | null): Promise<void> {
+    if (turn) await saveTrail(input.dialect, answered, { json: turn }, input.hooks);
+    if (!finished) finish(stitch.close(stitch.withheld > 0));
   }
 
   /** A continuation reply as a stream body: SSE as it is, a whole JSON answer rendered as SSE. */

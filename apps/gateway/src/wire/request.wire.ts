@@ -10,7 +10,7 @@ import { depthViolation, elements, MAX_JSON_DEPTH, RawIndex } from './json-scan'
 import { firstFieldMatch, RAW_MARKER_RE, RAW_SENTINEL_RE } from './markers-raw';
 import { normalizeOpenAI, planOpenAI } from './openai.wire';
 import { rebuildRequest } from './rebuild';
-import { applyEdits, sameMessage, type Plan } from './splice';
+import { applyEdits, overlapsAny, sameMessage, type Plan } from './splice';
 import { WireError, type Dialect, type Edit, type EncodeResult, type Slot, type WireView } from './wire.types';
 
 function malformed(raw: string, err: unknown): WireError {
@@ -139,7 +139,16 @@ export function injection(view: WireView): Edit | null {
  * messages) spliced in, plus the expand tool when asked and allowed. Never throws: on any internal
  * failure the received bytes are forwarded.
  */
-export function encodeRequest(view: WireView, out: Message[], opts: { injectExpand: boolean }): EncodeResult {
+export interface EncodeOptions {
+  injectExpand: boolean;
+  /**
+   * Frozen expand trails to re-insert (expand/trail-edits.ts): each group is applied whole, or
+   * left out whole when it would collide with an edit the pipeline's changes need.
+   */
+  trails?: readonly Edit[][];
+}
+
+export function encodeRequest(view: WireView, out: Message[], opts: EncodeOptions): EncodeResult {
   return encodeEdits(view, out, opts).result;
 }
 
@@ -169,7 +178,7 @@ export interface ReusedPrefix {
 export function encodeEdits(
   view: WireView,
   out: Message[],
-  opts: { injectExpand: boolean },
+  opts: EncodeOptions,
   reused?: ReusedPrefix,
 ): { result: EncodeResult; plan: EncodePlan | null } {
   const unchanged: EncodeResult = { raw: view.raw, changed: false, discarded: [], injected: false, breakpoints: view.breakpoints };
@@ -183,7 +192,7 @@ export function encodeEdits(
 function encode(
   view: WireView,
   out: Message[],
-  opts: { injectExpand: boolean },
+  opts: EncodeOptions,
   unchanged: EncodeResult,
   reused: ReusedPrefix | undefined,
 ): { result: EncodeResult; plan: EncodePlan | null } {
@@ -198,6 +207,8 @@ function encode(
   const inj = opts.injectExpand ? injection(view) : null;
   // The expand tool must land after the reused prefix, or the prefix bytes are not last turn's.
   if (reused && inj && inj.start < reused.rawEnd) reused = undefined;
+  // So must any trail edit the previous turn did not make in that prefix.
+  if (reused && !trailsReusable(opts.trails ?? [], reused)) reused = undefined;
   const edits: Edit[] = reused ? [...reused.prefixEdits] : [];
   const discarded: number[] = reused ? [...reused.discardedBefore] : [];
   const changed: number[] = [...discarded];
@@ -219,6 +230,7 @@ function encode(
     inserted += p.inserted;
     edits.push(...p.edits);
   }
+  edits.push(...acceptTrails(opts.trails ?? [], edits, reused));
   if (inj) edits.push({ ...inj, injection: true });
   const injected = inj !== null;
   if (!edits.length) return { result: { ...unchanged, discarded }, plan: { edits } };
@@ -238,11 +250,28 @@ function encode(
   }
 }
 
+const sameEdit = (a: Edit, b: Edit): boolean => a.start === b.start && a.end === b.end && a.text === b.text;
+
+function trailsReusable(trails: readonly Edit[][], reused: ReusedPrefix): boolean {
+  return trails.every((g) => g.every((e) => e.start >= reused.rawEnd || reused.prefixEdits.some((p) => sameEdit(p, e))));
+}
+
+/** The trail edits to add: whole groups that collide with no other edit, minus those the reused prefix already holds. */
+function acceptTrails(trails: readonly Edit[][], edits: readonly Edit[], reused: ReusedPrefix | undefined): Edit[] {
+  const taken: Edit[] = [];
+  for (const group of trails) {
+    const fresh = reused ? group.filter((e) => !reused.prefixEdits.some((p) => sameEdit(p, e))) : group;
+    if (overlapsAny(fresh, [...edits, ...taken])) continue;
+    taken.push(...fresh);
+  }
+  return taken;
+}
+
 /**
  * A restructured message list (summarize) is rebuilt from whole received messages (rebuild.ts). A
  * declined rebuild forwards the received messages and discards every index that differs.
  */
-function encodeRebuild(view: WireView, out: Message[], opts: { injectExpand: boolean }, unchanged: EncodeResult): EncodeResult {
+function encodeRebuild(view: WireView, out: Message[], opts: EncodeOptions, unchanged: EncodeResult): EncodeResult {
   const inj = opts.injectExpand ? injection(view) : null;
   const rebuilt = rebuildRequest(view, out, inj, (i, before, after) => plan(view, view.slots[i]!, before, after));
   if (rebuilt) return { raw: rebuilt.raw, changed: true, discarded: [], injected: inj !== null, breakpoints: rebuilt.breakpoints };

@@ -82,6 +82,18 @@ export function planBlocks(
   return plan;
 }
 
+/** Two edits touch the same bytes (two insertions at one position count: their order would be ambiguous). */
+function overlaps(a: Edit, b: Edit): boolean {
+  if (a.start === a.end && b.start === b.end) return a.start === b.start;
+  if (a.start === a.end) return b.start < a.start && a.start < b.end;
+  if (b.start === b.end) return a.start < b.start && b.start < a.end;
+  return a.start < b.end && b.start < a.end;
+}
+
+export function overlapsAny(group: readonly Edit[], others: readonly Edit[]): boolean {
+  return group.some((e) => others.some((o) => overlaps(e, o)));
+}
+
 /** Applies disjoint edits in one pass from the end backwards; throws on overlap (a planner bug). */
 export function applyEdits(raw: string, edits: readonly Edit[]): string {
   const sorted = [...edits].sort((a, b) => b.start - a.start || b.end - a.end);

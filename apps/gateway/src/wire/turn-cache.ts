@@ -7,7 +7,7 @@ import { cloneMessage, sameMessage, type Message } from '@context-guru/component
 import { depthViolation, elementsAfter, RawIndex, skipWs, type Span } from './json-scan';
 import { normalizeAnthropic } from './anthropic.wire';
 import { normalizeOpenAI } from './openai.wire';
-import { assembleView, decodeRequest, encodeEdits, type EncodePlan, type ReusedPrefix } from './request.wire';
+import { assembleView, decodeRequest, encodeEdits, type EncodeOptions, type EncodePlan, type ReusedPrefix } from './request.wire';
 import type { Dialect, EncodeResult, WireView } from './wire.types';
 
 const KEY_CHARS = 2048;
@@ -65,7 +65,7 @@ export class TurnCache {
   }
 
   /** Encodes, reusing the previous turn's output for the prefix whose outputs did not change. */
-  encode(turn: DecodedTurn, out: Message[], opts: { injectExpand: boolean }, scope: string): EncodeResult {
+  encode(turn: DecodedTurn, out: Message[], opts: EncodeOptions, scope: string): EncodeResult {
     const { view, reuse } = turn;
     const reused = reuse?.prev.encoded ? prefixOutput(view, out, reuse) : null;
     const { result, plan } = encodeEdits(view, out, opts, reused ?? undefined);

@@ -161,7 +161,7 @@ function create(o: Options): Component {
           gates.add('below_min_size');
           continue;
         }
-        if (settledByReplay(NAME, m, text, ctx, gates, tally)) continue;
+        if (settledByReplay(NAME, m, text, ctx, gates, tally, i)) continue;
         const key = contentKey(text);
         // A lost decision may be re-derived at depth: the same content and config give the same bytes.
         if (!tailAllows(i, ctx, o.cold_cache, ctx.state.frozenLost(NAME, key))) {

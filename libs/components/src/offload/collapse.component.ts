@@ -65,7 +65,7 @@ function create(o: Options): Component {
         const text = rewritableText(m, gates);
         if (text === null) continue;
         // Replay first and regardless of depth: the provider may have cached these exact bytes.
-        const replay = replayFrozen(NAME, m, text, ctx);
+        const replay = replayFrozen(NAME, m, text, ctx, i);
         if (replay.kind === 'replayed') {
           tally.record(replay);
           continue;

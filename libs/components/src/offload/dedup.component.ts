@@ -51,7 +51,7 @@ function create(o: Options): Component {
           gates.add('below_min_tokens');
           continue;
         }
-        if (markedOrKept(text, ctx)) {
+        if (markedOrKept(text, ctx, i)) {
           gates.add('marker_or_kept_verbatim');
           continue;
         }

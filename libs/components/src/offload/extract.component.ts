@@ -98,7 +98,7 @@ function create(o: Options): Component {
         const m = messages[i]!;
         const text = rewritableText(m, gates);
         if (text === null) continue;
-        if (settledByReplay(NAME, m, text, ctx, gates, tally)) continue;
+        if (settledByReplay(NAME, m, text, ctx, gates, tally, i)) continue;
         if (!fired) {
           gates.add('request_trigger_not_fired');
           continue;

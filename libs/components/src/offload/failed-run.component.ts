@@ -86,7 +86,7 @@ function create(o: Options): Component {
         // The newest run is kept in full, so it never replays an earlier decision — even one
         // frozen for byte-identical content produced by an earlier run.
         if (i !== newest) {
-          const replay = replayFrozen(NAME, m, text, ctx);
+          const replay = replayFrozen(NAME, m, text, ctx, i);
           if (replay.kind === 'replayed') {
             tally.record(replay);
             continue;

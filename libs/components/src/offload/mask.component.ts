@@ -53,7 +53,7 @@ function create(o: Options): Component {
         const m = messages[i]!;
         const text = rewritableText(m, gates);
         if (text === null) continue;
-        if (settledByReplay(NAME, m, text, ctx, gates, tally)) continue;
+        if (settledByReplay(NAME, m, text, ctx, gates, tally, i)) continue;
         if (countTokens(text) < o.min_tokens) {
           gates.add('below_min_tokens');
           continue;

@@ -102,7 +102,7 @@ function create(o: Options): Component {
         const m = messages[i]!;
         const text = rewritableText(m, gates);
         if (text === null) continue;
-        const replay = replayFrozen(NAME, m, text, ctx);
+        const replay = replayFrozen(NAME, m, text, ctx, i);
         if (replay.kind === 'replayed') tally.record(replay);
         else if (replay.kind === 'kept' || hasPlaceholder(text)) gates.add('marker_or_kept_verbatim');
         else if (ctx.state.frozenLost(NAME, contentKey(text))) evict(i, m, text, true);

@@ -109,7 +109,7 @@ function collect(messages: Message[], ctx: Ctx, gates: Gates): Candidate[] {
       continue;
     }
     // Content the model expanded stays verbatim (no expand bounce); a marker means already reduced.
-    if (markedOrKept(text, ctx)) {
+    if (markedOrKept(text, ctx, index)) {
       gates.add('marker_or_kept_verbatim');
       continue;
     }

@@ -87,7 +87,7 @@ function create(o: Options): Component {
         const m = messages[i]!;
         const text = rewritableText(m, gates);
         if (text === null) continue;
-        if (markedOrKept(text, ctx)) {
+        if (markedOrKept(text, ctx, i)) {
           gates.add('marker_or_kept_verbatim');
           continue;
         }

@@ -28,10 +28,14 @@ export type ReplayResult = { kind: 'kept' } | { kind: 'miss' } | { kind: 'replay
 /**
  * Replays an earlier decision byte-identically, regardless of depth, so the bytes a provider has
  * cached never change. The original is stashed again so the marker inside stays resolvable.
+ * Content the model expanded (kept verbatim) is never reduced anew, but a decision the provider
+ * already holds at message i still replays: the model has the original from its expand call,
+ * which the gateway re-inserts on every later turn (docs/cache.md), and un-masking it there
+ * would re-bill everything after it.
  */
-export function replayFrozen(component: string, m: Message, text: string, ctx: Ctx): ReplayResult {
+export function replayFrozen(component: string, m: Message, text: string, ctx: Ctx, i: number): ReplayResult {
   const ck = contentKey(text);
-  if (ctx.state.keptVerbatim(ck)) return { kind: 'kept' };
+  if (ctx.state.keptVerbatim(ck) && !(inCachedPrefix(i, ctx) && ctx.state.frozen(component, ck) !== undefined)) return { kind: 'kept' };
   const rep = ctx.state.frozen(component, ck);
   ctx.state.countReplay(rep !== undefined);
   if (rep === undefined) return { kind: 'miss' };
@@ -52,17 +56,35 @@ export function rewritableText(m: Message, gates: Gates): string | null {
   return text;
 }
 
-/** Already offloaded (carries a marker or the sentinel), or asked back by the model: never reduce. */
-export function markedOrKept(text: string, ctx: Ctx): boolean {
-  return hasPlaceholder(text) || ctx.state.keptVerbatim(contentKey(text));
+/** Message i is in the provider's cached prefix: what it was forwarded as must not change. */
+function inCachedPrefix(i: number, ctx: Ctx): boolean {
+  return ctx.cache.aware && i <= ctx.cache.maxCachedIdx;
+}
+
+/**
+ * Already offloaded (carries a marker or the sentinel), or asked back by the model: never reduce.
+ * Kept-verbatim applies where the message is new to the provider; in its cached prefix a stateless
+ * offloader does what it did there before (the cache guard reverts any change the previous turn
+ * did not make), since un-reducing a message there would re-bill everything after it.
+ */
+export function markedOrKept(text: string, ctx: Ctx, i: number): boolean {
+  return hasPlaceholder(text) || (ctx.state.keptVerbatim(contentKey(text)) && !inCachedPrefix(i, ctx));
 }
 
 /**
  * Replay first, then the marker / kept-verbatim gate — the opening every position-aware offloader
  * shares. True when the message is settled (replayed, or passed over under a counted gate).
  */
-export function settledByReplay(component: string, m: Message, text: string, ctx: Ctx, gates: Gates, tally: OffloadTally): boolean {
-  const replay = replayFrozen(component, m, text, ctx);
+export function settledByReplay(
+  component: string,
+  m: Message,
+  text: string,
+  ctx: Ctx,
+  gates: Gates,
+  tally: OffloadTally,
+  i: number,
+): boolean {
+  const replay = replayFrozen(component, m, text, ctx, i);
   if (replay.kind === 'replayed') {
     tally.record(replay);
     return true;

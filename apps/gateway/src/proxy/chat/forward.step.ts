@@ -2,6 +2,7 @@
 // answer. A provider that cannot be reached, times out or answers a 2xx that is not JSON is
 // answered in the dialect's shape; a client that went away is only recorded.
 import { contentKey, countTokens } from '@context-guru/components';
+import { trailSaver } from '../../expand/answer-trail';
 import { runExpandLoop } from '../../expand/expand-loop';
 import type { ExpandHooks } from '../../expand/expand.types';
 import { errorText } from '../../observability/logger';
@@ -49,7 +50,7 @@ async function callUpstream(x: ChatExchange, f: Forward, reply: HotReply): Promi
       first,
       call,
       maxRounds: gw.env.maxExpandRounds,
-      hooks: expandHooks(x, report, keptKeys),
+      hooks: { ...expandHooks(x, report, keptKeys), onTrail: trailSaver(gw.store, x.tenant.id, f.prepared.session) },
     });
     return { kind: 'answered', result, report, abort, keptKeys };
   } catch (err) {

@@ -8,6 +8,7 @@ import { recordForwarded } from '../../tenancy/forwarded-replay';
 import { revisionOf } from '../../tenancy/tenant-runtime';
 import { pipelineCanEmitMarkers } from '../../wire/expand-tool';
 import { encodeRequest } from '../../wire/request.wire';
+import { trailEdits } from '../../expand/trail-edits';
 import type { EncodeResult, WireView } from '../../wire/wire.types';
 import type { Decoded } from './decode.step';
 import type { PipelineRan } from './pipeline-run.step';
@@ -36,9 +37,11 @@ export function encodeStep(p: Preparing, d: Decoded, s: OpenedSession, ran: Pipe
     ),
   });
   const inject = offered && !view.expandToolDeclared;
+  // What the provider was shown of earlier answers and the client never saw goes back in place.
+  const opts = { injectExpand: inject, trails: trailEdits(view, snapshot) };
   const encoded = deps.turns
-    ? deps.turns.encode(d.turn, result.messages, { injectExpand: inject }, input.tenant.id)
-    : encodeRequest(view, result.messages, { injectExpand: inject });
+    ? deps.turns.encode(d.turn, result.messages, opts, input.tenant.id)
+    : encodeRequest(view, result.messages, opts);
   chargeDiscards(report, [...encoded.discarded, ...ran.guarded]);
   const rewritten = rewrittenIndices(view.messages, result.messages, encoded.discarded);
   recordForwarded(view.messages, result.messages, rewritten, state, revisionOf(d.running));

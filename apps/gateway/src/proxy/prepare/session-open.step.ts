@@ -1,6 +1,7 @@
 // Step 2: where this turn stands — the store's record of the previous turn (advanced to this one)
 // and what the session already decided about this request's content, read together.
 import { SUMMARY_CHECKPOINT_KEY, contentKey, messageText, type TurnRecord } from '@context-guru/components';
+import { trailKeys } from '../../expand/trail-edits';
 import { cacheViewFor, isCacheAware, requestTtlMs, type TurnCache as CachedTurn } from '../../session/cache-view';
 import { conversationKey } from '../../session/conversation-key';
 import { loadSessionFor, type LoadedSession } from '../../session/session-run';
@@ -43,7 +44,7 @@ export async function openSession(p: Preparing, d: Decoded, at: TurnAt): Promise
     const text = messageText(m);
     if (text) keys.push(contentKey(text));
   }
-  keys.push(SUMMARY_CHECKPOINT_KEY);
+  keys.push(SUMMARY_CHECKPOINT_KEY, ...trailKeys(d.view));
   // The turn advance and the session load are independent reads: issued together, they share
   // one round trip to a remote store.
   const loading = loadSessionFor({ store: deps.store, tenant, session: d.session, keys, learned: p.learned });

@@ -1,0 +1,164 @@
+// The expand trail of one answer: what the provider saw of it that the client never did — the
+// withheld context_guru_expand calls, their results, and (after in-band rounds) where one client
+// message was several provider turns. It is frozen with the session, keyed by the client-visible
+// message it belongs to (its anchor), and re-inserted on every later turn that carries that message
+// (trail-edits.ts), so the provider keeps seeing exactly what it was shown and the model keeps the
+// originals it asked for. Built here from the rounds of one answer; pure data, no I/O.
+import { contentKey, type Dialect } from '@context-guru/components';
+import { continuationItems, resultItem, type ExpandResult, type ModelTurn } from './continuation';
+import { isExpandToolCall, isExpandToolUse, openAiMessage } from './expand-calls';
+import { field, isObject, parseJson, str } from './json-shape';
+
+/** The component name trails are frozen under (a pseudo component: no pipeline component has it). */
+export const TRAIL_COMPONENT = 'expand_trail';
+const VERSION = 1;
+
+export interface TrailCall {
+  /** Insert before the round's visible entry `at` (= visible: after its last). */
+  at: number;
+  /** The call exactly as the provider produced it: a tool_use block / a tool_calls entry. */
+  json: string;
+}
+
+export interface TrailRound {
+  /** Entries of this round the client saw: Anthropic content blocks, OpenAI tool calls. */
+  visible: number;
+  /** OpenAI: this round's content text (the client sees every round's text joined). */
+  text?: string;
+  calls: TrailCall[];
+  /** One answer per call, in call order (tool_result blocks / tool messages), exact bytes. */
+  results: string[];
+  /** OpenAI, every round but the last: the assistant message exactly as the continuation sent it. */
+  message?: string;
+}
+
+export interface Trail {
+  v: number;
+  dialect: Dialect;
+  /** Anchor key of the client-visible message (anchorKey). */
+  anchor: string;
+  rounds: TrailRound[];
+}
+
+/** One round of an answer: the model's turn and the results of the expand calls withheld from it. */
+export interface AnswerRound {
+  turn: ModelTurn;
+  results: readonly ExpandResult[];
+}
+
+/** What identifies a block the client saw and echoes back (never fields a client may re-serialise differently). */
+function blockIdentity(b: unknown): string {
+  const type = str(field(b, 'type')) ?? '';
+  switch (type) {
+    case 'text':
+      return `t:${str(field(b, 'text')) ?? ''}`;
+    case 'thinking':
+      return `th:${str(field(b, 'signature')) ?? str(field(b, 'thinking')) ?? ''}`;
+    case 'redacted_thinking':
+      return `r:${str(field(b, 'data')) ?? ''}`;
+    case 'tool_use':
+    case 'server_tool_use':
+      return `u:${str(field(b, 'id')) ?? ''}`;
+    default:
+      return `?:${type}`;
+  }
+}
+
+/** The text the client sees of an OpenAI message's content (a string or text parts). */
+export function openAiText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content.map((p) => (field(p, 'type') === 'text' ? (str(field(p, 'text')) ?? '') : '')).join('');
+}
+
+function anchorOf(dialect: Dialect, identity: readonly string[]): string {
+  return contentKey(JSON.stringify([`${TRAIL_COMPONENT}/${dialect}`, ...identity]));
+}
+
+/** The anchor key of an assistant message as a request carries it (null: not an assistant message). */
+export function messageAnchor(dialect: Dialect, message: unknown): string | null {
+  if (!isObject(message) || message['role'] !== 'assistant') return null;
+  if (dialect === 'anthropic') {
+    const content = message['content'];
+    return Array.isArray(content) ? anchorOf(dialect, content.map(blockIdentity)) : null;
+  }
+  const calls = Array.isArray(message['tool_calls']) ? (message['tool_calls'] as unknown[]) : [];
+  return anchorOf(dialect, [`c:${openAiText(message['content'])}`, ...calls.map((c) => `u:${str(field(c, 'id')) ?? ''}`)]);
+}
+
+/**
+ * One round from its entries (Anthropic content blocks, OpenAI tool calls): the expand calls with
+ * where they sat among the visible entries, and their results — for every round but the last,
+ * the very strings its continuation sent (continuation.ts), since the provider cached those.
+ */
+function roundOf(dialect: Dialect, round: AnswerRound, entries: readonly unknown[], last: boolean, text?: string): TrailRound | null {
+  const isExpand = dialect === 'anthropic' ? isExpandToolUse : isExpandToolCall;
+  const out: TrailRound = { visible: 0, calls: [], results: [], ...(text === undefined ? {} : { text }) };
+  for (const e of entries) {
+    if (isExpand(e)) out.calls.push({ at: out.visible, json: JSON.stringify(e) });
+    else out.visible++;
+  }
+  if (
+    !answered(
+      round.results,
+      entries.filter(isExpand).map((e) => str(field(e, 'id'))),
+    )
+  )
+    return null;
+  if (last) return { ...out, results: round.results.map(resultItem(dialect)) };
+  const items = continuationItems(dialect, round.turn, round.results);
+  if (!items) return null;
+  // Anthropic: one user message of results; OpenAI: the assistant message, then one tool message per call.
+  return dialect === 'anthropic' ? { ...out, results: [items[1]!] } : { ...out, message: items[0]!, results: items.slice(1) };
+}
+
+function entriesOf(dialect: Dialect, round: AnswerRound, last: boolean): TrailRound | null {
+  if (dialect === 'anthropic') {
+    const content = field(round.turn.json, 'content');
+    return Array.isArray(content) ? roundOf(dialect, round, content, last) : null;
+  }
+  const message = openAiMessage(round.turn.json);
+  if (!message) return null;
+  const calls = Array.isArray(message['tool_calls']) ? (message['tool_calls'] as unknown[]) : [];
+  return roundOf(dialect, round, calls, last, openAiText(message['content']));
+}
+
+/** Every withheld call has an id and exactly its result, in call order. */
+function answered(results: readonly ExpandResult[], ids: ReadonlyArray<string | undefined>): boolean {
+  return ids.length === results.length && ids.every((id, k) => id !== undefined && id !== '' && results[k]!.callId === id);
+}
+
+/**
+ * The trail of an answer given as its rounds (each continuation's turn, and the last round the
+ * client answers itself). Null when nothing was withheld from the client, or when a round is not
+ * the shape the re-insertion needs (then nothing is frozen and later turns carry the client's bytes).
+ */
+export function buildTrail(dialect: Dialect, rounds: readonly AnswerRound[]): Trail | null {
+  if (rounds.length === 0) return null;
+  const built: TrailRound[] = [];
+  for (let r = 0; r < rounds.length; r++) {
+    const last = r === rounds.length - 1;
+    const round = entriesOf(dialect, rounds[r]!, last);
+    if (!round || (!last && round.calls.length === 0)) return null;
+    built.push(round);
+  }
+  if (built.every((r) => r.calls.length === 0)) return null;
+  const identity =
+    dialect === 'anthropic'
+      ? rounds.flatMap((r) => (field(r.turn.json, 'content') as unknown[]).filter((b) => !isExpandToolUse(b)).map(blockIdentity))
+      : [
+          `c:${built.map((r) => r.text ?? '').join('')}`,
+          ...((openAiMessage(rounds[rounds.length - 1]!.turn.json)?.['tool_calls'] as unknown[] | undefined) ?? [])
+            .filter((c) => !isExpandToolCall(c))
+            .map((c) => `u:${str(field(c, 'id')) ?? ''}`),
+        ];
+  return { v: VERSION, dialect, anchor: anchorOf(dialect, identity), rounds: built };
+}
+
+/** A stored trail read back; null for anything that is not one this code wrote. */
+export function parseTrail(text: string): Trail | null {
+  const t = parseJson(text);
+  if (!isObject(t) || t['v'] !== VERSION || !Array.isArray(t['rounds']) || typeof t['anchor'] !== 'string') return null;
+  if (t['dialect'] !== 'anthropic' && t['dialect'] !== 'openai') return null;
+  return t as unknown as Trail;
+}
