@@ -24,12 +24,13 @@ export interface Replica {
   stop(signal?: NodeJS.Signals): Promise<void>;
 }
 
-async function waitReady(url: string, proc: ChildProcess, timeoutMs: number): Promise<void> {
+/** Waits until `path` answers 200: /readyz (ready), or /healthz (up, ready or not). */
+async function waitReady(url: string, proc: ChildProcess, timeoutMs: number, path = '/readyz'): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (proc.exitCode !== null) throw new Error(`replica exited with ${proc.exitCode}`);
     try {
-      const res = await fetch(`${url}/readyz`);
+      const res = await fetch(`${url}${path}`);
       if (res.status === 200) return;
     } catch {
       // not listening yet
@@ -39,12 +40,16 @@ async function waitReady(url: string, proc: ChildProcess, timeoutMs: number): Pr
   throw new Error(`replica at ${url} not ready after ${timeoutMs} ms`);
 }
 
-/** `built`: run apps/gateway/dist/main.js (needs `npm run build`), as production does. */
+/**
+ * `built`: run apps/gateway/dist/main.js (needs `npm run build`), as production does. `until`:
+ * return once it is ready (default) or once it is up, ready or not (/healthz).
+ */
 export async function startReplica(
   env: Record<string, string>,
   timeoutMs = 60_000,
   built = false,
   nodeArgs: string[] = [],
+  until: '/readyz' | '/healthz' = '/readyz',
 ): Promise<Replica> {
   const port = await freePort();
   const entry = built
@@ -59,7 +64,7 @@ export async function startReplica(
   proc.stderr!.on('data', (c: Buffer) => (err = (err + c.toString()).slice(-20_000)));
   const url = `http://127.0.0.1:${port}`;
   try {
-    await waitReady(url, proc, timeoutMs);
+    await waitReady(url, proc, timeoutMs, until);
   } catch (e) {
     proc.kill('SIGKILL');
     throw new Error(`${(e as Error).message}\n${err}`);

@@ -42,5 +42,6 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
       server = undefined;
     });
   await listen();
-  return { port, cut: stop, restore: listen, close: stop };
+  // Restoring a proxy that is not cut is a no-op, so a test's cleanup may always restore.
+  return { port, cut: stop, restore: () => (server ? Promise.resolve() : listen()), close: stop };
 }

@@ -1,12 +1,14 @@
 // The one place that picks adapters: hot = memory | redis, durable = postgres | pglite | none.
-// Every client is ready (connected, migrated) before this resolves, and close() releases them.
+// Every client is ready (connected, migrated) before this resolves — except a database that does
+// not answer yet: then schema() rejects until it has (not ready) — and close() releases them.
 // With no URL at all the laptop setup applies: memory hot store + PGlite under dataDir.
 import { mkdirSync } from 'node:fs';
 import type { HotStore } from '@context-guru/components';
 import { MemoryHotStore } from './memory/memory-hot.store';
 import { RedisHotStore } from './redis/redis-hot.store';
 import { DurableStore } from './sql/durable.store';
-import { loadMigrations, migrate, readSchemaStatus, type SchemaStatus } from './sql/migrate';
+import { DurableBoot } from './sql/durable-boot';
+import { loadMigrations, type SchemaStatus } from './sql/migrate';
 import { PgSqlClient } from './sql/pg-sql.client';
 import { PgliteSqlClient, pgliteDir } from './sql/pglite-sql.client';
 import type { SqlClient } from './sql/sql-client';
@@ -38,6 +40,8 @@ export interface CreateStoresOptions {
    * false: a separate runner migrates (the Helm Job) and schema() reports whether it has.
    */
   migrate?: boolean;
+  /** Pause between boot attempts while the database does not answer (default 1 s). */
+  bootRetryMs?: number;
   /** Period of the retention purge (default 1 h; 0 disables). */
   purgeEveryMs?: number;
   log?: StorageLogger;
@@ -78,23 +82,24 @@ export async function createStores(o: CreateStoresOptions): Promise<Stores> {
   const kinds = resolveKinds(o);
   const migrations = kinds.durable === 'none' ? [] : loadMigrations();
   const sql = await openSql(kinds.durable, o);
+  const boot = sql
+    ? new DurableBoot(sql, {
+        migrate: o.migrate !== false,
+        migrations,
+        log,
+        waitForDatabase: kinds.durable === 'postgres',
+        retryMs: o.bootRetryMs,
+      })
+    : undefined;
   let base: HotStore | undefined;
-  let schemaOk: SchemaStatus | undefined;
   try {
-    if (sql && o.migrate !== false) {
-      const res = await migrate(sql, { log, migrations });
-      log.info('durable store migrated', { store: sql.kind, applied: res.applied, version: res.current });
-      schemaOk = { current: res.current, required: Math.max(0, ...migrations.map((m) => m.version)), ok: true };
-    } else if (sql) {
-      const st = await readSchemaStatus(sql, migrations);
-      if (st.ok) schemaOk = st;
-      else log.warn('durable schema is older than this build; not ready until it is migrated', { ...st });
-    }
+    await boot?.start();
     base =
       kinds.hot === 'redis'
         ? await RedisHotStore.connect({ url: o.redisUrl!, prefix: o.redisPrefix, ttlSeconds: o.ttlSeconds, maxEntries: o.maxEntries, log })
         : new MemoryHotStore({ ttlSeconds: o.ttlSeconds, maxEntries: o.maxEntries });
   } catch (err) {
+    boot?.close();
     await sql?.close().catch(() => undefined);
     throw err;
   }
@@ -118,14 +123,12 @@ export async function createStores(o: CreateStoresOptions): Promise<Stores> {
     durable,
     kinds,
     async schema() {
-      if (!sql || schemaOk) return schemaOk;
-      const st = await readSchemaStatus(sql, migrations);
-      if (st.ok) schemaOk = st; // the schema never goes back, so a dead database later does not unready us
-      return st;
+      return boot?.schema();
     },
     close() {
       closing ??= (async () => {
         if (timer) clearInterval(timer);
+        boot?.close();
         await hot.close(); // flushes queued durable writes first
         await durable?.close();
       })();
@@ -137,14 +140,8 @@ export async function createStores(o: CreateStoresOptions): Promise<Stores> {
 async function openSql(kind: DurableKind, o: CreateStoresOptions): Promise<SqlClient | undefined> {
   if (kind === 'none') return undefined;
   if (kind === 'postgres') {
-    const client = new PgSqlClient({ connectionString: o.databaseUrl!, log: o.log });
-    try {
-      await client.query('SELECT 1'); // readiness: fail the boot now, not on the first request
-    } catch (err) {
-      await client.close().catch(() => undefined);
-      throw err;
-    }
-    return client;
+    // Not queried here: DurableBoot reaches it (and waits, not ready, while it does not answer).
+    return new PgSqlClient({ connectionString: o.databaseUrl!, log: o.log });
   }
   const dir = pgliteDir(o.dataDir);
   mkdirSync(dir, { recursive: true });

@@ -1,4 +1,5 @@
-// createStores: adapter choice, readiness at boot, and the embedded setup surviving a restart.
+// createStores: adapter choice, readiness at boot (a database that does not answer yet is waited
+// for, one that answers with an error fails the boot), and the embedded setup surviving a restart.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -7,6 +8,7 @@ import { Redis } from 'ioredis';
 import { uniqueTenant, writes } from '../../unit/storage/hot-store.contract';
 import { REDIS_URL, flushPrefix, uniquePrefix } from './redis-support';
 import { DATABASE_URL } from './sql-backends';
+import { startTcpProxy } from '../../support/tcp-proxy';
 
 jest.setTimeout(60_000);
 
@@ -24,8 +26,42 @@ describe('createStores', () => {
     expect(() => resolveKinds({ databaseUrl: 'mysql://h/db' })).toThrow(/needs DATABASE_URL/);
   });
 
-  it('fails the boot when Postgres is unreachable', async () => {
-    await expect(createStores({ ...base, durable: 'postgres', databaseUrl: 'postgres://postgres@127.0.0.1:1/none' })).rejects.toThrow();
+  it('a Postgres that does not answer at boot leaves the stores up and schema() rejecting; once it answers they migrate', async () => {
+    const schema = `cg_unreach_${process.pid}_${Date.now().toString(36)}`;
+    const adminSql = new PgSqlClient({ connectionString: DATABASE_URL, max: 1 });
+    await adminSql.exec(`CREATE SCHEMA "${schema}"`);
+    const target = new URL(DATABASE_URL);
+    const proxy = await startTcpProxy(target.hostname, Number(target.port || 5432));
+    await proxy.cut();
+    target.port = String(proxy.port);
+    const url = `${target.toString()}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+    const stores = await createStores({ ...base, durable: 'postgres', databaseUrl: url, bootRetryMs: 50 });
+    try {
+      await expect(stores.schema()).rejects.toThrow(/ECONNREFUSED/);
+      expect(await adminSql.query('SELECT 1 FROM information_schema.tables WHERE table_schema = $1', [schema])).toEqual([]);
+      await proxy.restore();
+      // The retry migrates without anyone asking; schema() then reports the build's schema.
+      const required = Math.max(...loadMigrations().map((m) => m.version));
+      let status = await stores.schema().catch(() => undefined);
+      for (let i = 0; i < 200 && !status?.ok; i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        status = await stores.schema().catch(() => undefined);
+      }
+      expect(status).toEqual({ current: required, required, ok: true });
+      const tables = await adminSql.query('SELECT table_name FROM information_schema.tables WHERE table_schema = $1', [schema]);
+      expect(tables.length).toBeGreaterThan(0);
+    } finally {
+      await stores.close();
+      await proxy.close();
+      await adminSql.exec(`DROP SCHEMA "${schema}" CASCADE`);
+      await adminSql.close();
+    }
+  });
+
+  it('a Postgres that answers with an error (no such database) still fails the boot: waiting would not fix it', async () => {
+    const url = new URL(DATABASE_URL);
+    url.pathname = `/cg_missing_${process.pid}`;
+    await expect(createStores({ ...base, durable: 'postgres', databaseUrl: url.toString() })).rejects.toThrow(/does not exist/);
   });
 
   it('embedded (no URLs): memory + PGlite under dataDir; a restart keeps archived stashes and checkpoints', async () => {

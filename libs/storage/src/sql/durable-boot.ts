@@ -1,0 +1,109 @@
+// The durable store's boot work — reach the database, then migrate (MIGRATE_ON_BOOT) or read the
+// schema — kept apart from the process start: a database that does not answer yet leaves the
+// process up and not ready (SPEC §6; a crash loop under Kubernetes helps nobody), and the work is
+// retried until it answers. A database that answers with an error (a wrong password, no such
+// database, an edited migration) still fails the boot: waiting would not fix it.
+import { errorText, type StorageLogger } from '../storage-logger';
+import { migrate, readSchemaStatus, type Migration, type SchemaStatus } from './migrate';
+import type { SqlClient } from './sql-client';
+
+export interface DurableBootOptions {
+  migrate: boolean;
+  migrations: Migration[];
+  log: StorageLogger;
+  /** A server that may be down for a while (Postgres): wait for it; an embedded one fails the boot. */
+  waitForDatabase: boolean;
+  /** Pause between attempts while the database does not answer (default 1 s). */
+  retryMs?: number;
+}
+
+/**
+ * The database did not answer: no SQLSTATE at all (refused, reset, timed out, closed), a
+ * connection exception (class 08), or a server starting up or shutting down (57P01–57P03).
+ */
+export function databaseDidNotAnswer(err: unknown): boolean {
+  const e = err as { code?: unknown; severity?: unknown } | null;
+  if (typeof e?.code === 'string' && typeof e.severity === 'string') return /^(08|57P0[123])/.test(e.code);
+  return true;
+}
+
+export class DurableBoot {
+  /** The schema once seen current: it never goes back, so a dead database later does not unready us. */
+  private ok: SchemaStatus | undefined;
+  /** The database answered the boot work once (migrated, or its schema read). */
+  private reached = false;
+  private attempt: Promise<SchemaStatus> | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private lastFailure = '';
+
+  constructor(
+    private readonly sql: SqlClient,
+    private readonly o: DurableBootOptions,
+  ) {}
+
+  /**
+   * The first attempt. A database that does not answer leaves it to a retry every `retryMs`;
+   * one that answers with an error, or boot work that fails once it answered, rejects.
+   */
+  async start(): Promise<void> {
+    try {
+      await this.sql.query('SELECT 1');
+    } catch (err) {
+      if (!this.o.waitForDatabase || !databaseDidNotAnswer(err)) throw err;
+      this.o.log.warn('database unreachable at boot; not ready until it answers', { err: errorText(err) });
+      this.timer = setInterval(() => void this.run().catch((e: unknown) => this.failed(e)), this.o.retryMs ?? 1000);
+      this.timer.unref();
+      return;
+    }
+    await this.run();
+  }
+
+  /** The schema against this build; rejects while the database has not answered the boot work. */
+  async schema(): Promise<SchemaStatus> {
+    if (this.ok) return this.ok;
+    if (!this.reached) return this.run();
+    const st = await readSchemaStatus(this.sql, this.o.migrations);
+    if (st.ok) this.ok = st;
+    return st;
+  }
+
+  /** A retry that reached the database but whose boot work failed: said once per distinct reason. */
+  private failed(err: unknown): void {
+    if (databaseDidNotAnswer(err)) return;
+    const text = errorText(err);
+    if (text !== this.lastFailure) this.o.log.warn('database answered but its boot work failed; still not ready', { err: text });
+    this.lastFailure = text;
+  }
+
+  close(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  /** One boot attempt (shared by concurrent callers). */
+  private run(): Promise<SchemaStatus> {
+    this.attempt ??= this.work().finally(() => (this.attempt = undefined));
+    return this.attempt;
+  }
+
+  private async work(): Promise<SchemaStatus> {
+    const { log, migrations } = this.o;
+    await this.sql.query('SELECT 1');
+    let st: SchemaStatus;
+    if (this.o.migrate) {
+      const res = await migrate(this.sql, { log, migrations });
+      log.info('durable store migrated', { store: this.sql.kind, applied: res.applied, version: res.current });
+      st = { current: res.current, required: Math.max(0, ...migrations.map((m) => m.version)), ok: true };
+    } else {
+      st = await readSchemaStatus(this.sql, migrations);
+      if (!st.ok) log.warn('durable schema is older than this build; not ready until it is migrated', { ...st });
+    }
+    if (this.timer) {
+      log.info('database answered; boot work done', { store: this.sql.kind });
+      this.close();
+    }
+    this.reached = true;
+    if (st.ok) this.ok = st;
+    return st;
+  }
+}
