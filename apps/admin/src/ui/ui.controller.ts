@@ -22,7 +22,11 @@ const asset = (file: string, type: string): Asset => ({ type, body: readFileSync
 function loadAssets(): Map<string, Asset> {
   return new Map([
     ['index.html', asset(path.join(UI_DIR, 'index.html'), 'text/html; charset=utf-8')],
-    ['app.js', asset(path.join(UI_DIR, 'app.js'), 'text/javascript; charset=utf-8')],
+    // The page's own modules (app.js imports the others).
+    ...['app.js', 'chart.js', 'format.js', 'tables.js'].map((js): [string, Asset] => [
+      js,
+      asset(path.join(UI_DIR, js), 'text/javascript; charset=utf-8'),
+    ]),
     ['style.css', asset(path.join(UI_DIR, 'style.css'), 'text/css; charset=utf-8')],
     ['uPlot.iife.min.js', asset(path.join(UPLOT_DIR, 'uPlot.iife.min.js'), 'text/javascript; charset=utf-8')],
     ['uPlot.min.css', asset(path.join(UPLOT_DIR, 'uPlot.min.css'), 'text/css; charset=utf-8')],

@@ -1,93 +1,20 @@
 // The Grafana dashboards, as typed sources: `npm run dashboards` writes them to
 // charts/context-guru/dashboards/*.json (a test checks the committed JSON equals this output, and
 // that every metric a panel names is exported and every exported family is charted or listed in
-// UNCHARTED). Datasource and tenant are template variables; no datasource id is hard-coded.
+// UNCHARTED). The savings and components dashboards live here, the operators' two in
+// dashboards-ops.ts, the panel and frame builders in dashboard-builder.ts.
 import type { Dashboard, Panel } from '@grafana/schema';
-
-const DS = { type: 'prometheus', uid: '${datasource}' };
-const T = 'tenant=~"$tenant"';
-
-interface Query {
-  expr: string;
-  legend: string;
-}
+import { T, dashboard, inc, panel, q, rate } from './dashboard-builder';
+import { CONTROL, HEALTH } from './dashboards-ops';
 
 /** Families deliberately left off the dashboards (say why in docs/observability.md). */
 export const UNCHARTED: readonly string[] = ['cg_build_info', 'cg_sse_expand_after_stream_total'];
 /** Process metrics from prom-client's default collectors: only memory and CPU are charted. */
 export const UNCHARTED_PREFIX = 'cg_process_';
 
-function panel(id: number, title: string, queries: Query[], unit: string, x: number, y: number, w = 12, h = 8, description = ''): Panel {
-  return {
-    id,
-    type: 'timeseries',
-    title,
-    description,
-    datasource: DS,
-    gridPos: { x, y, w, h },
-    fieldConfig: { defaults: { unit }, overrides: [] },
-    options: { legend: { displayMode: 'table', placement: 'bottom', showLegend: true }, tooltip: { mode: 'multi', sort: 'desc' } },
-    targets: queries.map((q, i) => ({
-      refId: String.fromCharCode(65 + i),
-      datasource: DS,
-      expr: q.expr,
-      legendFormat: q.legend,
-      range: true,
-    })),
-  };
-}
-
-function dashboard(uid: string, title: string, description: string, panels: Panel[]): Dashboard {
-  return {
-    uid,
-    title,
-    description,
-    tags: ['context-guru'],
-    editable: true,
-    graphTooltip: 1,
-    schemaVersion: 39,
-    time: { from: 'now-6h', to: 'now' },
-    refresh: '30s',
-    templating: {
-      list: [
-        {
-          name: 'datasource',
-          label: 'Data source',
-          type: 'datasource',
-          query: 'prometheus',
-          current: { text: 'Prometheus', value: 'prometheus' },
-          hide: 0,
-        },
-        {
-          name: 'tenant',
-          label: 'Tenant',
-          type: 'query',
-          datasource: DS,
-          query: { query: 'label_values(cg_requests_total, tenant)', refId: 'tenants' },
-          includeAll: true,
-          multi: true,
-          allValue: '.*',
-          current: { text: 'All', value: '$__all' },
-          refresh: 2,
-          hide: 0,
-        },
-      ],
-    },
-    annotations: { list: [] },
-    panels,
-  };
-}
-
-const rate = (m: string, sel = T) => `rate(${m}{${sel}}[$__rate_interval])`;
-const inc = (m: string, sel = T) => `increase(${m}{${sel}}[$__range])`;
-const q = (expr: string, legend: string): Query => ({ expr, legend });
 /** One arm's billed USD per client input token over the dashboard's range. */
 const perMtok = (arm: string) =>
   `sum(${inc('cg_holdout_billed_usd_total', `${T},arm="${arm}"`)}) / sum(${inc('cg_holdout_input_tokens_total', `${T},arm="${arm}"`)})`;
-const quantiles = (m: string, by: string) =>
-  [0.5, 0.95, 0.99].map((p) =>
-    q(`histogram_quantile(${p}, sum by (le, ${by}) (rate(${m}_bucket[$__rate_interval])))`, `p${p * 100} {{${by}}}`),
-  );
 
 /** 1 - after/before for one side of the shadow comparison, per tenant. */
 const shadowShare = (side: 'active' | 'candidate') =>
@@ -314,128 +241,6 @@ export const COMPONENTS = dashboard(
       'short',
       12,
       16,
-    ),
-  ],
-);
-
-export const HEALTH = dashboard(
-  'cg-health',
-  'context-guru / Gateway health',
-  'Traffic, latency the gateway adds, upstream status, the expand loop, stash and freeze health, stores and the process.',
-  [
-    panel(
-      1,
-      'Requests per second by route and outcome',
-      [q(`sum by (route, outcome) (${rate('cg_requests_total')})`, '{{route}} {{outcome}}')],
-      'reqps',
-      0,
-      0,
-    ),
-    panel(2, 'Total latency', quantiles('cg_request_duration_seconds', 'route'), 's', 12, 0),
-    panel(3, 'Added latency (gateway work before forwarding)', quantiles('cg_added_latency_seconds', 'route'), 's', 0, 8),
-    panel(4, 'Upstream latency (to headers)', quantiles('cg_upstream_duration_seconds', 'dialect'), 's', 12, 8),
-    panel(
-      5,
-      'Upstream status classes',
-      [q('sum by (dialect, status) (rate(cg_upstream_responses_total[$__rate_interval]))', '{{dialect}} {{status}}')],
-      'ops',
-      0,
-      16,
-    ),
-    panel(
-      6,
-      'Expand rounds and bounces',
-      [
-        q('sum(rate(cg_expand_rounds_total[$__rate_interval]))', 'rounds'),
-        q('sum(rate(cg_expand_bounces_total[$__rate_interval]))', 'bounces'),
-      ],
-      'ops',
-      12,
-      16,
-    ),
-    panel(
-      7,
-      'Stash hit rate',
-      [
-        q(
-          'sum(rate(cg_stash_lookups_total{result="hit"}[$__rate_interval])) / sum(rate(cg_stash_lookups_total[$__rate_interval]))',
-          'hit rate',
-        ),
-      ],
-      'percentunit',
-      0,
-      24,
-    ),
-    panel(
-      8,
-      'Frozen decisions replayed, lost and repaired',
-      [
-        q('sum by (outcome) (rate(cg_frozen_decisions_total[$__rate_interval]))', 'replay {{outcome}}'),
-        q('sum by (outcome) (cg_frozen_store_events)', 'store {{outcome}}'),
-      ],
-      'short',
-      12,
-      24,
-    ),
-    panel(
-      9,
-      'Streams by path, and requests shed (served without new compression work)',
-      [
-        q('sum by (path) (rate(cg_sse_streams_total[$__rate_interval]))', '{{path}}'),
-        q('sum(rate(cg_shed_total[$__rate_interval]))', 'shed'),
-      ],
-      'ops',
-      0,
-      32,
-    ),
-    panel(
-      10,
-      'Hot store up, process memory and CPU',
-      [
-        q('min(cg_store_up)', 'store up'),
-        q('sum by (instance) (cg_process_process_resident_memory_bytes) / 1e9', 'RSS GB {{instance}}'),
-        q('sum by (instance) (rate(cg_process_process_cpu_seconds_total[$__rate_interval]))', 'CPU {{instance}}'),
-      ],
-      'short',
-      12,
-      32,
-    ),
-  ],
-);
-
-export const CONTROL = dashboard(
-  'cg-control-plane',
-  'context-guru / Control plane',
-  'Which generation each replica applied, how long a change took to arrive, and the config version each tenant serves.',
-  [
-    panel(1, 'Control generation per replica', [q('max by (instance) (cg_control_generation)', '{{instance}}')], 'none', 0, 0),
-    panel(2, 'Propagation time (commit → applied)', quantiles('cg_control_propagation_seconds', 'instance'), 's', 12, 0),
-    panel(
-      3,
-      'Config version per tenant and replica',
-      [q(`max by (tenant, instance) (cg_config_version{${T}})`, '{{tenant}} {{instance}}')],
-      'none',
-      0,
-      8,
-    ),
-    panel(
-      4,
-      'Requests refused or failed by outcome',
-      [q(`sum by (outcome) (${rate('cg_requests_total', `${T},outcome!="ok"`)})`, '{{outcome}}')],
-      'reqps',
-      12,
-      8,
-    ),
-    panel(
-      5,
-      'Tenant key revocations applied per replica',
-      [q(`sum by (tenant, instance) (${inc('cg_tenant_key_revocations_total')})`, '{{tenant}} {{instance}}')],
-      'short',
-      0,
-      16,
-      12,
-      8,
-      'Keys each replica stopped accepting (revoked, or their tenant disabled) in the range: every replica should show the same count.',
     ),
   ],
 );
