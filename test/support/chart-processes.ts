@@ -49,19 +49,34 @@ export function resolveEnv(
     }
   }
   for (const e of c.env ?? []) {
-    let v: string | undefined;
-    if (e.value !== undefined) v = e.value;
-    else if (e.valueFrom?.configMapKeyRef) v = cm(e.valueFrom.configMapKeyRef.name!)[e.valueFrom.configMapKeyRef.key];
-    else if (e.valueFrom?.secretKeyRef) v = secret(e.valueFrom.secretKeyRef.name!)[e.valueFrom.secretKeyRef.key];
-    else if (e.valueFrom?.fieldRef) v = fields[e.valueFrom.fieldRef.fieldPath];
-    else throw new Error(`container ${c.name}: env ${e.name} has a source the test cannot resolve`);
-    const optional = e.valueFrom?.secretKeyRef?.optional ?? e.valueFrom?.configMapKeyRef?.optional;
-    if (v === undefined && optional) continue; // as the kubelet does: the variable is simply absent
-    if (v === undefined) throw new Error(`container ${c.name}: env ${e.name} points at a key that does not exist`);
+    const v = envValue(c, e, cm, secret, fields);
+    if (v === undefined) continue; // an optional key that is absent: as the kubelet does, the variable is too
     env[e.name] = v;
     chartKeys.push(e.name);
   }
   return { env, chartKeys };
+}
+
+type EnvVar = NonNullable<IContainer['env']>[number];
+
+/** One env entry's value as the kubelet resolves it; undefined only for an optional key that is absent. */
+function envValue(
+  c: IContainer,
+  e: EnvVar,
+  cm: (name: string) => Record<string, string>,
+  secret: (name: string) => Record<string, string>,
+  fields: PodFields,
+): string | undefined {
+  if (e.value !== undefined) return e.value;
+  const from = e.valueFrom;
+  let v: string | undefined;
+  if (from?.configMapKeyRef) v = cm(from.configMapKeyRef.name!)[from.configMapKeyRef.key];
+  else if (from?.secretKeyRef) v = secret(from.secretKeyRef.name!)[from.secretKeyRef.key];
+  else if (from?.fieldRef) v = fields[from.fieldRef.fieldPath];
+  else throw new Error(`container ${c.name}: env ${e.name} has a source the test cannot resolve`);
+  const optional = from.secretKeyRef?.optional ?? from.configMapKeyRef?.optional;
+  if (v === undefined && !optional) throw new Error(`container ${c.name}: env ${e.name} points at a key that does not exist`);
+  return v;
 }
 
 /** Keys `parse` reads when handed `env`: every property access is recorded, so nothing is listed by hand. */

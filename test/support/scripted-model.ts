@@ -35,6 +35,26 @@ export interface ModelTurn {
   advertised: boolean;
 }
 
+type AnyBlock = { type: string; id?: string; name?: string; tool_use_id?: string; content?: unknown };
+
+/** Collects the results of expand calls this message answers (ids of the calls seen so far in `ids`). */
+function collectExpandResults(dialect: RecordedRequest['dialect'], m: AnyMsg, ids: Set<string>, results: string[]): void {
+  if (dialect === 'openai') {
+    for (const c of m.tool_calls ?? []) if (c.function.name === EXPAND) ids.add(c.id);
+    if (m.role === 'tool' && m.tool_call_id && ids.has(m.tool_call_id)) results.push(textOf(m.content));
+    return;
+  }
+  if (!Array.isArray(m.content)) return;
+  for (const b of m.content as AnyBlock[]) {
+    if (b.type === 'tool_use' && b.name === EXPAND && b.id) ids.add(b.id);
+    if (b.type === 'tool_result' && b.tool_use_id && ids.has(b.tool_use_id)) results.push(textOf(b.content));
+  }
+}
+
+/** A user message that is only tool results carries no new text from the user. */
+const onlyToolResults = (m: AnyMsg): boolean =>
+  Array.isArray(m.content) && (m.content as AnyBlock[]).every((b) => b.type === 'tool_result');
+
 export function readTurn(req: RecordedRequest): ModelTurn {
   const messages = (req.body.messages ?? []) as AnyMsg[];
   const tools = (req.body.tools ?? []) as Array<{ name?: string; function?: { name: string } }>;
@@ -44,21 +64,10 @@ export function readTurn(req: RecordedRequest): ModelTurn {
   let markerId: string | undefined;
   let lastUserText = '';
   for (const m of messages) {
-    if (req.dialect === 'openai') {
-      for (const c of m.tool_calls ?? []) if (c.function.name === EXPAND) expandIds.add(c.id);
-      if (m.role === 'tool' && m.tool_call_id && expandIds.has(m.tool_call_id)) expandResults.push(textOf(m.content));
-    } else if (Array.isArray(m.content)) {
-      for (const b of m.content as Array<{ type: string; id?: string; name?: string; tool_use_id?: string; content?: unknown }>) {
-        if (b.type === 'tool_use' && b.name === EXPAND && b.id) expandIds.add(b.id);
-        if (b.type === 'tool_result' && b.tool_use_id && expandIds.has(b.tool_use_id)) expandResults.push(textOf(b.content));
-      }
-    }
+    collectExpandResults(req.dialect, m, expandIds, expandResults);
     const t = textOf(m.content);
-    const mk = MARKER.exec(t);
-    if (mk && !markerId) markerId = mk[1];
-    if (m.role === 'user' && !(Array.isArray(m.content) && (m.content as Array<{ type: string }>).every((b) => b.type === 'tool_result'))) {
-      if (t) lastUserText = t;
-    }
+    markerId ??= MARKER.exec(t)?.[1];
+    if (m.role === 'user' && !onlyToolResults(m) && t) lastUserText = t;
   }
   return { expandResults, markerId, lastUserText, advertised };
 }

@@ -70,9 +70,36 @@ export function parseFilterDocument(text: string, source: string): ParsedDocumen
   return { source, filters, tests };
 }
 
+type FilterField = (typeof FILTER_FIELDS)[number];
+type Draft = Partial<Mutable<CompiledFilter>>;
+
+/** How each field of a filter is read into the draft (its checks fail with the field's line). */
+const FIELD_READERS: Record<FilterField, (w: YamlWalker, value: unknown, where: Where, f: Draft) => void> = {
+  description: (w, v, at, f) => (f.description = w.str(v, at)),
+  match: (w, v, at, f) => (f.match = w.regex(v, at)),
+  family: (w, v, at, f) => {
+    f.family = w.str(v, at);
+    if (!FAMILY_RE.test(f.family)) w.fail(v, at, 'must be a lowercase identifier (e.g. tests, builds, pkg)');
+  },
+  priority: (w, v, at, f) => (f.priority = w.int(v, at, -1000)),
+  strip_ansi: (w, v, at, f) => (f.stripAnsi = w.bool(v, at)),
+  replace: (w, v, at, f) => (f.replace = readReplace(w, v, at)),
+  match_output: (w, v, at, f) => (f.matchOutput = readMatchOutput(w, v, at)),
+  strip_lines_matching: (w, v, at, f) => (f.stripLines = w.regexList(v, at)),
+  keep_lines_matching: (w, v, at, f) => (f.keepLines = w.regexList(v, at)),
+  truncate_lines_at: (w, v, at, f) => (f.truncateLinesAt = w.int(v, at, 4)),
+  head_lines: (w, v, at, f) => (f.headLines = w.int(v, at, 1)),
+  tail_lines: (w, v, at, f) => (f.tailLines = w.int(v, at, 1)),
+  max_lines: (w, v, at, f) => (f.maxLines = w.int(v, at, 1)),
+  on_empty: (w, v, at, f) => (f.onEmpty = w.str(v, at)),
+};
+
+const isFilterField = (key: string): key is FilterField => (FILTER_FIELDS as readonly string[]).includes(key);
+const EXCLUSIVE = 'strip_lines_matching and keep_lines_matching are exclusive: use one';
+
 function readFilter(w: YamlWalker, name: string, node: unknown, line: number): CompiledFilter {
   if (!NAME_RE.test(name)) w.fail(null, { filter: name, line }, 'filter names are 1-64 letters, digits, "_", "-" or "."');
-  const f: Partial<Mutable<CompiledFilter>> = { name, source: w.source, line, description: '', family: 'other', priority: 0 };
+  const f: Draft = { name, source: w.source, line, description: '', family: 'other', priority: 0 };
   f.stripAnsi = false;
   f.replace = [];
   f.matchOutput = [];
@@ -81,63 +108,12 @@ function readFilter(w: YamlWalker, name: string, node: unknown, line: number): C
   let stripLine = 0;
   for (const { key, value, line: at } of w.pairs(node, { filter: name, line }, `filter "${name}"`)) {
     const where: Where = { filter: name, field: key, line: at };
-    switch (key) {
-      case 'description':
-        f.description = w.str(value, where);
-        break;
-      case 'match':
-        f.match = w.regex(value, where);
-        break;
-      case 'family':
-        f.family = w.str(value, where);
-        if (!FAMILY_RE.test(f.family)) w.fail(value, where, 'must be a lowercase identifier (e.g. tests, builds, pkg)');
-        break;
-      case 'priority':
-        f.priority = w.int(value, where, -1000);
-        break;
-      case 'strip_ansi':
-        f.stripAnsi = w.bool(value, where);
-        break;
-      case 'replace':
-        f.replace = readReplace(w, value, where);
-        break;
-      case 'match_output':
-        f.matchOutput = readMatchOutput(w, value, where);
-        break;
-      case 'strip_lines_matching':
-        f.stripLines = w.regexList(value, where);
-        stripLine = at;
-        break;
-      case 'keep_lines_matching':
-        f.keepLines = w.regexList(value, where);
-        if (stripLine) w.fail(null, where, 'strip_lines_matching and keep_lines_matching are exclusive: use one');
-        break;
-      case 'truncate_lines_at':
-        f.truncateLinesAt = w.int(value, where, 4);
-        break;
-      case 'head_lines':
-        f.headLines = w.int(value, where, 1);
-        break;
-      case 'tail_lines':
-        f.tailLines = w.int(value, where, 1);
-        break;
-      case 'max_lines':
-        f.maxLines = w.int(value, where, 1);
-        break;
-      case 'on_empty':
-        f.onEmpty = w.str(value, where);
-        break;
-      default:
-        w.fail(null, where, `unknown field (known: ${FILTER_FIELDS.join(', ')})`);
-    }
+    if (!isFilterField(key)) w.fail(null, where, `unknown field (known: ${FILTER_FIELDS.join(', ')})`);
+    FIELD_READERS[key](w, value, where, f);
+    if (key === 'strip_lines_matching') stripLine = at;
+    if (key === 'keep_lines_matching' && stripLine) w.fail(null, where, EXCLUSIVE);
   }
-  if (stripLine && f.keepLines.length > 0) {
-    w.fail(
-      null,
-      { filter: name, field: 'strip_lines_matching', line: stripLine },
-      'strip_lines_matching and keep_lines_matching are exclusive: use one',
-    );
-  }
+  if (stripLine && f.keepLines.length > 0) w.fail(null, { filter: name, field: 'strip_lines_matching', line: stripLine }, EXCLUSIVE);
   if (!f.match) w.fail(null, { filter: name, field: 'match', line }, 'missing: every filter needs a match regex (its selector)');
   return f as CompiledFilter;
 }

@@ -24,109 +24,114 @@ function anyOf(list: readonly Pattern[]): Pattern {
   return u;
 }
 
+/** What one stage hands the next: the working lines, the loss so far, and the input lines a clean tail cut kept. */
+interface Work {
+  lines: Lines;
+  loss: Lossiness;
+  keptLines: number;
+}
+
 export function applyFilter(f: CompiledFilter, input: string): FilterResult {
   const trailingNewline = input.endsWith('\n');
-  const body = trailingNewline ? input.slice(0, -1) : input;
-  const text = body.split('\n');
-  let lines: Lines = { text, src: text.map((_, i) => i) };
-  let loss: Lossiness = 'none';
-  let keptLines = 0;
+  const text = (trailingNewline ? input.slice(0, -1) : input).split('\n');
+  const w: Work = { lines: { text, src: text.map((_, i) => i) }, loss: 'none', keptLines: 0 };
 
   // 1. strip_ansi: colour codes carry nothing a model reads.
-  if (f.stripAnsi) for (let i = 0; i < lines.text.length; i++) lines.text[i] = stripAnsi(lines.text[i]!);
-
-  // 2. replace: chained per line. An edit that only moves whitespace is a reformat; any other
-  // edit changed what the line says, so the original is the only full record.
-  if (f.replace.length > 0) {
-    for (let i = 0; i < lines.text.length; i++) {
-      const l = lines.text[i]!;
-      let out = l;
-      for (const r of f.replace) out = r.pattern.replaceAll(out, r.replacement);
-      if (out !== l && squash(out) !== squash(l)) loss = 'whole';
-      lines.text[i] = out;
-    }
-  }
-
-  // 3. match_output: the whole blob collapses to a message, unless the guard sees something.
-  if (f.matchOutput.length > 0) {
-    const blob = lines.text.join('\n');
-    for (const rule of f.matchOutput) {
-      if (rule.pattern.test(blob) && !(rule.unless?.test(blob) ?? false)) {
-        return { output: rule.message, loss: 'whole', keptLines: 0 };
-      }
-    }
-  }
-
-  // 4. strip or keep lines. Dropping blank lines is a reformat; dropping any other line is loss
-  // (upstream recorded none here, which left the model without a recovery hint).
-  if (f.stripLines.length > 0 || f.keepLines.length > 0) {
-    const keep = f.keepLines.length > 0;
-    const rule = anyOf(keep ? f.keepLines : f.stripLines);
-    const next: Lines = { text: [], src: [] };
-    for (let i = 0; i < lines.text.length; i++) {
-      const l = lines.text[i]!;
-      if (rule.test(l) === keep) {
-        next.text.push(l);
-        next.src.push(lines.src[i]!);
-      } else if (!isBlank(l)) {
-        loss = 'whole';
-      }
-    }
-    lines = next;
-  }
-
-  // 5. truncate_lines_at: every long line loses its own end, so the loss is never one clean tail.
-  const cap = f.truncateLinesAt;
-  if (cap !== undefined) {
-    for (let i = 0; i < lines.text.length; i++) {
-      const l = lines.text[i]!;
-      if (l.length <= cap) continue;
-      const points = [...l];
-      if (points.length <= cap) continue;
-      lines.text[i] = `${points.slice(0, cap - 3).join('')}...`;
-      loss = 'whole';
-    }
-  }
-
-  // 6. head / tail windows.
-  const head = f.headLines;
-  const tail = f.tailLines;
-  const total = lines.text.length;
-  if (head !== undefined && tail !== undefined) {
-    if (total > head + tail) {
-      lines = splice(lines, head, total - tail, `... (${total - head - tail} lines omitted)`);
-      loss = 'whole';
-    }
-  } else if (head !== undefined) {
-    if (total > head) {
-      keptLines = lastSource(lines, head);
-      lines = splice(lines, head, total, `... (${total - head} lines omitted)`);
-      loss = loss === 'none' ? 'tail' : 'whole';
-    }
-  } else if (tail !== undefined) {
-    if (total > tail) {
-      lines = splice(lines, 0, total - tail, `... (${total - tail} lines omitted)`);
-      loss = 'whole';
-    }
-  }
-
-  // 7. max_lines: an absolute cap. A clean tail cut only when nothing was lost before it.
-  const max = f.maxLines;
-  if (max !== undefined && lines.text.length > max) {
-    const n = lines.text.length;
-    if (loss === 'none') {
-      keptLines = lastSource(lines, max);
-      loss = 'tail';
-    } else {
-      loss = 'whole';
-    }
-    lines = splice(lines, max, n, `... (${n - max} lines truncated)`);
-  }
+  if (f.stripAnsi) w.lines.text = w.lines.text.map((l) => stripAnsi(l));
+  if (f.replace.length > 0) replaceInLines(f.replace, w);
+  const collapsed = matchOutput(f.matchOutput, w.lines.text);
+  if (collapsed !== undefined) return { output: collapsed, loss: 'whole', keptLines: 0 };
+  if (f.stripLines.length > 0 || f.keepLines.length > 0) stripOrKeepLines(f, w);
+  if (f.truncateLinesAt !== undefined) truncateLines(f.truncateLinesAt, w);
+  windowLines(f.headLines, f.tailLines, w);
+  if (f.maxLines !== undefined && w.lines.text.length > f.maxLines) capLines(f.maxLines, w);
 
   // 8. on_empty: a blank result is replaced by the filter's message (all it dropped was noise).
-  const out = lines.text.length > 0 ? lines.text.join('\n') + (trailingNewline ? '\n' : '') : '';
-  if (f.onEmpty !== undefined && isBlank(out)) return { output: f.onEmpty, loss, keptLines: loss === 'tail' ? keptLines : 0 };
-  return { output: out, loss, keptLines: loss === 'tail' ? keptLines : 0 };
+  const out = w.lines.text.length > 0 ? w.lines.text.join('\n') + (trailingNewline ? '\n' : '') : '';
+  const keptLines = w.loss === 'tail' ? w.keptLines : 0;
+  if (f.onEmpty !== undefined && isBlank(out)) return { output: f.onEmpty, loss: w.loss, keptLines };
+  return { output: out, loss: w.loss, keptLines };
+}
+
+/**
+ * 2. replace: chained per line. An edit that only moves whitespace is a reformat; any other edit
+ * changed what the line says, so the original is the only full record.
+ */
+function replaceInLines(rules: CompiledFilter['replace'], w: Work): void {
+  w.lines.text = w.lines.text.map((l) => {
+    let out = l;
+    for (const r of rules) out = r.pattern.replaceAll(out, r.replacement);
+    if (out !== l && squash(out) !== squash(l)) w.loss = 'whole';
+    return out;
+  });
+}
+
+/** 3. match_output: the whole blob collapses to a rule's message, unless its guard sees something. */
+function matchOutput(rules: CompiledFilter['matchOutput'], text: string[]): string | undefined {
+  if (rules.length === 0) return undefined;
+  const blob = text.join('\n');
+  return rules.find((rule) => rule.pattern.test(blob) && !(rule.unless?.test(blob) ?? false))?.message;
+}
+
+/**
+ * 4. strip or keep lines. Dropping blank lines is a reformat; dropping any other line is loss
+ * (upstream recorded none here, which left the model without a recovery hint).
+ */
+function stripOrKeepLines(f: CompiledFilter, w: Work): void {
+  const keep = f.keepLines.length > 0;
+  const rule = anyOf(keep ? f.keepLines : f.stripLines);
+  const next: Lines = { text: [], src: [] };
+  w.lines.text.forEach((l, i) => {
+    if (rule.test(l) === keep) {
+      next.text.push(l);
+      next.src.push(w.lines.src[i] ?? -1);
+    } else if (!isBlank(l)) {
+      w.loss = 'whole';
+    }
+  });
+  w.lines = next;
+}
+
+/** 5. truncate_lines_at: every long line loses its own end, so the loss is never one clean tail. */
+function truncateLines(cap: number, w: Work): void {
+  w.lines.text = w.lines.text.map((l) => {
+    if (l.length <= cap) return l;
+    const points = [...l];
+    if (points.length <= cap) return l;
+    w.loss = 'whole';
+    return `${points.slice(0, cap - 3).join('')}...`;
+  });
+}
+
+/** 6. head / tail windows. Only a head alone is a clean tail cut. */
+function windowLines(head: number | undefined, tail: number | undefined, w: Work): void {
+  const total = w.lines.text.length;
+  if (head !== undefined && tail !== undefined) {
+    if (total <= head + tail) return;
+    w.lines = splice(w.lines, head, total - tail, `... (${total - head - tail} lines omitted)`);
+    w.loss = 'whole';
+  } else if (head !== undefined) {
+    if (total <= head) return;
+    w.keptLines = lastSource(w.lines, head);
+    w.lines = splice(w.lines, head, total, `... (${total - head} lines omitted)`);
+    w.loss = w.loss === 'none' ? 'tail' : 'whole';
+  } else if (tail !== undefined) {
+    if (total <= tail) return;
+    w.lines = splice(w.lines, 0, total - tail, `... (${total - tail} lines omitted)`);
+    w.loss = 'whole';
+  }
+}
+
+/** 7. max_lines: an absolute cap. A clean tail cut only when nothing was lost before it. */
+function capLines(max: number, w: Work): void {
+  const n = w.lines.text.length;
+  if (w.loss === 'none') {
+    w.keptLines = lastSource(w.lines, max);
+    w.loss = 'tail';
+  } else {
+    w.loss = 'whole';
+  }
+  w.lines = splice(w.lines, max, n, `... (${n - max} lines truncated)`);
 }
 
 /** Replaces lines [from, to) with one inserted note line. */
@@ -139,8 +144,6 @@ function splice(lines: Lines, from: number, to: number, note: string): Lines {
 
 /** Number of input lines covered by the first `count` working lines (through the last real one). */
 function lastSource(lines: Lines, count: number): number {
-  for (let i = Math.min(count, lines.src.length) - 1; i >= 0; i--) {
-    if (lines.src[i]! >= 0) return lines.src[i]! + 1;
-  }
+  for (const src of lines.src.slice(0, count).reverse()) if (src >= 0) return src + 1;
   return 0;
 }

@@ -2,8 +2,8 @@
 // durable copy follows in batches; a hot loss (eviction, expiry, Redis restart or FLUSHDB) is
 // repaired from the archive and the checkpoint, so a marker still resolves and a frozen decision
 // replays byte-identically instead of flipping a cached prefix.
-import type { HotStore, SessionSnapshot, SessionWrites, StashEntry, StoreHealth, TurnRecord } from '@context-guru/components';
-import type { DurableStore } from './sql/durable.store';
+import type { Arm, HotStore, SessionSnapshot, SessionWrites, StashEntry, StoreHealth, TurnRecord } from '@context-guru/components';
+import type { Checkpoint, CheckpointWrite, DurableStore } from './sql/durable.store';
 import { errorText, silentLogger, type StorageLogger } from './storage-logger';
 import { WriteBehindQueue, type WriteBehindOptions, type WriteBehindStats } from './write-behind.queue';
 
@@ -213,31 +213,51 @@ export class TieredHotStore implements HotStore {
   /** Restores checkpointed decisions the hot store lacks, into the snapshot and back into hot. */
   private async repair(tenant: string, session: string, contentKeys: readonly string[], snap: SessionSnapshot): Promise<void> {
     const cp = await this.durable.loadCheckpoint(tenant, session, contentKeys);
-    const pending = this.queue.pendingCheckpoint(tenant, session);
-    const wanted = new Set(contentKeys);
-    for (const [slot, r] of pending?.frozen ?? []) if (wanted.has(slot.slice(slot.indexOf(':') + 1))) cp.frozen.set(slot, r);
-    const restore = new Map<string, string>();
-    for (const [slot, r] of cp.frozen) if (!snap.frozen.has(slot)) restore.set(slot, r);
-    const offloaded = (cp.offloaded || pending?.offloaded === true) && !snap.offloaded;
-    // The arm recorded first (pending writes are newer than the stored row) comes back as it was.
-    const arm = snap.arm === undefined ? (cp.arm ?? pending?.arm) : undefined;
-    const kept = [...cp.kept].filter((ck) => !snap.kept.has(ck));
-    if (restore.size === 0 && !offloaded && !arm && kept.length === 0) return;
-
-    for (const [slot, r] of restore) {
+    const gap = missingFromSnapshot(cp, this.queue.pendingCheckpoint(tenant, session), contentKeys, snap);
+    if (!gap) return;
+    for (const [slot, r] of gap.frozen) {
       snap.frozen.set(slot, r);
       // A slot the hot store reported lost is repaired by the re-put below (it counts that);
       // a slot that vanished without a trace is counted here, as dropped and repaired at once.
       if (!snap.lost.delete(slot)) this.restored++;
     }
-    if (offloaded) snap.offloaded = true;
-    if (arm) snap.arm = arm;
-    for (const ck of kept) snap.kept.add(ck);
+    if (gap.offloaded) snap.offloaded = true;
+    if (gap.arm) snap.arm = gap.arm;
+    for (const ck of gap.kept) snap.kept.add(ck);
     try {
-      if (restore.size > 0 || offloaded || arm) await this.hot.commitSession(tenant, session, { frozen: restore, offloaded, arm });
-      if (kept.length > 0) await this.hot.markKept(tenant, kept);
+      if (gap.frozen.size > 0 || gap.offloaded || gap.arm) {
+        await this.hot.commitSession(tenant, session, { frozen: gap.frozen, offloaded: gap.offloaded, arm: gap.arm });
+      }
+      if (gap.kept.length > 0) await this.hot.markKept(tenant, gap.kept);
     } catch (err) {
       this.log.warn('re-warming the hot store failed', { err: errorText(err) });
     }
   }
+}
+
+/** What the durable checkpoint and the writes still queued hold that the hot snapshot lacks. */
+interface SnapshotGap {
+  frozen: Map<string, string>;
+  offloaded: boolean;
+  arm?: Arm;
+  kept: string[];
+}
+
+/** The gap between the snapshot and the checkpoint (pending writes included), or null when there is none. */
+function missingFromSnapshot(
+  cp: Checkpoint,
+  pending: CheckpointWrite | undefined,
+  contentKeys: readonly string[],
+  snap: SessionSnapshot,
+): SnapshotGap | null {
+  const wanted = new Set(contentKeys);
+  for (const [slot, r] of pending?.frozen ?? []) if (wanted.has(slot.slice(slot.indexOf(':') + 1))) cp.frozen.set(slot, r);
+  const frozen = new Map<string, string>();
+  for (const [slot, r] of cp.frozen) if (!snap.frozen.has(slot)) frozen.set(slot, r);
+  const offloaded = (cp.offloaded || pending?.offloaded === true) && !snap.offloaded;
+  // The arm recorded first (pending writes are newer than the stored row) comes back as it was.
+  const arm = snap.arm === undefined ? (cp.arm ?? pending?.arm) : undefined;
+  const kept = [...cp.kept].filter((ck) => !snap.kept.has(ck));
+  if (frozen.size === 0 && !offloaded && !arm && kept.length === 0) return null;
+  return { frozen, offloaded, arm, kept };
 }

@@ -1,10 +1,11 @@
 // The chart as CI sees it: `helm lint --strict` and `helm template` over the default values and
 // every ci/ values file; each rendered object validates offline, and the objects agree with each
 // other (selectors, hook order, HPA target, hardening, grace period, no secret in the chart).
-import { readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { BlockList } from 'node:net';
 import { basename, join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { CHART, CI_VALUES, find, helm, render, type K8sObject } from '../../support/helm';
+import { CHART, CI_VALUES, chartCopy, find, helm, render, type K8sObject } from '../../support/helm';
 import {
   configMaps,
   deployment,
@@ -67,14 +68,17 @@ describe.each(SETS)('chart with %s', (name, files) => {
     }
   });
 
-  it('selectors match the labels of the pods they mean, and only those', () => {
-    const gw = deployment(all(), '-gateway');
-    const podLabels = (w: { spec?: { template: { metadata?: { labels?: Record<string, string> } } } }) => w.spec?.template.metadata?.labels;
-    const pods = workloads().map((w) => ({ name: w.metadata!.name!, labels: podLabels(w) }));
+  const podLabels = (w: { spec?: { template: { metadata?: { labels?: Record<string, string> } } } }) => w.spec?.template.metadata?.labels;
+  /** The names of the workloads whose pods `sel` selects. */
+  const selected = (sel: Record<string, string> | undefined) =>
+    workloads()
+      .filter((w) => selects(sel, podLabels(w)))
+      .map((w) => w.metadata!.name!);
+
+  it('Deployments and Services select their own pods, and only those', () => {
     for (const d of workloads().filter((w) => w.kind === 'Deployment')) {
-      expect(selects((d as typeof gw).spec!.selector.matchLabels, podLabels(d))).toBe(true);
+      expect(selects((d as ReturnType<typeof deployment>).spec!.selector.matchLabels, podLabels(d))).toBe(true);
     }
-    const selected = (sel: Record<string, string> | undefined) => pods.filter((p) => selects(sel, p.labels)).map((p) => p.name);
     const components = values.admin.enabled ? ['gateway', 'admin'] : ['gateway'];
     for (const c of components) {
       const svc = service(all(), `-${c}`);
@@ -82,21 +86,26 @@ describe.each(SETS)('chart with %s', (name, files) => {
       expect(svc.spec?.ports?.[0]?.targetPort).toBe('http');
       expect(onlyContainer(deployment(all(), `-${c}`)).ports?.map((p) => p.name)).toContain('http');
     }
+  });
+
+  it('the PDB, topology spread and NetworkPolicies select the pods they mean, and only those', () => {
     const pdb = all().find((o) => o.kind === 'PodDisruptionBudget') as unknown as IPodDisruptionBudget | undefined;
     if (values.gateway.pdb.enabled) expect(selected(pdb?.spec?.selector?.matchLabels)).toEqual(['cg-context-guru-gateway']);
-    for (const t of podSpec(gw).topologySpreadConstraints ?? [])
+    for (const t of podSpec(deployment(all(), '-gateway')).topologySpreadConstraints ?? [])
       expect(selected(t.labelSelector?.matchLabels)).toEqual(['cg-context-guru-gateway']);
     for (const np of all().filter((o) => o.kind === 'NetworkPolicy')) {
       const sel = (np.spec as { podSelector: { matchLabels: Record<string, string> } }).podSelector.matchLabels;
       const suffix = np.metadata.name.replace('cg-context-guru-', '');
       expect(selected(sel)).toEqual([suffix === 'migration' ? 'cg-context-guru-migrate' : `cg-context-guru-${suffix}`]);
     }
+  });
+
+  it('the ServiceMonitor (when rendered) scrapes the gateway Service only', () => {
     const sm = all().find((o) => o.kind === 'ServiceMonitor') as unknown as IServiceMonitor | undefined;
-    if (sm) {
-      expect(selects(sm.spec.selector.matchLabels, service(all(), '-gateway').metadata?.labels)).toBe(true);
-      expect(selects(sm.spec.selector.matchLabels, values.admin.enabled ? service(all(), '-admin').metadata?.labels : {})).toBe(false);
-      expect(sm.spec.endpoints?.map((e) => [e.port, e.path])).toEqual([['http', '/metrics']]);
-    }
+    if (!sm) return;
+    expect(selects(sm.spec.selector.matchLabels, service(all(), '-gateway').metadata?.labels)).toBe(true);
+    expect(selects(sm.spec.selector.matchLabels, values.admin.enabled ? service(all(), '-admin').metadata?.labels : {})).toBe(false);
+    expect(sm.spec.endpoints?.map((e) => [e.port, e.path])).toEqual([['http', '/metrics']]);
   });
 
   it('the HPA (when enabled) owns the gateway replica count and scales down slowly', () => {
@@ -210,7 +219,6 @@ describe.each(SETS)('chart with %s', (name, files) => {
 
 /** Whether the first address of `inner` lies inside `outer` (IPv4 and IPv6, via node's BlockList). */
 function cidrContains(outer: string, inner: string): boolean {
-  const { BlockList } = require('node:net') as typeof import('node:net');
   const [net, bits] = outer.split('/');
   const family = net!.includes(':') ? 'ipv6' : 'ipv4';
   const addr = inner.split('/')[0]!;
@@ -231,8 +239,6 @@ describe('chart objects that follow from values', () => {
   });
 
   it('packs every dashboards/*.json into one ConfigMap labelled grafana_dashboard: "1" (none when there are none or disabled)', () => {
-    const { chartCopy } = require('../../support/helm') as typeof import('../../support/helm');
-    const { mkdirSync, readdirSync, rmSync, writeFileSync } = require('node:fs') as typeof import('node:fs');
     const chart = chartCopy();
     try {
       rmSync(`${chart}/dashboards`, { recursive: true, force: true });
@@ -254,12 +260,8 @@ describe('chart objects that follow from values', () => {
       rmSync(join(chart, '..'), { recursive: true, force: true }); // the scratch folder chartCopy made
     }
     // The real dashboards (written by the observability work) are all shipped as they are.
-    let real: string[] = [];
-    try {
-      real = readdirSync(`${CHART}/dashboards`).filter((f) => f.endsWith('.json'));
-    } catch {
-      real = [];
-    }
+    const dir = `${CHART}/dashboards`;
+    const real = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.json')) : [];
     const shipped = render().find((o) => o.metadata.name.endsWith('-dashboards')) as unknown as
       { data: Record<string, string> } | undefined;
     expect(Object.keys(shipped?.data ?? {}).sort()).toEqual(real.sort());

@@ -36,9 +36,10 @@ export interface Flags {
 
 const enc = encodeURIComponent;
 
-function need(args: string[], n: number, what: string): string[] {
-  if (args.length < n) throw new CliError(`missing ${what}\n\n${USAGE}`, 'usage');
-  return args;
+/** The positional arguments a command needs, one name each for the usage error when some are missing. */
+function need<const W extends readonly string[]>(args: readonly string[], ...names: W): { -readonly [K in keyof W]: string } {
+  if (args.length < names.length) throw new CliError(`missing ${names.slice(args.length).join(', ')}\n\n${USAGE}`, 'usage');
+  return args.slice(0, names.length) as { -readonly [K in keyof W]: string };
 }
 
 function readDocument(file: string): unknown {
@@ -46,79 +47,94 @@ function readDocument(file: string): unknown {
   return /\.json$/i.test(file) ? JSON.parse(text) : text;
 }
 
+type Command = (api: AdminClient, args: string[], f: Flags) => Promise<unknown>;
+
+/** Keyed by "group verb"; `dry-run`, `shadow` and `expand` take no verb, so their args start right after the group. */
+const COMMANDS: Record<string, Command> = {
+  'tenant create': (api, args, f) => {
+    const [id] = need(args, 'tenant id');
+    return api.call('POST', '/v1/tenants', { id, name: f.name ?? id });
+  },
+  'tenant list': (api) => api.call('GET', '/v1/tenants'),
+  'tenant disable': (api, args) => {
+    const [t] = need(args, 'tenant id');
+    return api.call('DELETE', `/v1/tenants/${enc(t)}`);
+  },
+  'key issue': (api, args, f) => {
+    const [t] = need(args, 'tenant id');
+    return api.call('POST', `/v1/tenants/${enc(t)}/keys`, f.label ? { label: f.label } : {});
+  },
+  'key revoke': (api, args) => {
+    const [t, id] = need(args, 'tenant id', 'key id');
+    return api.call('DELETE', `/v1/tenants/${enc(t)}/keys/${enc(id)}`);
+  },
+  'admin-key issue': (api, args, f) => {
+    const [role] = need(args, 'role');
+    return api.call('POST', '/v1/admin-keys', { role, ...(f.label ? { label: f.label } : {}) });
+  },
+  'config push': (api, args, f) => {
+    const [t, file] = need(args, 'tenant id', 'file');
+    return api.call('POST', `/v1/tenants/${enc(t)}/configs`, { document: readDocument(file), activate: f.activate === true });
+  },
+  'config activate': (api, args) => {
+    const [t, v] = need(args, 'tenant id', 'version');
+    return api.call('POST', `/v1/tenants/${enc(t)}/configs/${enc(v)}/activate`);
+  },
+  'config rollback': async (api, args) => {
+    const [t] = need(args, 'tenant id');
+    const v = args[1] ?? String(await previousVersion(api, t));
+    return api.call('POST', `/v1/tenants/${enc(t)}/configs/${enc(v)}/activate`);
+  },
+  'config diff': (api, args) => {
+    const [t, a, b] = need(args, 'tenant id', 'from', 'to');
+    return api.call('GET', `/v1/tenants/${enc(t)}/configs/diff?from=${enc(a)}&to=${enc(b)}`);
+  },
+  'filter push': (api, args, f) => {
+    const [t, name, file] = need(args, 'tenant id', 'set name', 'file');
+    return api.call('PUT', `/v1/tenants/${enc(t)}/filters/${enc(name)}`, {
+      yaml: readFileSync(file, 'utf8'),
+      activate: f.activate === true,
+    });
+  },
+  'filter activate': (api, args) => {
+    const [t, name, v] = need(args, 'tenant id', 'set name', 'version');
+    return api.call('POST', `/v1/tenants/${enc(t)}/filters/${enc(name)}/${enc(v)}/activate`);
+  },
+  'dry-run': (api, args, f) => {
+    const [t, provider, file] = need(args, 'tenant id', 'provider', 'request file');
+    const body: Record<string, unknown> = { provider, body: JSON.parse(readFileSync(file, 'utf8')) as unknown };
+    if (f.config) body.document = readDocument(f.config);
+    if (f.version) body.version = Number(f.version);
+    return api.call('POST', `/v1/tenants/${enc(t)}/dry-run`, body);
+  },
+  shadow: (api, args) => {
+    const [t] = need(args, 'tenant id');
+    return api.call('GET', `/v1/tenants/${enc(t)}/shadow`);
+  },
+  expand: (api, args, f) => {
+    const [t, id] = need(args, 'tenant id', 'hash');
+    if (!f.reason) throw new CliError('expand needs --reason (it is recorded in the audit log)', 'usage');
+    return api.call('POST', '/v1/ops/expand', { tenant: t, id, reason: f.reason });
+  },
+  'audit list': (api, _args, f) => {
+    const q = new URLSearchParams();
+    if (f.tenant) q.set('tenant', f.tenant);
+    if (f.action) q.set('action', f.action);
+    if (f.limit) q.set('limit', f.limit);
+    return api.call('GET', `/v1/audit${q.size ? `?${q.toString()}` : ''}`);
+  },
+  'audit verify': (api) => api.call('GET', '/v1/audit/verify'),
+};
+
+const VERBLESS = new Set(['dry-run', 'expand', 'shadow']);
+
 export async function runCommand(api: AdminClient, argv: string[], f: Flags): Promise<unknown> {
-  const [group, verb, ...rest] = argv;
-  const cmd = `${group ?? ''} ${verb ?? ''}`.trim();
-  switch (group === 'dry-run' || group === 'expand' || group === 'shadow' ? group : cmd) {
-    case 'tenant create': {
-      const [id] = need(rest, 1, 'tenant id');
-      return api.call('POST', '/v1/tenants', { id, name: f.name ?? id });
-    }
-    case 'tenant list':
-      return api.call('GET', '/v1/tenants');
-    case 'tenant disable':
-      return api.call('DELETE', `/v1/tenants/${enc(need(rest, 1, 'tenant id')[0]!)}`);
-    case 'key issue':
-      return api.call('POST', `/v1/tenants/${enc(need(rest, 1, 'tenant id')[0]!)}/keys`, f.label ? { label: f.label } : {});
-    case 'key revoke': {
-      const [t, id] = need(rest, 2, 'tenant id and key id');
-      return api.call('DELETE', `/v1/tenants/${enc(t!)}/keys/${enc(id!)}`);
-    }
-    case 'admin-key issue':
-      return api.call('POST', '/v1/admin-keys', { role: need(rest, 1, 'role')[0], ...(f.label ? { label: f.label } : {}) });
-    case 'config push': {
-      const [t, file] = need(rest, 2, 'tenant id and file');
-      return api.call('POST', `/v1/tenants/${enc(t!)}/configs`, { document: readDocument(file!), activate: f.activate === true });
-    }
-    case 'config activate': {
-      const [t, v] = need(rest, 2, 'tenant id and version');
-      return api.call('POST', `/v1/tenants/${enc(t!)}/configs/${enc(v!)}/activate`);
-    }
-    case 'config rollback': {
-      const [t, v] = need(rest, 1, 'tenant id');
-      return api.call('POST', `/v1/tenants/${enc(t!)}/configs/${v ?? (await previousVersion(api, t!))}/activate`);
-    }
-    case 'config diff': {
-      const [t, a, b] = need(rest, 3, 'tenant id, from and to');
-      return api.call('GET', `/v1/tenants/${enc(t!)}/configs/diff?from=${enc(a!)}&to=${enc(b!)}`);
-    }
-    case 'filter push': {
-      const [t, name, file] = need(rest, 3, 'tenant id, set name and file');
-      return api.call('PUT', `/v1/tenants/${enc(t!)}/filters/${enc(name!)}`, {
-        yaml: readFileSync(file!, 'utf8'),
-        activate: f.activate === true,
-      });
-    }
-    case 'filter activate': {
-      const [t, name, v] = need(rest, 3, 'tenant id, set name and version');
-      return api.call('POST', `/v1/tenants/${enc(t!)}/filters/${enc(name!)}/${enc(v!)}/activate`);
-    }
-    case 'dry-run': {
-      const [t, provider, file] = need([verb ?? '', ...rest].filter(Boolean), 3, 'tenant id, provider and request file');
-      const body = { provider, body: JSON.parse(readFileSync(file!, 'utf8')) as unknown } as Record<string, unknown>;
-      if (f.config) body.document = readDocument(f.config);
-      if (f.version) body.version = Number(f.version);
-      return api.call('POST', `/v1/tenants/${enc(t!)}/dry-run`, body);
-    }
-    case 'shadow':
-      return api.call('GET', `/v1/tenants/${enc(need([verb ?? ''].filter(Boolean), 1, 'tenant id')[0]!)}/shadow`);
-    case 'expand': {
-      const [t, id] = need([verb ?? '', ...rest].filter(Boolean), 2, 'tenant id and hash');
-      if (!f.reason) throw new CliError('expand needs --reason (it is recorded in the audit log)', 'usage');
-      return api.call('POST', '/v1/ops/expand', { tenant: t, id, reason: f.reason });
-    }
-    case 'audit list': {
-      const q = new URLSearchParams();
-      if (f.tenant) q.set('tenant', f.tenant);
-      if (f.action) q.set('action', f.action);
-      if (f.limit) q.set('limit', f.limit);
-      return api.call('GET', `/v1/audit${q.size ? `?${q}` : ''}`);
-    }
-    case 'audit verify':
-      return api.call('GET', '/v1/audit/verify');
-    default:
-      throw new CliError(`unknown command "${cmd}"\n\n${USAGE}`, 'usage');
-  }
+  const [group = '', verb = '', ...rest] = argv;
+  const verbless = VERBLESS.has(group);
+  const name = verbless ? group : `${group} ${verb}`.trim();
+  const command = COMMANDS[name];
+  if (!command) throw new CliError(`unknown command "${name}"\n\n${USAGE}`, 'usage');
+  return command(api, verbless ? argv.slice(1) : rest, f);
 }
 
 /** The highest version below the active one. */

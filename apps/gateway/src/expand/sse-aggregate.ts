@@ -75,22 +75,29 @@ export function aggregateAnthropic(events: readonly SseEvent[]): JsonObject | nu
   if (!message || present.length === 0) return null;
   const content: JsonObject[] = [];
   for (const open of present) {
-    if (open.partialJson !== null) {
-      if (open.partialJson.trim() === '') open.block['input'] = {};
-      else {
-        try {
-          open.block['input'] = JSON.parse(open.partialJson) as unknown;
-        } catch {
-          return null;
-        }
-      }
-    } else if ((open.block['type'] === 'tool_use' || open.block['type'] === 'server_tool_use') && !isObject(open.block['input'])) {
-      open.block['input'] = {};
-    }
-    content.push(open.block);
+    const block = closeBlock(open);
+    if (!block) return null;
+    content.push(block);
   }
   message['content'] = content;
   return message;
+}
+
+/** A streamed block as the non-streaming answer holds it: tool input parsed from its JSON pieces; null when they do not parse. */
+function closeBlock(open: OpenBlock): JsonObject | null {
+  if (open.partialJson !== null) {
+    if (open.partialJson.trim() === '') open.block['input'] = {};
+    else {
+      try {
+        open.block['input'] = JSON.parse(open.partialJson) as unknown;
+      } catch {
+        return null;
+      }
+    }
+  } else if ((open.block['type'] === 'tool_use' || open.block['type'] === 'server_tool_use') && !isObject(open.block['input'])) {
+    open.block['input'] = {};
+  }
+  return open.block;
 }
 
 interface OpenToolCall {
@@ -100,15 +107,19 @@ interface OpenToolCall {
   function: { name: string; arguments: string };
 }
 
+/** The one choice of an OpenAI stream, as its deltas add up. */
+interface ChoiceSoFar {
+  role: string;
+  content: string;
+  refusal: string;
+  finish: unknown;
+  calls: Map<number, OpenToolCall>;
+}
+
 export function aggregateOpenAi(events: readonly SseEvent[]): JsonObject | null {
   let head: JsonObject | null = null;
-  let sawChoice = false;
-  let role = 'assistant';
-  let content = '';
-  let refusal = '';
-  let finish: unknown = null;
+  let choice: ChoiceSoFar | null = null;
   let usage: unknown;
-  const calls = new Map<number, OpenToolCall>();
   for (const ev of events) {
     const json = eventJson(ev);
     if (!isObject(json)) continue;
@@ -123,30 +134,39 @@ export function aggregateOpenAi(events: readonly SseEvent[]): JsonObject | null 
     if (isObject(json['usage'])) usage = json['usage'];
     const choices = json['choices'];
     if (!Array.isArray(choices)) continue;
-    for (const choice of choices) {
+    for (const c of choices) {
       // n > 1 cannot be continued as one conversation: leave such streams to the client.
-      if (num(field(choice, 'index')) !== 0) return null;
-      sawChoice = true;
-      const delta = field(choice, 'delta');
-      role = str(field(delta, 'role')) ?? role;
-      content += str(field(delta, 'content')) ?? '';
-      refusal += str(field(delta, 'refusal')) ?? '';
-      const deltaCalls = field(delta, 'tool_calls');
-      if (Array.isArray(deltaCalls)) for (const tc of deltaCalls) mergeToolCall(calls, tc);
-      const f = field(choice, 'finish_reason');
-      if (f !== null && f !== undefined) finish = f;
+      if (num(field(c, 'index')) !== 0) return null;
+      choice ??= { role: 'assistant', content: '', refusal: '', finish: null, calls: new Map() };
+      addChoiceDelta(choice, c);
     }
   }
-  if (!head || !sawChoice) return null;
-  const message: JsonObject = { role, content: content === '' ? null : content };
-  if (refusal !== '') message['refusal'] = refusal;
-  if (calls.size > 0) {
-    message['tool_calls'] = [...calls.values()]
+  if (!head || !choice) return null;
+  return completion(head, choice, usage);
+}
+
+function addChoiceDelta(acc: ChoiceSoFar, choice: unknown): void {
+  const delta = field(choice, 'delta');
+  acc.role = str(field(delta, 'role')) ?? acc.role;
+  acc.content += str(field(delta, 'content')) ?? '';
+  acc.refusal += str(field(delta, 'refusal')) ?? '';
+  const deltaCalls = field(delta, 'tool_calls');
+  if (Array.isArray(deltaCalls)) for (const tc of deltaCalls) mergeToolCall(acc.calls, tc);
+  const f = field(choice, 'finish_reason');
+  if (f !== null && f !== undefined) acc.finish = f;
+}
+
+/** The chat.completion object the stream adds up to. */
+function completion(head: JsonObject, choice: ChoiceSoFar, usage: unknown): JsonObject {
+  const message: JsonObject = { role: choice.role, content: choice.content === '' ? null : choice.content };
+  if (choice.refusal !== '') message['refusal'] = choice.refusal;
+  if (choice.calls.size > 0) {
+    message['tool_calls'] = [...choice.calls.values()]
       .sort((a, b) => a.index - b.index)
       .map((c) => ({ id: c.id, type: c.type, function: c.function }));
   }
   const out: JsonObject = { id: head['id'], object: 'chat.completion', created: head['created'], model: head['model'] };
-  out['choices'] = [{ index: 0, message, logprobs: null, finish_reason: finish }];
+  out['choices'] = [{ index: 0, message, logprobs: null, finish_reason: choice.finish }];
   if (usage !== undefined) out['usage'] = usage;
   for (const k of ['system_fingerprint', 'service_tier']) if (head[k] !== undefined && head[k] !== null) out[k] = head[k];
   return out;

@@ -77,24 +77,9 @@ export class OpenAiStitch implements DialectStitch {
     const delta: JsonObject = isObject(c['delta']) ? { ...c['delta'] } : {};
     const calls = delta['tool_calls'];
     if (Array.isArray(calls)) {
-      const kept: unknown[] = [];
-      for (const call of calls) {
-        const index = num(field(call, 'index'));
-        let to = this.map.get(index);
-        if (to === undefined) {
-          to = str(field(field(call, 'function'), 'name')) === EXPAND_TOOL_NAME ? null : this.nextIndex++;
-          if (to === null) this.withheld++;
-          else this.clientCalls++;
-          this.map.set(index, to);
-        }
-        if (to === null) {
-          changed = true;
-          continue;
-        }
-        if (to !== index) changed = true;
-        kept.push(to === index ? call : { ...(call as JsonObject), index: to });
-      }
-      if (kept.length) delta['tool_calls'] = kept;
+      const renumbered = this.renumberCalls(calls);
+      changed = renumbered.changed;
+      if (renumbered.kept.length) delta['tool_calls'] = renumbered.kept;
       else delete delta['tool_calls'];
     }
     if (this.round > 0) {
@@ -111,6 +96,25 @@ export class OpenAiStitch implements DialectStitch {
     if (!changed) return raw;
     if (emptyDelta(delta) && !isObject(json['usage'])) return '';
     return data(out);
+  }
+
+  /** The client's view of a chunk's tool calls: expand calls withheld, the rest renumbered contiguously. */
+  private renumberCalls(calls: unknown[]): { kept: unknown[]; changed: boolean } {
+    let changed = false;
+    const kept: unknown[] = [];
+    for (const call of calls) {
+      const index = num(field(call, 'index'));
+      let to = this.map.get(index);
+      if (to === undefined) {
+        to = str(field(field(call, 'function'), 'name')) === EXPAND_TOOL_NAME ? null : this.nextIndex++;
+        if (to === null) this.withheld++;
+        else this.clientCalls++;
+        this.map.set(index, to);
+      }
+      if (to !== index) changed = true;
+      if (to !== null) kept.push(to === index ? call : { ...(call as JsonObject), index: to });
+    }
+    return { kept, changed };
   }
 
   turn(): JsonObject | null {
@@ -138,17 +142,22 @@ export class OpenAiStitch implements DialectStitch {
     const { finish, usage, done } = this.held;
     if (this.round === 0 && this.withheld === 0) return (finish ? (finish.raw ?? data(finish.json)) : '') + (usage?.raw ?? '') + done;
     const base = { id: this.head?.id, object: 'chat.completion.chunk', created: this.head?.created };
-    let out = '';
-    if (finish) {
-      const choice = { ...(finish.json['choices'] as JsonObject[])[0] };
-      if (dangling && this.clientCalls === 0 && choice['finish_reason'] === 'tool_calls') choice['finish_reason'] = 'stop';
-      out += data({ ...finish.json, choices: [choice] });
-    } else {
-      out += data({ ...base, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] });
-    }
+    let out = this.finishChunk(finish?.json ?? null, base, dangling);
     const total = isObject(this.roundUsage) ? sumUsageJson(this.totalUsage, this.roundUsage) : this.totalUsage;
     if (total) out += data({ ...(usage?.json ?? base), id: this.head?.id, created: this.head?.created, choices: [], usage: total });
     return out + (done || DONE);
+  }
+
+  /**
+   * The one closing finish chunk: the last round's, or a plain stop. A stream whose only tool calls
+   * were withheld expand calls (a dangling loop) does not tell the client to run tools.
+   */
+  private finishChunk(finish: JsonObject | null, base: JsonObject, dangling: boolean): string {
+    if (!finish) return data({ ...base, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] });
+    const first = Array.isArray(finish['choices']) ? (finish['choices'] as unknown[])[0] : undefined;
+    const choice: JsonObject = isObject(first) ? { ...first } : {};
+    if (dangling && this.clientCalls === 0 && choice['finish_reason'] === 'tool_calls') choice['finish_reason'] = 'stop';
+    return data({ ...finish, choices: [choice] });
   }
 
   error(status: number, body: string): string {

@@ -65,38 +65,52 @@ export function readModelEnv(src: Source, problems: string[]): ModelEnv {
     if (ms === null) problems.push(`${key}=${JSON.stringify(v)}: expected a duration like 90s, 5m or bare seconds`);
     return ms ?? def;
   };
-  const concurrentRaw = src.CHEAP_MODEL_CONCURRENT;
-  let concurrent = 4;
-  if (concurrentRaw !== undefined && concurrentRaw !== '') {
-    const n = Number(concurrentRaw);
-    if (!Number.isInteger(n) || n < 0)
-      problems.push(`CHEAP_MODEL_CONCURRENT=${JSON.stringify(concurrentRaw)}: expected an integer ≥ 0 (0 = unlimited)`);
-    else concurrent = n;
-  }
   const env: ModelEnv = {
-    concurrent,
+    concurrent: readConcurrent(src, problems),
     extractTimeoutMs: duration('CONTEXT_GURU_LLM_TIMEOUT', 90_000),
     summarizeTimeoutMs: duration('CONTEXT_GURU_SUMMARIZE_TIMEOUT', 300_000),
   };
   const model = src.CHEAP_MODEL?.trim();
-  if (model) {
-    const p = src.CHEAP_MODEL_PROVIDER?.trim();
-    let provider: Dialect = /claude|anthropic/i.test(model) ? 'anthropic' : 'openai';
-    if (p === 'anthropic' || p === 'openai') provider = p;
-    else if (p) problems.push(`CHEAP_MODEL_PROVIDER=${JSON.stringify(p)}: expected anthropic or openai`);
-    const authRaw = src.CHEAP_MODEL_AUTH?.trim();
-    let auth: ModelAuth = provider === 'anthropic' ? 'x-api-key' : 'bearer';
-    if (authRaw === 'x-api-key' || authRaw === 'bearer') auth = authRaw;
-    else if (authRaw) problems.push(`CHEAP_MODEL_AUTH=${JSON.stringify(authRaw)}: expected x-api-key or bearer`);
-    let base = src.CHEAP_MODEL_BASE?.trim() || DEFAULT_BASE[provider];
-    try {
-      if (!/^https?:$/.test(new URL(base).protocol)) throw new Error('scheme');
-      base = base.replace(/\/+$/, '');
-    } catch {
-      problems.push(`CHEAP_MODEL_BASE=${JSON.stringify(base)}: not an http(s) URL`);
-    }
-    const key = src.CHEAP_MODEL_KEY || (provider === 'anthropic' ? src.ANTHROPIC_API_KEY : src.OPENAI_API_KEY) || undefined;
-    env.cheap = { provider, model, base, key, auth };
-  }
+  if (model) env.cheap = readCheapModel(src, model, problems);
   return env;
+}
+
+function readConcurrent(src: Source, problems: string[]): number {
+  const raw = src.CHEAP_MODEL_CONCURRENT;
+  if (raw === undefined || raw === '') return 4;
+  const n = Number(raw);
+  if (Number.isInteger(n) && n >= 0) return n;
+  problems.push(`CHEAP_MODEL_CONCURRENT=${JSON.stringify(raw)}: expected an integer ≥ 0 (0 = unlimited)`);
+  return 4;
+}
+
+/** A value from a fixed set; any other value is a problem and `def` stands in. */
+function oneOf<T extends string>(src: Source, key: string, allowed: readonly T[], def: T, problems: string[]): T {
+  const v = src[key]?.trim();
+  if (!v) return def;
+  const found = allowed.find((a) => a === v);
+  if (!found) problems.push(`${key}=${JSON.stringify(v)}: expected ${allowed.join(' or ')}`);
+  return found ?? def;
+}
+
+/** CHEAP_MODEL is set: the provider (guessed from the model name unless given), auth, base URL and key. */
+function readCheapModel(src: Source, model: string, problems: string[]): CheapModel {
+  const guessed: Dialect = /claude|anthropic/i.test(model) ? 'anthropic' : 'openai';
+  const provider = oneOf<Dialect>(src, 'CHEAP_MODEL_PROVIDER', ['anthropic', 'openai'], guessed, problems);
+  const auth = oneOf<ModelAuth>(
+    src,
+    'CHEAP_MODEL_AUTH',
+    ['x-api-key', 'bearer'],
+    provider === 'anthropic' ? 'x-api-key' : 'bearer',
+    problems,
+  );
+  let base = src.CHEAP_MODEL_BASE?.trim() || DEFAULT_BASE[provider];
+  try {
+    if (!/^https?:$/.test(new URL(base).protocol)) throw new Error('scheme');
+    base = base.replace(/\/+$/, '');
+  } catch {
+    problems.push(`CHEAP_MODEL_BASE=${JSON.stringify(base)}: not an http(s) URL`);
+  }
+  const key = src.CHEAP_MODEL_KEY || (provider === 'anthropic' ? src.ANTHROPIC_API_KEY : src.OPENAI_API_KEY) || undefined;
+  return { provider, model, base, key, auth };
 }

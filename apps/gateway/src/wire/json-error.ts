@@ -59,75 +59,90 @@ function scanNumber(raw: string, i: number): number | JsonSyntaxError {
   return j;
 }
 
+/** Where the walk stands: the next index, the grammar state, and the containers still open. */
+interface Walk {
+  i: number;
+  state: State;
+  stack: string[];
+}
+
+/** One step from the current state at character `ch`: advances the walk, or returns the error. */
+type Step = (raw: string, ch: string, w: Walk) => JsonSyntaxError | undefined;
+
+const isSpace = (c: string | undefined): boolean => c === ' ' || c === '\t' || c === '\n' || c === '\r';
+
+function closeContainer(w: Walk): undefined {
+  w.stack.pop();
+  w.state = 'after_value';
+  w.i++;
+  return undefined;
+}
+
+/** A string, number or literal starting at `i`: the index past it, or the error. */
+function scanScalar(raw: string, ch: string, i: number): number | JsonSyntaxError {
+  if (ch === '"') return scanString(raw, i);
+  if (ch === '-' || isDigit(ch)) return scanNumber(raw, i);
+  const lit = ['true', 'false', 'null'].find((w) => raw.startsWith(w, i));
+  return lit ? i + lit.length : { pos: i, reason: `unexpected character ${show(ch)}, expected a value` };
+}
+
+function value(raw: string, ch: string, w: Walk): JsonSyntaxError | undefined {
+  if (ch === '{' || ch === '[') {
+    w.stack.push(ch);
+    w.state = ch === '{' ? 'key_or_close' : 'value_or_close';
+    w.i++;
+    return undefined;
+  }
+  const next = scanScalar(raw, ch, w.i);
+  if (typeof next !== 'number') return next;
+  w.i = next;
+  w.state = 'after_value';
+  return undefined;
+}
+
+function key(raw: string, ch: string, w: Walk): JsonSyntaxError | undefined {
+  if (ch !== '"') return { pos: w.i, reason: `unexpected character ${show(ch)}, expected a double-quoted property name` };
+  const next = scanString(raw, w.i);
+  if (typeof next !== 'number') return next;
+  w.i = next;
+  w.state = 'colon';
+  return undefined;
+}
+
+const STEPS: Record<State, Step> = {
+  value,
+  value_or_close: (raw, ch, w) => (ch === ']' ? closeContainer(w) : value(raw, ch, w)),
+  key,
+  key_or_close: (raw, ch, w) => (ch === '}' ? closeContainer(w) : key(raw, ch, w)),
+  colon: (_raw, ch, w) => {
+    if (ch !== ':') return { pos: w.i, reason: `unexpected character ${show(ch)}, expected ':' after a property name` };
+    w.i++;
+    w.state = 'value';
+    return undefined;
+  },
+  after_value: (_raw, ch, w) => {
+    const top = w.stack[w.stack.length - 1];
+    if (top === undefined) return { pos: w.i, reason: `unexpected character ${show(ch)} after the JSON value` };
+    const close = top === '{' ? '}' : ']';
+    if (ch === ',') w.state = top === '{' ? 'key' : 'value';
+    else if (ch === close) w.stack.pop();
+    else return { pos: w.i, reason: `unexpected character ${show(ch)}, expected ',' or '${close}'` };
+    w.i++;
+    return undefined;
+  },
+};
+
 /** The first syntax error of `raw`, or null when it is valid JSON. Iterative: nesting depth is unbounded. */
 export function locateSyntaxError(raw: string): JsonSyntaxError | null {
-  const stack: string[] = [];
-  let state: State = 'value';
-  let i = 0;
-  const n = raw.length;
+  const w: Walk = { i: 0, state: 'value', stack: [] };
   for (;;) {
-    while (i < n && ' \t\n\r'.includes(raw[i]!)) i++;
-    if (i >= n) {
-      if (state === 'after_value' && stack.length === 0) return null;
-      return { pos: n, reason: 'unexpected end of input' };
+    while (isSpace(raw[w.i])) w.i++;
+    const ch = raw[w.i];
+    if (ch === undefined) {
+      return w.state === 'after_value' && w.stack.length === 0 ? null : { pos: raw.length, reason: 'unexpected end of input' };
     }
-    const ch = raw[i]!;
-    let next: number | JsonSyntaxError;
-    switch (state) {
-      case 'value_or_close':
-      case 'value':
-        if (state === 'value_or_close' && ch === ']') {
-          stack.pop();
-          state = 'after_value';
-          i++;
-          continue;
-        }
-        if (ch === '{' || ch === '[') {
-          stack.push(ch);
-          state = ch === '{' ? 'key_or_close' : 'value_or_close';
-          i++;
-          continue;
-        }
-        if (ch === '"') next = scanString(raw, i);
-        else if (ch === '-' || isDigit(ch)) next = scanNumber(raw, i);
-        else {
-          const lit = ['true', 'false', 'null'].find((w) => raw.startsWith(w, i));
-          next = lit ? i + lit.length : { pos: i, reason: `unexpected character ${show(ch)}, expected a value` };
-        }
-        if (typeof next !== 'number') return next;
-        i = next;
-        state = 'after_value';
-        continue;
-      case 'key_or_close':
-      case 'key':
-        if (state === 'key_or_close' && ch === '}') {
-          stack.pop();
-          state = 'after_value';
-          i++;
-          continue;
-        }
-        if (ch !== '"') return { pos: i, reason: `unexpected character ${show(ch)}, expected a double-quoted property name` };
-        next = scanString(raw, i);
-        if (typeof next !== 'number') return next;
-        i = next;
-        state = 'colon';
-        continue;
-      case 'colon':
-        if (ch !== ':') return { pos: i, reason: `unexpected character ${show(ch)}, expected ':' after a property name` };
-        i++;
-        state = 'value';
-        continue;
-      case 'after_value': {
-        const top = stack[stack.length - 1];
-        if (top === undefined) return { pos: i, reason: `unexpected character ${show(ch)} after the JSON value` };
-        const close = top === '{' ? '}' : ']';
-        if (ch === ',') state = top === '{' ? 'key' : 'value';
-        else if (ch === close) stack.pop();
-        else return { pos: i, reason: `unexpected character ${show(ch)}, expected ',' or '${close}'` };
-        i++;
-        continue;
-      }
-    }
+    const err = STEPS[w.state](raw, ch, w);
+    if (err) return err;
   }
 }
 

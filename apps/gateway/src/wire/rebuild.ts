@@ -62,10 +62,12 @@ export function alignRebuild(original: readonly Message[], out: readonly Message
 type Piece =
   { kind: 'raw'; body: number; role: string; edits: Edit[]; appended: string[] } | { kind: 'new'; role: string; texts: string[] };
 
+type RawPiece = Extract<Piece, { kind: 'raw' }>;
+
 const textBlock = (t: string) => JSON.stringify({ type: 'text', text: t });
 
 /** A received body message with its edits applied and any appended text blocks (Anthropic). */
-function renderRaw(view: WireView, piece: Extract<Piece, { kind: 'raw' }>): string | null {
+function renderRaw(view: WireView, piece: RawPiece): string | null {
   const span = view.index.message(piece.body);
   if (!span) return null;
   const raw = view.raw;
@@ -116,12 +118,45 @@ function bodyFates(view: WireView, map: readonly number[]): boolean[] | null {
   return fate as boolean[];
 }
 
-/** The rebuilt body, or null to decline. `inj` is the expand-tool edit when one is wanted. */
-export function rebuildRequest(view: WireView, out: readonly Message[], inj: Edit | null, planFn: PlanFn): Rebuilt | null {
-  const original = view.original;
-  const map = alignRebuild(original, out);
-  const fates = map ? bodyFates(view, map) : null;
-  if (!map || !fates) return null;
+/** A received message (slot `j`) joins the piece of its body message, with its planned edits; false declines. */
+function keepReceived(view: WireView, pieces: Piece[], j: number, m: Message, planFn: PlanFn): boolean {
+  const slot = view.slots[j];
+  const orig = view.original[j];
+  if (!slot || !orig) return false;
+  const last = pieces[pieces.length - 1];
+  let piece: RawPiece;
+  if (last?.kind === 'raw' && last.body === slot.msg) piece = last;
+  else {
+    piece = { kind: 'raw', body: slot.msg, role: orig.role === 'assistant' ? 'assistant' : 'user', edits: [], appended: [] };
+    pieces.push(piece);
+  }
+  if (sameMessage(orig, m)) return true;
+  const p = planFn(j, orig, m);
+  if (!p) return false;
+  piece.edits.push(...p.edits);
+  return true;
+}
+
+/** A new (text-only) message becomes a fresh piece, or joins the user turn before it (Anthropic); false declines. */
+function addFresh(view: WireView, pieces: Piece[], m: Message): boolean {
+  const texts = freshTexts(m);
+  if (!texts) return false;
+  const last = pieces[pieces.length - 1];
+  if (view.dialect === 'anthropic') {
+    if (m.role === 'system') return false;
+    // Anthropic roles alternate: a new user turn joins the user turn before it as text blocks.
+    if (m.role === 'user' && last?.role === 'user') {
+      if (last.kind === 'raw') last.appended.push(...texts);
+      else last.texts.push(...texts);
+      return true;
+    }
+  }
+  pieces.push({ kind: 'new', role: m.role, texts });
+  return true;
+}
+
+/** The pieces the rebuilt messages array is made of, in order, or null to decline. */
+function planPieces(view: WireView, out: readonly Message[], map: readonly number[], fates: boolean[], planFn: PlanFn): Piece[] | null {
   const pieces: Piece[] = [];
   const slotted = new Set(view.slots.map((s) => s.msg));
   // Kept body messages with nothing normalized are emitted right after the message they follow.
@@ -130,53 +165,53 @@ export function rebuildRequest(view: WireView, out: readonly Message[], inj: Edi
       if (fates[b]) pieces.push({ kind: 'raw', body: b, role: 'user', edits: [], appended: [] });
     }
   };
-  for (let i = 0; i < out.length; i++) {
-    const j = map[i]!;
-    const last = pieces[pieces.length - 1];
-    if (j >= 0) {
-      const body = view.slots[j]!.msg;
-      let piece = last;
-      if (!piece || piece.kind !== 'raw' || piece.body !== body) {
-        piece = { kind: 'raw', body, role: original[j]!.role === 'assistant' ? 'assistant' : 'user', edits: [], appended: [] };
-        pieces.push(piece);
-      }
-      if (!sameMessage(original[j]!, out[i]!)) {
-        const p = planFn(j, original[j]!, out[i]!);
-        if (!p) return null;
-        piece.edits.push(...p.edits);
-      }
-      if (view.slots[j + 1]?.msg !== body) carryAfter(body);
+  for (const [i, m] of out.entries()) {
+    const j = map[i] ?? -1;
+    if (j < 0) {
+      if (!addFresh(view, pieces, m)) return null;
       continue;
     }
-    const m = out[i]!;
-    const texts = freshTexts(m)!;
-    if (view.dialect === 'anthropic') {
-      if (m.role === 'system') return null;
-      // Anthropic roles alternate: a new user turn joins the user turn before it as text blocks.
-      if (m.role === 'user' && last && last.role === 'user') {
-        if (last.kind === 'raw') last.appended.push(...texts);
-        else last.texts.push(...texts);
-        continue;
-      }
-    }
-    pieces.push({ kind: 'new', role: m.role, texts });
+    if (!keepReceived(view, pieces, j, m, planFn)) return null;
+    const body = view.slots[j]?.msg;
+    if (body !== undefined && view.slots[j + 1]?.msg !== body) carryAfter(body);
   }
+  return pieces;
+}
+
+function renderPieces(view: WireView, pieces: readonly Piece[]): string[] | null {
   const rendered: string[] = [];
   for (const piece of pieces) {
     const text = piece.kind === 'raw' ? renderRaw(view, piece) : renderNew(view, piece);
     if (text === null) return null;
     rendered.push(text);
   }
+  return rendered;
+}
+
+/**
+ * The received body with its messages array replaced (and the expand tool injected), or null when
+ * the provider would refuse it where it accepted the received one, or it holds too many breakpoints.
+ */
+function checkedBody(view: WireView, rendered: readonly string[], inj: Edit | null): Rebuilt | null {
   const span = view.index.topLevel('messages');
   if (!span) return null;
   const edits: Edit[] = [{ start: span.start, end: span.end, text: `[${rendered.join(',')}]` }];
   if (inj) edits.push(inj);
   const raw = applyEdits(view.raw, edits);
-  // Self-check: never emit a body the provider would refuse when the received one was acceptable.
   const body: unknown = JSON.parse(raw);
   const problems = validateProviderShape(view.dialect, body).length;
   if (problems > 0 && problems > validateProviderShape(view.dialect, view.body).length) return null;
   const breakpoints = countBreakpoints(body as Record<string, unknown>);
   if (breakpoints > MAX_BREAKPOINTS && breakpoints > view.breakpoints) return null;
   return { raw, breakpoints };
+}
+
+/** The rebuilt body, or null to decline. `inj` is the expand-tool edit when one is wanted. */
+export function rebuildRequest(view: WireView, out: readonly Message[], inj: Edit | null, planFn: PlanFn): Rebuilt | null {
+  const map = alignRebuild(view.original, out);
+  const fates = map ? bodyFates(view, map) : null;
+  if (!map || !fates) return null;
+  const pieces = planPieces(view, out, map, fates, planFn);
+  const rendered = pieces && renderPieces(view, pieces);
+  return rendered ? checkedBody(view, rendered, inj) : null;
 }

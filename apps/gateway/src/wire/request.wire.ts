@@ -199,7 +199,7 @@ function encode(
   // A changed count or a changed role may be a restructuring (summarize): rebuild it if it is one.
   // With the count unchanged, a declined rebuild still writes every in-place change below.
   const sameCount = out.length === view.original.length;
-  if (!sameCount || out.some((m, i) => m.role !== view.original[i]!.role)) {
+  if (!sameCount || out.some((m, i) => m.role !== view.original[i]?.role)) {
     const rebuilt = encodeRebuild(view, out, opts, unchanged);
     if (rebuilt.discarded.length === 0 || !sameCount) return { result: rebuilt, plan: null };
     reused = undefined;
@@ -209,11 +209,33 @@ function encode(
   if (reused && inj && inj.start < reused.rawEnd) reused = undefined;
   // So must any trail edit the previous turn did not make in that prefix.
   if (reused && !trailsReusable(opts.trails ?? [], reused)) reused = undefined;
+  const { edits, discarded, changed, inserted } = planInPlace(view, out, reused);
+  edits.push(...acceptTrails(opts.trails ?? [], edits, reused));
+  if (inj) edits.push({ ...inj, injection: true });
+  const injected = inj !== null;
+  if (!edits.length) return { result: { ...unchanged, discarded }, plan: { edits } };
+  try {
+    const raw = applyAfterPrefix(view, edits, reused);
+    return { result: { raw, changed: true, discarded, injected, breakpoints: view.breakpoints + inserted }, plan: { edits } };
+  } catch {
+    return { result: { ...unchanged, discarded: changed }, plan: { edits: [] } };
+  }
+}
+
+/**
+ * The in-place edits of every message that changed after the reused prefix. A change that cannot
+ * be planned, or would spend breakpoints the inbound body did not have beyond the cap (we never
+ * cause a breach), is discarded: that message is forwarded as received.
+ */
+function planInPlace(
+  view: WireView,
+  out: Message[],
+  reused: ReusedPrefix | undefined,
+): { edits: Edit[]; discarded: number[]; changed: number[]; inserted: number } {
   const edits: Edit[] = reused ? [...reused.prefixEdits] : [];
   const discarded: number[] = reused ? [...reused.discardedBefore] : [];
   const changed: number[] = [...discarded];
   const original = view.original;
-  // Spending breakpoints the inbound body did not have is capped so we never cause a breach.
   let inserted = edits.filter((e) => e.breakpoint).length;
   let budget = Math.max(0, MAX_BREAKPOINTS - view.breakpoints - inserted);
   for (let i = reused?.fromMessage ?? 0; i < Math.max(out.length, original.length); i++) {
@@ -221,7 +243,8 @@ function encode(
     const after = out[i];
     if (before && after && sameMessage(before, after)) continue;
     changed.push(i);
-    const p = before && after ? plan(view, view.slots[i]!, before, after) : null;
+    const slot = view.slots[i];
+    const p = before && after && slot ? plan(view, slot, before, after) : null;
     if (!p || p.inserted > budget) {
       discarded.push(i);
       continue;
@@ -230,24 +253,16 @@ function encode(
     inserted += p.inserted;
     edits.push(...p.edits);
   }
-  edits.push(...acceptTrails(opts.trails ?? [], edits, reused));
-  if (inj) edits.push({ ...inj, injection: true });
-  const injected = inj !== null;
-  if (!edits.length) return { result: { ...unchanged, discarded }, plan: { edits } };
-  try {
-    let raw: string;
-    if (reused) {
-      const tail = edits
-        .filter((e) => e.start >= reused.rawEnd)
-        .map((e) => ({ ...e, start: e.start - reused.rawEnd, end: e.end - reused.rawEnd }));
-      raw = reused.outPrefix + applyEdits(view.raw.slice(reused.rawEnd), tail);
-    } else {
-      raw = applyEdits(view.raw, edits);
-    }
-    return { result: { raw, changed: true, discarded, injected, breakpoints: view.breakpoints + inserted }, plan: { edits } };
-  } catch {
-    return { result: { ...unchanged, discarded: changed }, plan: { edits: [] } };
-  }
+  return { edits, discarded, changed, inserted };
+}
+
+/** The output bytes: the reused prefix as the previous turn wrote it, then this turn's edits on the rest. */
+function applyAfterPrefix(view: WireView, edits: Edit[], reused: ReusedPrefix | undefined): string {
+  if (!reused) return applyEdits(view.raw, edits);
+  const tail = edits
+    .filter((e) => e.start >= reused.rawEnd)
+    .map((e) => ({ ...e, start: e.start - reused.rawEnd, end: e.end - reused.rawEnd }));
+  return reused.outPrefix + applyEdits(view.raw.slice(reused.rawEnd), tail);
 }
 
 const sameEdit = (a: Edit, b: Edit): boolean => a.start === b.start && a.end === b.end && a.text === b.text;

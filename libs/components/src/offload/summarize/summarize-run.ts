@@ -3,7 +3,7 @@
 // spend a model call — rolling forward from the previous summary rather than re-reading the span.
 // Every way of not acting names a gate; a failed call keeps the previous checkpoint if one applies.
 import type { ComponentOutcome, Ctx, Message } from '../../component';
-import { pickModel, type ModelSource } from '../../ports/model.port';
+import { pickModel, type ModelClient, type ModelSource } from '../../ports/model.port';
 import { HINT_FULL_TRAJECTORY, markerIds, markerToken, stashId, type MarkerMode } from '../../shared/marker';
 import { requestTriggerFires } from '../../shared/model-options';
 import { Gates } from '../../shared/offload';
@@ -43,10 +43,54 @@ function apply(messages: Message[], ctx: Ctx, start: number, end: number, text: 
   return keys ? { keys, gates: gates.counts } : { irreversible: true, gates: gates.counts };
 }
 
+/** The session's checkpoint and where its coverage of the span ends, when it may be replayed. */
+interface Replay {
+  cp: Checkpoint;
+  covered: number;
+}
+
+/** A checkpoint whose marker the store cannot hold is not replayed (its marker would not resolve). */
+function replayable(messages: Message[], ctx: Ctx, start: number, end: number): Replay | null {
+  const cp = readCheckpoint(ctx.state);
+  if (!cp || (markerIds(cp.text).length && !ctx.stash.persistent)) return null;
+  const covered = coveredEnd(cp, messages, start, end);
+  ctx.state.countReplay(covered !== null);
+  return covered === null ? null : { cp, covered };
+}
+
+/** One model call over the span, rolling forward from the replayed summary; null once it named its gate. */
+async function summarizeSpan(
+  client: ModelClient,
+  messages: Message[],
+  ctx: Ctx,
+  o: SummarizeSettings,
+  span: { start: number; end: number },
+  replay: Replay | null,
+  gates: Gates,
+): Promise<string | null> {
+  try {
+    const request = buildSummaryRequest({
+      messages,
+      from: replay?.covered ?? span.start,
+      to: span.end,
+      previous: replay?.cp.summary,
+      level: o.summary_level,
+      includeToolCalls: o.include_tool_calls,
+      model: o.model.model,
+    });
+    const summary = parseSummary(await completeOnce(client, request, ctx));
+    if (summary === null) gates.add('model_reply_rejected');
+    return summary;
+  } catch {
+    gates.add('model_call_failed');
+    return null;
+  }
+}
+
 export async function runSummarize(messages: Message[], ctx: Ctx, o: SummarizeSettings): Promise<ComponentOutcome> {
   const gates = new Gates();
-  const pass = (gate?: string): ComponentOutcome => {
-    if (gate) gates.add(gate);
+  const pass = (gate: string): ComponentOutcome => {
+    gates.add(gate);
     return { skipped: true, gates: gates.counts };
   };
   if (!requestTriggerFires(messages, o.trigger, ctx)) return pass('request_trigger_not_fired');
@@ -54,53 +98,27 @@ export async function runSummarize(messages: Message[], ctx: Ctx, o: SummarizeSe
   if (!span) return pass('no_span');
   const { start, end } = span;
 
-  // A checkpoint whose marker the store cannot hold is not replayed (its marker would not resolve).
-  let cp: Checkpoint | undefined = readCheckpoint(ctx.state);
-  if (cp && markerIds(cp.text).length && !ctx.stash.persistent) cp = undefined;
-  const covered = cp ? coveredEnd(cp, messages, start, end) : null;
-  if (cp) ctx.state.countReplay(covered !== null);
-  const reuse = (): ComponentOutcome => apply(messages, ctx, start, covered!, cp!.text, gates);
-  if (covered !== null && rangeTokens(messages, covered, end) < o.resummarize_tokens) return reuse();
+  const replay = replayable(messages, ctx, start, end);
+  // From here on, not acting replays the checkpoint byte-identically when one applies.
+  const notActing = (gate?: string): ComponentOutcome => {
+    if (gate) gates.add(gate);
+    return replay ? apply(messages, ctx, start, replay.covered, replay.cp.text, gates) : { skipped: true, gates: gates.counts };
+  };
+  if (replay && rangeTokens(messages, replay.covered, end) < o.resummarize_tokens) return notActing();
 
   const { client, fellBack } = pickModel(ctx.models, o.model.source);
-  if (!client) {
-    gates.add('no_model');
-    return covered !== null ? reuse() : pass();
-  }
+  if (!client) return notActing('no_model');
   if (fellBack) gates.add('model_source_fell_back_to_config');
   const spanTokens = rangeTokens(messages, start, end);
-  if (covered === null && spanTokens < o.min_tokens) return pass('span_below_min_tokens');
+  if (!replay && spanTokens < o.min_tokens) return notActing('span_below_min_tokens');
 
-  let summary: string | null;
-  try {
-    const reply = await completeOnce(
-      client,
-      buildSummaryRequest({
-        messages,
-        from: covered ?? start,
-        to: end,
-        previous: covered !== null ? cp!.summary : undefined,
-        level: o.summary_level,
-        includeToolCalls: o.include_tool_calls,
-        model: o.model.model,
-      }),
-      ctx,
-    );
-    summary = parseSummary(reply);
-    if (summary === null) gates.add('model_reply_rejected');
-  } catch {
-    summary = null;
-    gates.add('model_call_failed');
-  }
-  if (summary === null) return covered !== null ? reuse() : pass();
+  const summary = await summarizeSpan(client, messages, ctx, o, span, replay, gates);
+  if (summary === null) return notActing();
 
   const mode: MarkerMode = o.marker_mode === 'full' && !ctx.stash.persistent ? 'off' : o.marker_mode;
   const id = stashId(spanStashText(messages, start, end));
   const text = summaryMessageText(summary, end - start, markerToken(mode, id, HINT_FULL_TRAJECTORY));
-  if (countTokens(text) >= spanTokens) {
-    gates.add('summary_not_smaller');
-    return covered !== null ? reuse() : pass();
-  }
+  if (countTokens(text) >= spanTokens) return notActing('summary_not_smaller');
   writeCheckpoint(ctx.state, { v: 1, spanHash: spanHash(messages, start, end), count: end - start, summary, text });
   return apply(messages, ctx, start, end, text, gates);
 }
