@@ -54,7 +54,7 @@ describe('npx context-guru-dsl verify', () => {
     writeFileSync(
       file,
       GOOD.replace('        kept line\n`', '        something else\n`').replace(
-        /expected: \|\n        kept line/,
+        /expected: \|\n {8}kept line/,
         'expected: |\n        something else',
       ),
     );

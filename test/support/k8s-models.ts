@@ -41,6 +41,7 @@ export function validateObject(o: K8sObject): void {
   const path = modelPath(o);
   let mod: Record<string, ModelClass>;
   try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- the model module is chosen at run time from apiVersion/kind
     mod = require(path) as Record<string, ModelClass>;
   } catch {
     throw new Error(`${o.kind}/${o.metadata.name}: no offline schema for ${o.apiVersion} ${o.kind}`);
@@ -50,7 +51,7 @@ export function validateObject(o: K8sObject): void {
   try {
     new Model(o).validate();
   } catch (err) {
-    throw new Error(`${o.kind}/${o.metadata.name} is invalid: ${(err as Error).message}`);
+    throw new Error(`${o.kind}/${o.metadata.name} is invalid: ${(err as Error).message}`, { cause: err });
   }
 }
 

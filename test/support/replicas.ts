@@ -67,7 +67,7 @@ export async function startReplica(
     await waitReady(url, proc, timeoutMs, until);
   } catch (e) {
     proc.kill('SIGKILL');
-    throw new Error(`${(e as Error).message}\n${err}`);
+    throw new Error(`${(e as Error).message}\n${err}`, { cause: e });
   }
   return {
     url,

@@ -19,7 +19,7 @@ export class Pattern {
     try {
       re = RE2JS.compile(source, RE2JS.MULTILINE);
     } catch (err) {
-      throw new Error(`invalid regex ${JSON.stringify(source)}: ${(err as Error).message}`);
+      throw new Error(`invalid regex ${JSON.stringify(source)}: ${(err as Error).message}`, { cause: err });
     }
     if (re.programSize() > MAX_PROGRAM_SIZE) {
       throw new Error(`regex ${JSON.stringify(source)} is too complex (program size ${re.programSize()} > ${MAX_PROGRAM_SIZE})`);
@@ -58,6 +58,7 @@ export class Pattern {
 }
 
 /** CSI escape sequences (colours, cursor moves): what `strip_ansi` removes. */
+// eslint-disable-next-line no-control-regex -- every CSI sequence starts with ESC (0x1b)
 const ANSI_CSI = /\x1b\[[0-?]*[ -/]*[@-~]/g;
 
 export function stripAnsi(text: string): string {

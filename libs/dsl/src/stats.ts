@@ -13,6 +13,7 @@ const BLOB_SHAPED = [
   /^[A-Za-z0-9+/_-]{40,}={0,2}$/,
   /^(iVBORw0KGgo|\/9j\/|R0lGOD|UklGR|JVBERi0)/,
   /^(\x89PNG|GIF8|\xff\xd8\xff|%PDF-)/,
+  // eslint-disable-next-line no-control-regex -- control bytes are exactly what marks binary output
   /[\x00-\x08\x0e-\x1f\ufffd]/,
 ];
 

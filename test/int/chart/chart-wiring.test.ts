@@ -4,7 +4,7 @@
 // A gateway started before the migration stays unready; after it, admin and two gateway replicas
 // answer on their rendered probe paths and ports, and each replica serves a request upstream.
 // There is no API server or container engine here; docs/kubernetes.md says what this stands in for.
-import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { PgSqlClient } from '@context-guru/storage';
 import { Redis } from 'ioredis';
@@ -39,7 +39,6 @@ const ADMIN_TOKEN = `test-admin-token-${tag}`;
 
 /** Keys the migration entry reads, from its own source (it reads process.env directly). */
 function migrationKeys(): Set<string> {
-  const { readFileSync } = require('node:fs') as typeof import('node:fs');
   const files = ['libs/storage/src/sql/migrate-cli.ts', 'libs/storage/src/sql/migrate.ts'];
   const keys = new Set<string>();
   for (const f of files) for (const m of readFileSync(join(ROOT, f), 'utf8').matchAll(/process\.env\.([A-Z_][A-Z0-9_]*)/g)) keys.add(m[1]!);

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import { CHART, ROOT } from '../../support/helm';
 
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- a CommonJS script outside the TypeScript program
 const gen = require(join(ROOT, 'scripts', 'chart-values-reference.cjs')) as { table(): string; docSection(): { current: string } };
 
 describe('docs/kubernetes.md values reference', () => {

@@ -40,10 +40,10 @@ describe('cacheinject', () => {
     expect(result.messages[2]).toEqual(input[2]);
   });
 
-  it('writes a fresh block object rather than mutating the one it was given', () => {
+  it('writes a fresh block object rather than mutating the one it was given', async () => {
     const messages = transcript();
     const original = (messages[1]!.content as ContentBlock[])[1]!;
-    make().run(messages, testCtx({ provider: 'anthropic' }));
+    await make().run(messages, testCtx({ provider: 'anthropic' }));
     expect('cache_control' in original).toBe(false);
     expect((messages[1]!.content as ContentBlock[])[1]).not.toBe(original);
   });

@@ -18,7 +18,9 @@ function callIds(rng: Rng, prefix: string, used: Set<string>): string[] {
   const ids: string[] = [];
   for (let n = int(rng, 1, 3); ids.length < n;) {
     const id = `${prefix}${Math.floor(rng() * 1e9).toString(36)}`;
-    if (!used.has(id)) (used.add(id), ids.push(id));
+    if (used.has(id)) continue;
+    used.add(id);
+    ids.push(id);
   }
   return ids;
 }

@@ -6,7 +6,9 @@ function ids(rng: Rng, prefix: string, n: number, used: Set<string>): string[] {
   const out: string[] = [];
   while (out.length < n) {
     const id = `${prefix}${Math.floor(rng() * 1e9).toString(36)}`;
-    if (!used.has(id)) (out.push(id), used.add(id));
+    if (used.has(id)) continue;
+    out.push(id);
+    used.add(id);
   }
   return out;
 }

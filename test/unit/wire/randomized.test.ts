@@ -62,7 +62,7 @@ describe.each<Dialect>(['openai', 'anthropic'])('randomized write-back (%s)', (d
       try {
         runCase(dialect, seed * 7919 + (dialect === 'openai' ? 0 : 1));
       } catch (err) {
-        throw new Error(`seed ${seed}: ${err instanceof Error ? err.message : String(err)}`);
+        throw new Error(`seed ${seed}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
       }
     }
   });

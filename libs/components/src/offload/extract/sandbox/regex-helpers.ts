@@ -23,7 +23,7 @@ export class RegexHelpers {
       // ^ and $ match at line boundaries: filters think in lines.
       re = RE2JS.compile(pattern, RE2JS.MULTILINE);
     } catch (err) {
-      throw new Error(`invalid RE2 pattern ${JSON.stringify(pattern)}: ${(err as Error).message}`);
+      throw new Error(`invalid RE2 pattern ${JSON.stringify(pattern)}: ${(err as Error).message}`, { cause: err });
     }
     if (re.programSize() > MAX_PROGRAM_SIZE) throw new Error(`regex ${JSON.stringify(pattern)} is too complex`);
     this.compiled.set(pattern, re);

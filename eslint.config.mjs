@@ -1,0 +1,64 @@
+// ESLint owns correctness and size budgets; Prettier owns layout (`npm run format:check`), so no
+// rule here is about formatting (neither recommended set below enables one).
+import js from '@eslint/js';
+import { defineConfig } from 'eslint/config';
+import globals from 'globals';
+import tseslint from 'typescript-eslint';
+
+// Non-blank, non-comment lines per file, and cyclomatic complexity per function.
+const FILE_LINES = 300;
+const TEST_FILE_LINES = 400;
+const COMPLEXITY = 20;
+
+export default defineConfig(
+  {
+    ignores: [
+      '**/node_modules/',
+      '**/dist/',
+      'coverage/',
+      'test-output/',
+      '.tools/',
+      'pglite/',
+      'charts/',
+      'apps/admin/ui/vendor/',
+      'test/fixtures/',
+      'libs/components/test/fixtures/',
+    ],
+  },
+  js.configs.recommended,
+  tseslint.configs.recommended,
+  {
+    linterOptions: { reportUnusedDisableDirectives: 'error' },
+    rules: {
+      'max-lines': ['error', { max: FILE_LINES, skipBlankLines: true, skipComments: true }],
+      complexity: ['error', { max: COMPLEXITY }],
+      // `_`-prefixed names are the deliberate way to say "unused on purpose" (a positional
+      // parameter an interface requires, a rest sibling that drops a key).
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_', ignoreRestSiblings: true },
+      ],
+    },
+  },
+  {
+    files: ['test/**/*.ts', 'bench/**/*.ts'],
+    rules: {
+      'max-lines': ['error', { max: TEST_FILE_LINES, skipBlankLines: true, skipComments: true }],
+      // Black-box tests read JSON answers whose shape is what they assert; `any` stays out of the product.
+      '@typescript-eslint/no-explicit-any': 'off',
+    },
+  },
+  {
+    files: ['**/*.cjs', 'jest.config.js', 'bench/procs/**', 'scripts/**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: globals.node },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
+    files: ['**/*.mjs'],
+    languageOptions: { globals: globals.node },
+  },
+  {
+    files: ['apps/admin/ui/**/*.js'],
+    languageOptions: { sourceType: 'module', globals: { ...globals.browser, uPlot: 'readonly' } },
+  },
+);
