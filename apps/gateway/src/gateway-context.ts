@@ -27,6 +27,7 @@ import { createTenancy, type Tenancy } from './tenancy/tenancy.factory';
 import { TenantStats } from './tenancy/tenant-stats';
 import { DEFAULT_TENANT, createTenantRuntime, loadConfigDocument } from './tenancy/tenant-runtime';
 import { HoldoutFigures } from './holdout/holdout-figures';
+import { primeComponents } from './observability/metrics-record';
 import { MemoryHoldoutLedger, SqlHoldoutLedger } from './holdout/holdout-ledger';
 
 export const VERSION = '0.1.0';
@@ -111,7 +112,7 @@ export async function createGatewayContext(env: Env, overrides: ContextOverrides
     store = stores.hot;
   }
   const metrics = new GatewayMetrics(VERSION, env.tenantLabelCap);
-  metrics.primeComponents(REGISTRY);
+  primeComponents(metrics, REGISTRY);
   metrics.configVersion.set({ tenant: runtime.id }, runtime.configVersion);
   const upstream = new UpstreamClient({
     headersTimeoutMs: env.upstreamHeaderTimeoutMs,

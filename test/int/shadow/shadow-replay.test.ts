@@ -117,9 +117,7 @@ describe('shadow evaluation of a candidate preset', () => {
     const out = await Promise.all(
       burst.map(({ dialect, i }) => rig.post('shadowed', dialect, `burst-${i}`, turnBody(dialect, steps, 12 + (i % 6)))),
     );
-    const again = await Promise.all(
-      burst.map(({ dialect, i }) => rig.post('twin', dialect, `burst-${i}`, turnBody(dialect, steps, 12 + (i % 6)))),
-    );
+    await Promise.all(burst.map(({ dialect, i }) => rig.post('twin', dialect, `burst-${i}`, turnBody(dialect, steps, 12 + (i % 6)))));
     await rig.settleShadow();
     pipeline.run = run;
     // What the burst forwarded depends on the compression gate (shed turns), not on shadow: it is

@@ -1,9 +1,7 @@
 // Every Prometheus metric the gateway exports, defined in one place. Base units (seconds, tokens),
 // `cg_` prefix, and only bounded label values: component and gate names come from the registry,
-// never from callers, and no session id is ever a label.
+// never from callers, and no session id is ever a label. What each event adds to them is metrics-record.ts.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { ComponentDefinition } from '@context-guru/components';
-import type { RequestReport } from './request-report';
 import { TenantLabels } from '../tenancy/tenant-label';
 
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
@@ -291,88 +289,5 @@ export class GatewayMetrics {
     this.tenants = new TenantLabels(tenantLabelCap);
     collectDefaultMetrics({ register: this.registry, prefix: 'cg_process_' });
     this.buildInfo.set({ version }, 1);
-  }
-
-  /** Every registered component and gate is exported from boot, at 0, so dashboards never guess. */
-  primeComponents(defs: readonly ComponentDefinition[]): void {
-    for (const def of defs) {
-      for (const outcome of ['ran', 'mutated', 'acted', 'reverted']) this.componentRuns.inc({ component: def.name, outcome }, 0);
-      for (const gate of def.gates) this.componentGateDeclines.inc({ component: def.name, gate }, 0);
-      this.componentSavedTokens.inc({ component: def.name }, 0);
-      this.componentDuration.inc({ component: def.name }, 0);
-    }
-  }
-
-  record(r: RequestReport, outcome: string, totalSeconds: number): void {
-    const tenant = this.tenants.label(r.tenant);
-    this.requests.inc({ route: r.route, outcome, tenant });
-    this.requestDuration.observe({ route: r.route }, totalSeconds);
-    this.addedLatency.observe({ route: r.route }, r.addedMs / 1000);
-    if (r.failOpen) this.failOpen.inc({ reason: r.failOpen });
-    if (r.shed) this.shed.inc();
-    if (r.enforced) {
-      this.tokens.inc({ stage: 'before', tenant }, r.tokensBefore);
-      this.tokens.inc({ stage: 'after', tenant }, r.tokensAfter);
-      for (const rep of r.reports) {
-        this.componentRuns.inc({ component: rep.component, outcome: 'ran' });
-        if (rep.reverted) this.componentRuns.inc({ component: rep.component, outcome: 'reverted' });
-        else if (rep.changed.length) {
-          this.componentRuns.inc({ component: rep.component, outcome: 'mutated' });
-          if (rep.tokensAfter < rep.tokensBefore) this.componentRuns.inc({ component: rep.component, outcome: 'acted' });
-        }
-        for (const [gate, n] of Object.entries(rep.gates)) this.componentGateDeclines.inc({ component: rep.component, gate }, n);
-        if (!rep.reverted) this.componentSavedTokens.inc({ component: rep.component }, Math.max(0, rep.tokensBefore - rep.tokensAfter));
-        this.componentDuration.inc({ component: rep.component }, rep.durationMs / 1000);
-      }
-    }
-    if (r.expandRounds) this.expandRounds.inc(r.expandRounds);
-    if (r.bounces) this.expandBounces.inc(r.bounces);
-    if (r.stashHits) this.stashLookups.inc({ result: 'hit' }, r.stashHits);
-    if (r.stashMisses) this.stashLookups.inc({ result: 'miss' }, r.stashMisses);
-    if (r.frozenHits) this.frozenDecisions.inc({ outcome: 'hit' }, r.frozenHits);
-    if (r.frozenMisses) this.frozenDecisions.inc({ outcome: 'miss' }, r.frozenMisses);
-    if (r.sse) this.sseStreams.inc({ path: r.sse });
-    if (r.expandAfterStream) this.sseExpandAfterStream.inc();
-    if (r.guardReverted) this.cacheGuardReverts.inc(r.guardReverted);
-  }
-
-  /** Own model spend, copied from the spend recorder at scrape time. */
-  setLlmSpend(
-    by: Record<
-      string,
-      {
-        llm_calls: number;
-        llm_input_tokens: number;
-        llm_output_tokens: number;
-        llm_timeouts: number;
-        llm_errors: number;
-        llm_truncated: number;
-      }
-    >,
-  ): void {
-    for (const [component, t] of Object.entries(by)) {
-      this.llmCalls.set({ component }, t.llm_calls);
-      this.llmTokens.set({ component, direction: 'input' }, t.llm_input_tokens);
-      this.llmTokens.set({ component, direction: 'output' }, t.llm_output_tokens);
-      this.llmFailures.set({ component, kind: 'timeout' }, t.llm_timeouts);
-      this.llmFailures.set({ component, kind: 'error' }, t.llm_errors);
-      this.llmFailures.set({ component, kind: 'truncated' }, t.llm_truncated);
-    }
-  }
-
-  /** A control-plane generation applied (propagation absent for the boot load). */
-  recordControl(generation: number, propagationMs: number | undefined, versions: Record<string, number>): void {
-    this.controlGeneration.set(generation);
-    if (propagationMs !== undefined) this.controlPropagation.observe(propagationMs / 1000);
-    for (const [tenant, version] of Object.entries(versions)) this.configVersion.set({ tenant: this.tenants.label(tenant) }, version);
-  }
-
-  recordRevocations(byTenant: ReadonlyMap<string, number>): void {
-    for (const [tenant, n] of byTenant) this.keyRevocations.inc({ tenant: this.tenants.label(tenant) }, n);
-  }
-
-  recordUpstream(dialect: string, status: number | 'error', seconds: number): void {
-    this.upstreamDuration.observe({ dialect }, seconds);
-    this.upstreamResponses.inc({ dialect, status: status === 'error' ? 'error' : `${Math.floor(status / 100)}xx` });
   }
 }

@@ -8,6 +8,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GATEWAY } from '../gateway.tokens';
 import type { GatewayContext } from '../gateway-context';
 import { statsDocument } from './stats-document';
+import { setLlmSpend } from '../observability/metrics-record';
 import { failureError } from '../proxy/request-errors';
 import { TenantAuthError } from '../tenancy/tenant-resolver';
 
@@ -81,7 +82,7 @@ export class OpsController {
     const health = this.gw.store.health();
     this.gw.metrics.frozenStore.set({ outcome: 'dropped' }, health.frozenDropped);
     this.gw.metrics.frozenStore.set({ outcome: 'repaired' }, health.frozenRepaired);
-    this.gw.metrics.setLlmSpend(this.gw.models.spend.snapshot().llm_by_component);
+    setLlmSpend(this.gw.metrics, this.gw.models.spend.snapshot().llm_by_component);
     await this.gw.holdout.refreshGauges(this.gw.tenants.all());
     const body = await this.gw.metrics.registry.metrics();
     reply.code(200).header('content-type', this.gw.metrics.registry.contentType).send(body);

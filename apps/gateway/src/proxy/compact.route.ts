@@ -13,6 +13,7 @@ import { createModelSources } from '../model/model-resolver';
 import { decodeFailure } from './request-errors';
 import type { HotReply, HotRequest } from './hot-http';
 import { meterModelSources, type ModelCall } from '../observability/model-meter';
+import { recordRequest } from '../observability/metrics-record';
 
 interface CompactQuery {
   provider?: string;
@@ -61,7 +62,7 @@ export function compactHandler(gw: GatewayContext) {
           ),
       });
       gw.stats.record(prepared.report);
-      gw.metrics.record(prepared.report, 'ok', (performance.now() - started) / 1000);
+      recordRequest(gw.metrics, prepared.report, 'ok', (performance.now() - started) / 1000);
       prepared.report.modelCalls = modelCalls;
       gw.usage.record(prepared.report);
       return reply.code(200).header('content-type', 'application/json').send(prepared.outgoing);

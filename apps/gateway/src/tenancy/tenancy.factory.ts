@@ -9,6 +9,7 @@ import { ControlSync } from './control-sync';
 import { RedisGenerationSource } from './redis-generation.source';
 import { ReplicaHeartbeat, replicaId } from './replica-heartbeat';
 import { TenantDirectory } from './tenant-directory';
+import { recordControl, recordRevocations } from '../observability/metrics-record';
 import type { TenantRuntime } from './tenant-runtime';
 
 export interface TenancyOptions {
@@ -46,8 +47,8 @@ export async function createTenancy(o: TenancyOptions): Promise<Tenancy> {
     sources,
     log: o.log,
     onApplied: (generation, propagationMs) => {
-      o.metrics.recordControl(generation, propagationMs, directory.versions());
-      o.metrics.recordRevocations(directory.drainRevocations());
+      recordControl(o.metrics, generation, propagationMs, directory.versions());
+      recordRevocations(o.metrics, directory.drainRevocations());
     },
   });
   await sync.start();

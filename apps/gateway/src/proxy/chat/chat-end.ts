@@ -1,6 +1,7 @@
 // The end of a chat request: its trace closes and its report is recorded (stats, metrics, usage)
 // exactly once, whichever step ended it; a recording fault is logged, never surfaced.
 import { errorText } from '../../observability/logger';
+import { recordRequest } from '../../observability/metrics-record';
 import { emptyReport, type RequestReport } from '../../observability/request-report';
 import type { HotReply } from '../hot-http';
 import { sendError } from '../request-errors';
@@ -12,7 +13,7 @@ export function endRequest(x: ChatExchange, report: RequestReport, end: ChatEnd)
   try {
     x.trace?.end(report, end);
     gw.stats.record(report);
-    gw.metrics.record(report, end, (performance.now() - x.started) / 1000);
+    recordRequest(gw.metrics, report, end, (performance.now() - x.started) / 1000);
     gw.usage.record(report);
   } catch (err) {
     gw.log.error('stats recording failed', { error: errorText(err) });

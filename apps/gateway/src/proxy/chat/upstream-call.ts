@@ -2,6 +2,7 @@
 // upstream metrics, traced as its own span, and cancelled when the client goes away.
 import type { Readable } from 'node:stream';
 import type { UpstreamReply } from '../../expand/expand.types';
+import { recordUpstream } from '../../observability/metrics-record';
 import type { ClientAbort } from '../upstream.client';
 import type { ChatExchange } from './chat-exchange';
 
@@ -14,11 +15,11 @@ export function upstreamCall(x: ChatExchange, headers: Record<string, string>, a
     const span = trace?.upstream(headers);
     try {
       const r = await gw.upstream.post(route.upstreamUrl, span?.headers ?? headers, body, abort);
-      gw.metrics.recordUpstream(route.dialect, r.status, (performance.now() - t0) / 1000);
+      recordUpstream(gw.metrics, route.dialect, r.status, (performance.now() - t0) / 1000);
       span?.end(r.status);
       return r;
     } catch (err) {
-      gw.metrics.recordUpstream(route.dialect, 'error', (performance.now() - t0) / 1000);
+      recordUpstream(gw.metrics, route.dialect, 'error', (performance.now() - t0) / 1000);
       span?.end('error');
       throw err;
     }

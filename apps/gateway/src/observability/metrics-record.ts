@@ -1,0 +1,102 @@
+// What each event adds to the gateway's metrics (metrics.ts defines them): a finished request (its
+// outcome and latency, tokens before and after the pipeline, each component's run, the expand,
+// stash, freeze and stream counts), an upstream answer, a control-plane generation, key
+// revocations, the compaction model's spend at scrape time, and the components primed at boot.
+import type { ComponentDefinition } from '@context-guru/components';
+import type { GatewayMetrics } from './metrics';
+import type { RequestReport } from './request-report';
+
+export function recordRequest(m: GatewayMetrics, r: RequestReport, outcome: string, totalSeconds: number): void {
+  const tenant = m.tenants.label(r.tenant);
+  m.requests.inc({ route: r.route, outcome, tenant });
+  m.requestDuration.observe({ route: r.route }, totalSeconds);
+  m.addedLatency.observe({ route: r.route }, r.addedMs / 1000);
+  if (r.failOpen) m.failOpen.inc({ reason: r.failOpen });
+  if (r.shed) m.shed.inc();
+  if (r.enforced) {
+    m.tokens.inc({ stage: 'before', tenant }, r.tokensBefore);
+    m.tokens.inc({ stage: 'after', tenant }, r.tokensAfter);
+    recordComponents(m, r.reports);
+  }
+  if (r.expandRounds) m.expandRounds.inc(r.expandRounds);
+  if (r.bounces) m.expandBounces.inc(r.bounces);
+  if (r.stashHits) m.stashLookups.inc({ result: 'hit' }, r.stashHits);
+  if (r.stashMisses) m.stashLookups.inc({ result: 'miss' }, r.stashMisses);
+  if (r.frozenHits) m.frozenDecisions.inc({ outcome: 'hit' }, r.frozenHits);
+  if (r.frozenMisses) m.frozenDecisions.inc({ outcome: 'miss' }, r.frozenMisses);
+  if (r.sse) m.sseStreams.inc({ path: r.sse });
+  if (r.expandAfterStream) m.sseExpandAfterStream.inc();
+  if (r.guardReverted) m.cacheGuardReverts.inc(r.guardReverted);
+}
+
+/** Each component's run: ran, then reverted or mutated (acted when it removed tokens), its gates, savings and time. */
+function recordComponents(m: GatewayMetrics, reports: RequestReport['reports']): void {
+  for (const rep of reports) {
+    const component = rep.component;
+    m.componentRuns.inc({ component, outcome: 'ran' });
+    if (rep.reverted) m.componentRuns.inc({ component, outcome: 'reverted' });
+    else if (rep.changed.length) {
+      m.componentRuns.inc({ component, outcome: 'mutated' });
+      if (rep.tokensAfter < rep.tokensBefore) m.componentRuns.inc({ component, outcome: 'acted' });
+    }
+    for (const [gate, n] of Object.entries(rep.gates)) m.componentGateDeclines.inc({ component, gate }, n);
+    if (!rep.reverted) m.componentSavedTokens.inc({ component }, Math.max(0, rep.tokensBefore - rep.tokensAfter));
+    m.componentDuration.inc({ component }, rep.durationMs / 1000);
+  }
+}
+
+/** Every registered component and gate is exported from boot, at 0, so dashboards never guess. */
+export function primeComponents(m: GatewayMetrics, defs: readonly ComponentDefinition[]): void {
+  for (const def of defs) {
+    for (const outcome of ['ran', 'mutated', 'acted', 'reverted']) m.componentRuns.inc({ component: def.name, outcome }, 0);
+    for (const gate of def.gates) m.componentGateDeclines.inc({ component: def.name, gate }, 0);
+    m.componentSavedTokens.inc({ component: def.name }, 0);
+    m.componentDuration.inc({ component: def.name }, 0);
+  }
+}
+
+/** Own model spend, copied from the spend recorder at scrape time. */
+export function setLlmSpend(
+  m: GatewayMetrics,
+  by: Record<
+    string,
+    {
+      llm_calls: number;
+      llm_input_tokens: number;
+      llm_output_tokens: number;
+      llm_timeouts: number;
+      llm_errors: number;
+      llm_truncated: number;
+    }
+  >,
+): void {
+  for (const [component, t] of Object.entries(by)) {
+    m.llmCalls.set({ component }, t.llm_calls);
+    m.llmTokens.set({ component, direction: 'input' }, t.llm_input_tokens);
+    m.llmTokens.set({ component, direction: 'output' }, t.llm_output_tokens);
+    m.llmFailures.set({ component, kind: 'timeout' }, t.llm_timeouts);
+    m.llmFailures.set({ component, kind: 'error' }, t.llm_errors);
+    m.llmFailures.set({ component, kind: 'truncated' }, t.llm_truncated);
+  }
+}
+
+/** A control-plane generation applied (propagation absent for the boot load). */
+export function recordControl(
+  m: GatewayMetrics,
+  generation: number,
+  propagationMs: number | undefined,
+  versions: Record<string, number>,
+): void {
+  m.controlGeneration.set(generation);
+  if (propagationMs !== undefined) m.controlPropagation.observe(propagationMs / 1000);
+  for (const [tenant, version] of Object.entries(versions)) m.configVersion.set({ tenant: m.tenants.label(tenant) }, version);
+}
+
+export function recordRevocations(m: GatewayMetrics, byTenant: ReadonlyMap<string, number>): void {
+  for (const [tenant, n] of byTenant) m.keyRevocations.inc({ tenant: m.tenants.label(tenant) }, n);
+}
+
+export function recordUpstream(m: GatewayMetrics, dialect: string, status: number | 'error', seconds: number): void {
+  m.upstreamDuration.observe({ dialect }, seconds);
+  m.upstreamResponses.inc({ dialect, status: status === 'error' ? 'error' : `${Math.floor(status / 100)}xx` });
+}
