@@ -10,6 +10,7 @@ import { runThroughput } from './throughput.bench';
 import { runSharedState } from './shared-state.bench';
 import { runPropagation } from './propagation.bench';
 import { runTracing } from './tracing.bench';
+import { runHoldout } from './holdout.bench';
 import { runShadow } from './shadow.bench';
 
 const BENCHES: Record<string, () => Promise<string>> = {
@@ -23,6 +24,7 @@ const BENCHES: Record<string, () => Promise<string>> = {
   overload: runOverload,
   propagation: runPropagation,
   tracing: runTracing,
+  holdout: runHoldout,
   shadow: runShadow,
 };
 

@@ -2,6 +2,8 @@
 // pipeline that rewrites a treated session beside it, INJECT_EXPAND=always and cacheinject in the
 // pipeline — and is still counted: /stats marks its requests as holdout, the metrics by arm.
 import { armPoint } from '../../apps/gateway/src/holdout/arm';
+import { sessionHash } from '../../apps/gateway/src/observability/request-trace';
+import { startOtlpReceiver, type OtlpReceiver } from '../support/otlp-receiver';
 import { validateProviderShape } from '../../apps/gateway/src/wire/shape-validator';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { startGateway, type GatewayHarness } from '../support/gateway-harness';
@@ -26,16 +28,26 @@ function sessionIn(arm: 'holdout' | 'treated', dialect: string): string {
 let upstream: FakeUpstream;
 let measured: GatewayHarness;
 let bypassing: GatewayHarness;
+let receiver: OtlpReceiver;
 
 beforeAll(async () => {
   upstream = await startFakeUpstream(jsonScript({ expand: false }));
-  measured = await startGateway(upstream.url, ENV);
-  bypassing = await startGateway(upstream.url, ENV);
+  receiver = await startOtlpReceiver();
+  const saved = { ...process.env };
+  process.env.OTEL_EXPORTER_OTLP_ENDPOINT = receiver.url;
+  process.env.OTEL_BSP_SCHEDULE_DELAY = '20';
+  try {
+    measured = await startGateway(upstream.url, ENV);
+  } finally {
+    process.env = saved;
+  }
+  bypassing = await startGateway(upstream.url, ENV, { tracing: null });
 });
 afterAll(async () => {
   await measured?.close();
   await bypassing?.close();
   await upstream?.close();
+  await receiver?.close();
 });
 
 async function send(g: GatewayHarness, dialect: 'anthropic' | 'openai', raw: string, headers: Record<string, string>): Promise<string> {
@@ -75,6 +87,15 @@ describe.each(['anthropic', 'openai'] as const)('%s', (dialect) => {
       expect(raw).toContain('context_guru_expand');
       expect(validateProviderShape(dialect, JSON.parse(raw))).toEqual([]);
     }
+  });
+
+  it("marks every request span with the session's arm", async () => {
+    const spans = (id: string) =>
+      receiver.spans.filter((sp) => sp.kind === 2 && sp.attributes['cg.session_hash'] === sessionHash(`default:${id}`));
+    for (let i = 0; i < 200 && spans(held).length + spans(treated).length < 2 * TURNS.length; i++)
+      await new Promise((r) => setTimeout(r, 50));
+    expect(spans(held).map((sp) => sp.attributes['cg.arm'])).toEqual(TURNS.map(() => 'holdout'));
+    expect(spans(treated).map((sp) => sp.attributes['cg.arm'])).toEqual(TURNS.map(() => 'treated'));
   });
 
   it('records each arm with the session state, and counts the holdout session in /stats and the metrics', async () => {

@@ -94,6 +94,7 @@ export class SqlHoldoutLedger implements HoldoutLedger {
   private inFlight: Promise<void> | undefined;
   private lastTrim = 0;
   private closed = false;
+  private failing = false;
   /** Deltas dropped because the database stayed away past maxPending. */
   dropped = 0;
   private readonly o: Required<Omit<SqlHoldoutLedgerOptions, 'log'>> & { log?: Logger };
@@ -103,6 +104,7 @@ export class SqlHoldoutLedger implements HoldoutLedger {
     o: SqlHoldoutLedgerOptions = {},
   ) {
     this.o = { flushMs: 1000, trimEveryMs: 30_000, maxPending: 20_000, bounds: HOLDOUT_BOUNDS, now: Date.now, ...o };
+    this.lastTrim = this.o.now();
   }
 
   add(c: HoldoutSessionCost): void {
@@ -157,11 +159,14 @@ export class SqlHoldoutLedger implements HoldoutLedger {
     try {
       await holdoutSessionsRepository.add(this.sql, [...batch.values()]);
     } catch (err) {
-      this.o.log?.warn('holdout figures not written; will retry', { error: errorText(err), sessions: batch.size });
+      if (!this.failing) this.o.log?.warn('holdout figures not written; will retry', { error: errorText(err), sessions: batch.size });
+      this.failing = true;
       for (const c of this.pending.values()) merge(batch, c);
       this.pending = batch;
       return;
     }
+    if (this.failing) this.o.log?.info('holdout figures written again', { sessions: batch.size });
+    this.failing = false;
     if (this.o.now() - this.lastTrim < this.o.trimEveryMs) return;
     this.lastTrim = this.o.now();
     const tenants = [...new Set([...batch.values()].map((c) => c.tenant))];

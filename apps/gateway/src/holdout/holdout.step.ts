@@ -12,7 +12,8 @@ export async function holdoutStep(p: Preparing, d: Decoded, s: OpenedSession): P
   const { tenant } = p.input;
   const holdout = tenant.built.holdout;
   const decision = assignArm(tenant.id, d.session, s.loaded.snapshot.arm, s.prev !== null, holdout?.fraction);
-  p.report.arm = decision.arm;
+  // Marked (stats, metrics, traces) where there is something to tell: a tenant measuring, or a holdout.
+  if (holdout || decision.arm === 'holdout') p.report.arm = decision.arm;
   // Counted identically in both arms, before any component (memoised by content: cheap on warm turns).
   if (holdout) p.report.measured = { version: tenant.configVersion, inputTokens: totalTokens(d.view.messages) };
   if (decision.arm === 'holdout' && decision.record) {
