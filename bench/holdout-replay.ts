@@ -17,7 +17,7 @@ import { generatedSession } from './billing.bench';
 import { replaySession, type SessionSpec } from './billing-replay';
 
 /** Output tokens of every answer, the same in both bills (the answer's text does not matter here). */
-export const OUTPUT_TOKENS = 40;
+const OUTPUT_TOKENS = 40;
 /** The simulator's prices (PRICE in prompt-cache.ts) as the gateway's price table: both bill alike. */
 const SIM_PRICES =
   'families:\n  - { family: sim, match: [claude-fake, gpt-fake], input: 3, cache_write: 3.75, cache_read: 0.3, output: 15 }\n';
@@ -31,7 +31,7 @@ export interface HoldoutReplayOptions {
   concurrency?: number;
 }
 
-export interface ArmBill {
+interface ArmBill {
   sessions: number;
   /** What the gateway measured from the provider's usage. */
   measuredUsd: number;

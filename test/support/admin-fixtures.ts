@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
-export const ADMIN_FIXTURES = path.join(__dirname, '..', 'fixtures', 'admin');
+const ADMIN_FIXTURES = path.join(__dirname, '..', 'fixtures', 'admin');
 export const ACME_FILTER_YAML = readFileSync(path.join(ADMIN_FIXTURES, 'acme-build.yaml'), 'utf8');
 export const ACME_FILTER_FAILING_YAML = readFileSync(path.join(ADMIN_FIXTURES, 'acme-build.failing.yaml'), 'utf8');
 

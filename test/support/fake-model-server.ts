@@ -5,7 +5,7 @@ import type { Dialect } from '@context-guru/components';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export interface ModelCall {
+interface ModelCall {
   dialect: Dialect;
   path: string;
   headers: IncomingMessage['headers'];

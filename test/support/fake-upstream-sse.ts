@@ -6,10 +6,10 @@ import type { UpstreamReply } from '../../apps/gateway/src/expand/expand.types';
 
 export const ANTHROPIC_MODEL = 'claude-sonnet-4-6';
 export const OPENAI_MODEL = 'gpt-4o-2024-08-06';
-export const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' };
-export const JSON_HEADERS = { 'content-type': 'application/json' };
+const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' };
+const JSON_HEADERS = { 'content-type': 'application/json' };
 
-export interface AnthropicUsage {
+interface AnthropicUsage {
   input_tokens: number;
   cache_creation_input_tokens: number;
   cache_read_input_tokens: number;
@@ -22,7 +22,7 @@ export interface StreamOptions {
 }
 
 /** Model-sized pieces: a few words at a time, as providers emit deltas. */
-export function pieces(text: string, size = 12): string[] {
+function pieces(text: string, size = 12): string[] {
   const out: string[] = [];
   const chars = [...text];
   for (let i = 0; i < chars.length; i += size) out.push(chars.slice(i, i + size).join(''));
@@ -195,7 +195,7 @@ export interface FakeReplyOptions {
   chunk?: number;
 }
 
-export function fakeReply(body: string | Buffer | Buffer[], o: FakeReplyOptions = {}): UpstreamReply {
+function fakeReply(body: string | Buffer | Buffer[], o: FakeReplyOptions = {}): UpstreamReply {
   const parts = Array.isArray(body) ? body : chunked(body, o.chunk ?? 7);
   // Object mode keeps every chunk boundary exactly as given (a byte-mode stream may merge them).
   return { status: o.status ?? 200, headers: o.headers ?? SSE_HEADERS, body: Readable.from(parts) };

@@ -7,7 +7,7 @@ import type { Dialect, Message, CacheView } from '@context-guru/components';
 
 export const FIXTURE_ROOT = join(__dirname, '..', 'fixtures', 'components');
 
-export interface FixtureInput {
+interface FixtureInput {
   messages: Message[];
   provider?: Dialect;
   cache?: Partial<CacheView>;
@@ -17,7 +17,7 @@ export interface FixtureInput {
   existingBreakpoints?: number;
 }
 
-export interface FixtureOutput {
+interface FixtureOutput {
   messages: Message[];
   gates?: Record<string, number>;
   /** Number of stash keys the run returned. */

@@ -18,7 +18,7 @@ export interface K8sObject {
 
 let bin: string | undefined;
 
-export function helmBin(): string {
+function helmBin(): string {
   if (bin) return bin;
   const local = join(ROOT, '.tools', 'bin', 'helm');
   if (!existsSync(local)) execFileSync('bash', [join(ROOT, 'scripts', 'fetch-helm.sh')], { cwd: ROOT, stdio: 'pipe' });

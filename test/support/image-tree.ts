@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { ROOT } from './helm';
 
-export interface CopyLine {
+interface CopyLine {
   from?: string;
   sources: string[];
   dest: string;

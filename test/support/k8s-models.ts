@@ -6,7 +6,6 @@ import type { IConfigMap } from 'kubernetes-models/v1/ConfigMap';
 import type { IService } from 'kubernetes-models/v1/Service';
 import type { IPodSpec } from 'kubernetes-models/v1/PodSpec';
 import type { IContainer } from 'kubernetes-models/v1/Container';
-import type { INetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy';
 import type { IHorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
 import type { IPodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
 import type { IServiceMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor';
@@ -19,7 +18,6 @@ export type {
   IService,
   IPodSpec,
   IContainer,
-  INetworkPolicy,
   IHorizontalPodAutoscaler,
   IPodDisruptionBudget,
   IServiceMonitor,

@@ -9,7 +9,7 @@ export interface Sample {
 const LINE = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)(?:\s+\d+)?$/;
 const LABEL = /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g;
 
-export function parseMetrics(text: string): Sample[] {
+function parseMetrics(text: string): Sample[] {
   const out: Sample[] = [];
   for (const line of text.split('\n')) {
     if (!line || line.startsWith('#')) continue;

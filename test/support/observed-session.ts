@@ -11,7 +11,7 @@ import { answerText, anthropicJson, openaiJson, readTurn } from './scripted-mode
 import { agentSteps, anthropicTurn, openaiTurn } from './transcripts';
 
 export type { Dialect } from '@context-guru/components';
-export type Origin = 'client' | 'expand';
+type Origin = 'client' | 'expand';
 export type Kind = 'fresh' | 'cache_read' | 'cache_write' | 'output';
 export const KINDS: readonly Kind[] = ['fresh', 'cache_read', 'cache_write', 'output'];
 
@@ -19,7 +19,7 @@ export const SESSION_CONFIG = 'pipeline: [cacheinject, format, dedup, collapse, 
 export const MODELS: Record<Dialect, string> = { anthropic: 'claude-sonnet-4-6', openai: 'gpt-4o-2024-08-06' };
 
 /** tokens[origin][dialect][kind], as the fake provider reported them. */
-export type Ledger = Record<Origin, Record<Dialect, Record<Kind, number>>>;
+type Ledger = Record<Origin, Record<Dialect, Record<Kind, number>>>;
 
 const zero = (): Record<Kind, number> => ({ fresh: 0, cache_read: 0, cache_write: 0, output: 0 });
 

@@ -4,7 +4,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export type AttrValue = string | number | boolean | AttrValue[];
+type AttrValue = string | number | boolean | AttrValue[];
 
 export interface ReceivedSpan {
   traceId: string;

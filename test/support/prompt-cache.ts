@@ -22,9 +22,9 @@ import { createHash } from 'node:crypto';
 import { countTokens } from '@context-guru/components';
 import type { RecordedRequest, Script, ScriptedReply } from './fake-upstream';
 
-export const PRICE = { baseUsdPerMTok: 3, fresh: 1, cacheWrite: 1.25, cacheRead: 0.1, output: 5 } as const;
+const PRICE = { baseUsdPerMTok: 3, fresh: 1, cacheWrite: 1.25, cacheRead: 0.1, output: 5 } as const;
 export const FIVE_MINUTES = 5 * 60_000;
-export const ONE_HOUR = 60 * 60_000;
+const ONE_HOUR = 60 * 60_000;
 const MIN_CACHEABLE = 1024;
 const OPENAI_STEP = 128;
 const LOOKBACK = 20;
@@ -50,7 +50,7 @@ type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The value with every `cache_control` key removed (deep). */
-export function withoutCacheControl(v: unknown): unknown {
+function withoutCacheControl(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(withoutCacheControl);
   if (!isObject(v)) return v;
   const out: Json = {};
@@ -232,14 +232,14 @@ export interface BilledRequest {
 }
 
 /** The cache key of a recorded request: its credential, as a provider scopes caches per org/key. */
-export function cacheKeyOf(req: RecordedRequest): string {
+function cacheKeyOf(req: RecordedRequest): string {
   const h = req.headers;
   const v = h['x-api-key'] ?? h['authorization'] ?? 'anonymous';
   return Array.isArray(v) ? v.join(',') : v;
 }
 
 /** Rewrites the usage of a JSON reply with what the simulated cache billed. */
-export function withBilledUsage(reply: ScriptedReply, dialect: Dialect, bill: Bill): ScriptedReply {
+function withBilledUsage(reply: ScriptedReply, dialect: Dialect, bill: Bill): ScriptedReply {
   if (reply.kind !== 'json' || !isObject(reply.body)) return reply;
   const usage =
     dialect === 'anthropic'

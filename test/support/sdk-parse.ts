@@ -5,7 +5,7 @@ import OpenAI from 'openai';
 import { ANTHROPIC_MODEL, OPENAI_MODEL, chunked } from './fake-upstream-sse';
 
 /** A fetch that answers with `sse`, delivered in 5-byte chunks. */
-export function sseFetch(sse: string | Buffer): typeof fetch {
+function sseFetch(sse: string | Buffer): typeof fetch {
   return async () => {
     const parts = chunked(sse, 5);
     const body = new ReadableStream<Uint8Array>({

@@ -17,14 +17,8 @@ import { REDIS_URL, flushPrefix, scanKeys, uniquePrefix } from '../int/storage/r
 
 type Json = Record<string, unknown>;
 export type RigDialect = 'openai' | 'anthropic';
-export const RIG_TENANTS = ['shadowed', 'twin', 'candidate'] as const;
-export type RigTenant = (typeof RIG_TENANTS)[number];
-
-export interface ReplaySession {
-  name: string;
-  turns: number;
-  body: (dialect: RigDialect, t: number) => Json;
-}
+const RIG_TENANTS = ['shadowed', 'twin', 'candidate'] as const;
+type RigTenant = (typeof RIG_TENANTS)[number];
 
 export interface ShadowRig {
   gateway: GatewayHarness;

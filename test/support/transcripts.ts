@@ -33,7 +33,7 @@ const SOURCE_DIRS = [
 ];
 
 let sourceFiles: string[] | undefined;
-export function realSourceFiles(): string[] {
+function realSourceFiles(): string[] {
   if (sourceFiles) return sourceFiles;
   const out: string[] = [];
   for (const dir of SOURCE_DIRS) {

@@ -16,7 +16,7 @@ export interface AdminEnv {
   logLevel: 'debug' | 'info' | 'warn' | 'error';
 }
 
-export class AdminEnvError extends Error {}
+class AdminEnvError extends Error {}
 
 export function parseAdminEnv(src: Record<string, string | undefined> = process.env): AdminEnv {
   const problems: string[] = [];

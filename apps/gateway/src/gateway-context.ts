@@ -30,7 +30,7 @@ import { HoldoutFigures } from './holdout/holdout-figures';
 import { primeComponents } from './observability/metrics-record';
 import { MemoryHoldoutLedger, SqlHoldoutLedger } from './holdout/holdout-ledger';
 
-export const VERSION = '0.1.0';
+const VERSION = '0.1.0';
 
 /**
  * The turn cache counts characters of the bodies it keeps; their parsed views and outputs cost

@@ -1,12 +1,12 @@
 // Strict reading of a YAML AST with positions: every value is checked for its type where it is
 // read, and every complaint carries the line it came from. Aliases are refused (no alias bombs,
 // and a filter document has no use for them).
-import { LineCounter, isAlias, isMap, isScalar, isSeq, parseDocument, type Node, type Pair } from 'yaml';
+import { LineCounter, isAlias, isMap, isScalar, isSeq, parseDocument, type Pair } from 'yaml';
 import { DslError, type DslErrorCode } from './errors';
 import { Pattern } from './regex';
 
 /** Bounds the work one filter can ask for per line: list lengths are capped like pattern sizes. */
-export const MAX_LIST = 256;
+const MAX_LIST = 256;
 
 export interface Where {
   filter?: string;
@@ -122,5 +122,3 @@ function describe(v: unknown): string {
   if (typeof v === 'string') return `string ${JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v)}`;
   return `${typeof v} ${String(v)}`;
 }
-
-export type { Node };

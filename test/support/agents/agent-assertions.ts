@@ -60,7 +60,7 @@ export function addedShapeViolations(forwarded: RecordedRequest, client: Recorde
 }
 
 /** The ids of the client tool results a body carries (expand results excluded): pairs a forwarded request with the client request it came from. */
-export function resultKey(req: RecordedRequest): string {
+function resultKey(req: RecordedRequest): string {
   const c = readConversation(req);
   const ids = c.rounds.flatMap((r) => r.calls.filter((x) => x.name !== EXPAND_TOOL && r.results.has(x.id)).map((x) => x.id));
   return ids.sort().join(',');

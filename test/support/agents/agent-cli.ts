@@ -54,7 +54,7 @@ function isElf(path: string): boolean {
 }
 
 /** npm blocks the package's postinstall, which would put the native binary at bin/claude.exe. */
-export function claudeBinary(): string {
+function claudeBinary(): string {
   const wrapper = join(ROOT, 'node_modules', '@anthropic-ai', 'claude-code', 'bin', 'claude.exe');
   return isElf(wrapper) ? wrapper : join(ROOT, 'node_modules', '@anthropic-ai', 'claude-code-linux-x64', 'claude');
 }

@@ -4,7 +4,7 @@
 // expand exchanges) is read exactly as the provider would read it.
 import type { Dialect, RecordedRequest } from '../fake-upstream';
 
-export interface ToolCall {
+interface ToolCall {
   id: string;
   name: string;
   args: Record<string, unknown>;

@@ -25,10 +25,10 @@ import { FIXED_LINE, SOURCE_FILE } from './scratch-repo';
 const SCENARIO_TIMEOUT_MS = 240_000;
 const MARKER = /<<cg:[A-Za-z0-9_-]{1,64}>>/;
 
-export const EXPECTED_VERDICT =
+const EXPECTED_VERDICT =
   'VERDICT: the loop in total() stopped one element early; after the fix in src/stats.js the suite went from 60 ok / 24 not ok to 84 ok / 0 not ok.';
 
-export const expectedSteps = (t: AgentTools): string[] => [t.shell, t.shell, t.read, t.edit, t.shell];
+const expectedSteps = (t: AgentTools): string[] => [t.shell, t.shell, t.read, t.edit, t.shell];
 
 /** Violations in what the provider received that the client's own body did not have. */
 function shapeProblems(s: Scenario): string[] {

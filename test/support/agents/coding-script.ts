@@ -27,7 +27,7 @@ export interface AgentTools {
 export const CLAUDE_TOOLS: AgentTools = { shell: 'Bash', read: 'Read', edit: 'Edit', system: /You are a Claude agent/ };
 export const QWEN_TOOLS: AgentTools = { shell: 'run_shell_command', read: 'read_file', edit: 'edit', system: /^You are Qwen Code/ };
 
-export interface PlannedCall {
+interface PlannedCall {
   id: string;
   name: string;
   args: Record<string, unknown>;
@@ -48,7 +48,7 @@ export interface ScriptOptions {
 }
 
 /** Call ids carry the plan step (`S<step>C<n>`; expand calls `X<hash>`) so the script can tell how far it got. */
-export function callId(dialect: Conversation['dialect'], tag: string, n: number): string {
+function callId(dialect: Conversation['dialect'], tag: string, n: number): string {
   const tail = `${tag}C${n}Kq7Lm3Vn8RbT2wYz`.slice(0, Math.max(18, tag.length + 8));
   return dialect === 'anthropic' ? `toolu_01${tail}` : `call_${tail}`;
 }
@@ -93,7 +93,7 @@ function suiteCounts(output: string): { ok: number; notOk: number } {
   return { ok: (output.match(/^ok \d+/gm) ?? []).length, notOk: (output.match(/^not ok \d+/gm) ?? []).length };
 }
 
-export function verdict(c: Conversation): string {
+function verdict(c: Conversation): string {
   const before = suiteCounts(resultOf(c, 1, 1));
   const after = suiteCounts(resultOf(c, 4, 0));
   const source = resultOf(c, 2, 0);

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { Pipeline, contentKey, frozenSlot, type Ctx, type Message } from '@context-guru/components';
 import { extractComponent } from '../../../libs/components/src/offload/extract.component';
 import { closeSharedSandbox } from '../../../libs/components/src/offload/extract/sandbox/sandbox-pool';
-import { isCharSubsequence, isDeletionOnly } from '../../../libs/components/src/offload/extract/subsequence';
+import { isDeletionOnly } from '../../../libs/components/src/offload/extract/subsequence';
 import { parseModelEnv } from '../../../apps/gateway/src/model/model-env';
 import { createModelRuntime, createModelSources } from '../../../apps/gateway/src/model/model-resolver';
 import type { ModelRuntime } from '../../../apps/gateway/src/model/http-model';
@@ -18,6 +18,16 @@ import { githubIssues } from './extract-code.fixture';
 const logCase = (): Message[] =>
   JSON.parse(readFileSync(join(FIXTURE_ROOT, 'extract', 'projects-log-onto-query', 'input.json'), 'utf8')).messages;
 const LOG = logCase()[3]!.content as string;
+
+/** The bare proof the deletion-only check is stronger than: `out` is an in-order character subsequence of `input`. */
+function isCharSubsequence(out: string, input: string): boolean {
+  let next = 0;
+  for (const ch of out) {
+    next = input.indexOf(ch, next) + 1;
+    if (next === 0) return false;
+  }
+  return true;
+}
 const make = (raw: Record<string, unknown> = {}) =>
   extractComponent.create(extractComponent.options({ strategy: 'code', model: { source: 'config' }, ...raw }, 'components.extract'));
 

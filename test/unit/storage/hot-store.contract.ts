@@ -1,7 +1,7 @@
 // The HotStore contract every adapter passes: define it once, run it against each factory.
 import type { HotStore, SessionWrites } from '@context-guru/components';
 
-export interface HotStoreHarness {
+interface HotStoreHarness {
   store: HotStore;
   /**
    * Lets every value's TTL elapse (memory: move the clock past the TTL; Redis: drop the value

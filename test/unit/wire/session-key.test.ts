@@ -2,7 +2,7 @@
 // hashed when not (the same function GET /expand uses), never replaced by the content hash.
 import { createHash } from 'node:crypto';
 import { decodeRequest } from '../../../apps/gateway/src/wire/request.wire';
-import { resolveSessionKey, sessionIdBase, sessionAlias } from '../../../apps/gateway/src/wire/session-key';
+import { resolveSessionKey, sessionIdBase } from '../../../apps/gateway/src/wire/session-key';
 import { ANTHROPIC_HOSTILE } from './bodies.fixture';
 
 const hash16 = (s: string) => createHash('sha256').update(s).digest('hex').slice(0, 16);
@@ -61,7 +61,6 @@ describe('resolveSessionKey', () => {
       }),
     );
     expect(resolveSessionKey(view, undefined, 'ten')).toBe(`ten:${hash16('sys\x00task')}`);
-    expect(sessionAlias(view, 'ten')).toBe(resolveSessionKey(view, undefined, 'ten'));
     expect(resolveSessionKey(anth(null), undefined, 'ten')).toBe(`ten:${hash16('You are Claude Code.\x00fix the bug')}`);
   });
 

@@ -9,6 +9,7 @@ import { ADMIN_KEY_PREFIX, apiKeysRepository, hashKey, type AdminRole } from '@c
 import { ADMIN_DEPS, type AdminDeps } from '../admin.options';
 import { AdminError } from './admin-errors';
 
+/** @internal exported for tests */
 export const ROLE_KEY = 'cg-admin-role';
 const RANK: Record<AdminRole, number> = { viewer: 0, operator: 1, admin: 2 };
 

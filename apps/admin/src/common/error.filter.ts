@@ -15,7 +15,7 @@ const BY_STATUS: Record<number, AdminErrorCode> = {
   429: 'rate_limited',
 };
 
-export function toAdminError(err: unknown): AdminError {
+function toAdminError(err: unknown): AdminError {
   if (err instanceof AdminError) return err;
   const status = err instanceof HttpException ? err.getStatus() : (err as { statusCode?: unknown })?.statusCode;
   const code = typeof status === 'number' ? BY_STATUS[status] : undefined;
@@ -24,7 +24,7 @@ export function toAdminError(err: unknown): AdminError {
   return new AdminError('internal', 'internal error');
 }
 
-export function sendAdminError(reply: FastifyReply, err: AdminError): void {
+function sendAdminError(reply: FastifyReply, err: AdminError): void {
   void reply
     .code(ADMIN_ERRORS[err.code].status)
     .header('content-type', 'application/json')

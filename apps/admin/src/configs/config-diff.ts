@@ -5,7 +5,7 @@ import { buildPipeline, findDefinition, type PipelineDocument } from '@context-g
 import { parseFilterDocument } from '@context-guru/dsl';
 import { canonicalJson } from '@context-guru/storage';
 
-export interface OptionChange {
+interface OptionChange {
   component: string;
   key: string;
   from: unknown;

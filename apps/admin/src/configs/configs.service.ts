@@ -8,7 +8,7 @@ import type { Actor } from '../common/auth.guard';
 import { ControlWriter } from '../common/control-writer';
 import { configView } from '../common/views';
 import { requireTenant } from '../tenants/tenants.service';
-import { diffDocuments } from './config-diff';
+import { diffDocuments, type ConfigDiff } from './config-diff';
 import { checkDocument } from './document-check';
 import { checkShadowVersion } from './shadow-check';
 
@@ -84,7 +84,7 @@ export class ConfigsService {
     return configView(await requireVersion(this.writer.sql, tenant, version));
   }
 
-  async diff(tenant: string, from: number, to: number) {
+  async diff(tenant: string, from: number, to: number): Promise<ConfigDiff & { from: number; to: number }> {
     await requireTenant(this.writer.sql, tenant);
     const a = await requireVersion(this.writer.sql, tenant, from);
     const b = await requireVersion(this.writer.sql, tenant, to);

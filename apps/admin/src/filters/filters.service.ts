@@ -11,7 +11,7 @@ import { filterView } from '../common/views';
 import { requireTenant } from '../tenants/tenants.service';
 
 /** The filter names of a document that loads; a 422 naming the DSL line otherwise. */
-export function checkFilterSet(name: string, yaml: string): string[] {
+function checkFilterSet(name: string, yaml: string): string[] {
   try {
     return loadFilterDocument(yaml, `filters/${name}`).filters.map((f) => f.name);
   } catch (err) {

@@ -9,7 +9,7 @@ import type { Actor } from '../common/auth.guard';
 import { MinuteRateLimiter } from './rate-limiter';
 
 /** The bare hash, also when pasted as the whole marker (`<<cg:HASH>>`). */
-export function stashId(id: string): string {
+function stashId(id: string): string {
   const m = /^<<cg:([0-9a-f]{16})>>$/.exec(id.trim());
   return m ? m[1]! : id.trim();
 }

@@ -14,6 +14,7 @@ export interface ExpandResult {
   resolved: boolean;
 }
 
+/** @internal exported for tests */
 export function unavailableText(id: string): string {
   return `[expand: original for id ${id} is no longer available]`;
 }

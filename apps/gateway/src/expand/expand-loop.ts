@@ -17,9 +17,8 @@ import type { AnswerRound } from './trail';
 import { parseUsage, sumUsage } from './usage';
 
 export type * from './expand.types';
-export { parseUsage } from './usage';
 
-export const DEFAULT_MAX_ROUNDS = 3;
+const DEFAULT_MAX_ROUNDS = 3;
 
 type Headers = UpstreamReply['headers'];
 

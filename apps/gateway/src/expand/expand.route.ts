@@ -9,7 +9,7 @@ import { gatewayError } from '../proxy/gateway-errors';
 import { decodeFailure } from '../proxy/request-errors';
 import type { HotReply, HotRequest } from '../proxy/hot-http';
 import { expandIdOf } from './expand-calls';
-import { sessionIdBase } from '../wire/session-key';
+import { SESSION_HEADER, sessionIdBase } from '../wire/session-key';
 
 const ID_RE = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -32,7 +32,7 @@ export function expandHandler(gw: GatewayContext) {
     if (!ID_RE.test(id)) {
       return fail('expand_bad_id', 'id must be a HASH ([A-Za-z0-9_-]{1,64}) or a whole <<cg:HASH>> marker');
     }
-    const base = sessionIdBase(headerValue(req.headers, 'x-context-guru-session') ?? req.query?.session ?? '');
+    const base = sessionIdBase(headerValue(req.headers, SESSION_HEADER) ?? req.query?.session ?? '');
     if (!base) return notFound('expired, unknown, or not owned by this session');
     const session = `${tenant.id}:${base}`;
     try {

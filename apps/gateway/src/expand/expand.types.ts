@@ -39,7 +39,7 @@ export interface Usage {
   output: number;
 }
 
-export type ReplyMode = 'json' | 'streamed' | 'buffered';
+type ReplyMode = 'json' | 'streamed' | 'buffered';
 
 export interface ClientReply {
   status: number;

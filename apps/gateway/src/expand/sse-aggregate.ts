@@ -5,6 +5,7 @@ import type { Dialect } from './expand.types';
 import { field, isObject, num, str, type JsonObject } from './json-shape';
 import { eventJson, parseSseEvents, type SseEvent } from './sse-lines';
 
+/** @internal exported for tests */
 export function aggregateSse(dialect: Dialect, raw: Buffer | string): JsonObject | null {
   const events = parseSseEvents(raw);
   return dialect === 'anthropic' ? aggregateAnthropic(events) : aggregateOpenAi(events);

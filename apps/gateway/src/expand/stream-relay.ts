@@ -15,7 +15,10 @@ const JSON_WHOLE_LIMIT = 1 << 20;
 const JSON_TAIL = 64 * 1024;
 const NAME = Buffer.from(EXPAND_TOOL_NAME, 'utf8');
 
-/** Usage from the tail of a JSON body too large to keep whole: the last `"usage": {…}` in it. */
+/**
+ * Usage from the tail of a JSON body too large to keep whole: the last `"usage": {…}` in it.
+ * @internal exported for tests
+ */
 export function usageFromJsonTail(dialect: Dialect, tail: string): Usage | null {
   const at = tail.lastIndexOf('"usage"');
   if (at < 0) return null;
@@ -37,7 +40,7 @@ function usageOfWholeJson(dialect: Dialect, body: Buffer): Usage | null {
   return usageFromJsonTail(dialect, body.subarray(at).toString('utf8')) ?? parseJsonUsage(dialect, body);
 }
 
-export class StreamObserver {
+class StreamObserver {
   bytes = 0;
   mentioned = false;
   private readonly decoder: SseDecoder | null;

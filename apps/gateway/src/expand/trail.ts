@@ -20,7 +20,7 @@ export interface TrailCall {
   json: string;
 }
 
-export interface TrailRound {
+interface TrailRound {
   /** Entries of this round the client saw: Anthropic content blocks, OpenAI tool calls. */
   visible: number;
   /** OpenAI: this round's content text (the client sees every round's text joined). */

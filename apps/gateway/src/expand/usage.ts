@@ -42,7 +42,7 @@ function isZero(u: Usage): boolean {
   return u.fresh === 0 && u.cacheRead === 0 && u.cacheWrite === 0 && u.output === 0;
 }
 
-export function maxUsage(a: Usage | null, b: Usage | null): Usage | null {
+function maxUsage(a: Usage | null, b: Usage | null): Usage | null {
   if (!a) return b;
   if (!b) return a;
   return {
@@ -94,6 +94,7 @@ export class SseUsageAccumulator {
   }
 }
 
+/** @internal exported for tests */
 export function parseSseUsage(dialect: Dialect, raw: Buffer | string): Usage | null {
   const acc = new SseUsageAccumulator(dialect);
   for (const ev of parseSseEvents(raw)) acc.add(ev);

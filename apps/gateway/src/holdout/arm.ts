@@ -8,7 +8,10 @@
 import { createHash } from 'node:crypto';
 import type { Arm } from '@context-guru/components';
 
-/** The session's point in [0, 1): the first 32 bits of SHA-256(tenant NUL session key). */
+/**
+ * The session's point in [0, 1): the first 32 bits of SHA-256(tenant NUL session key).
+ * @internal exported for tests
+ */
 export function armPoint(tenant: string, session: string): number {
   return createHash('sha256').update(`${tenant}\u0000${session}`).digest().readUInt32BE(0) / 2 ** 32;
 }

@@ -7,7 +7,7 @@ export const ANTHROPIC_VERSION = '2023-06-01';
 
 const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
 
-export const anthropicDialect: ModelDialect = {
+const anthropicDialect: ModelDialect = {
   provider: 'anthropic',
   url: (base) => joinV1(base, 'messages'),
   body: (req, model) => ({

@@ -3,7 +3,7 @@
 // value is reported together; env.ts folds these problems into its own (readModelEnv).
 import type { Dialect } from '@context-guru/components';
 
-export type ModelAuth = 'x-api-key' | 'bearer';
+type ModelAuth = 'x-api-key' | 'bearer';
 
 export interface CheapModel {
   provider: Dialect;
@@ -29,7 +29,10 @@ const DEFAULT_BASE: Record<Dialect, string> = {
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
-/** `90s`, `1m30s`, `1500ms` or bare seconds (`300`). Null when malformed or not positive. */
+/**
+ * `90s`, `1m30s`, `1500ms` or bare seconds (`300`). Null when malformed or not positive.
+ * @internal exported for tests
+ */
 export function parseDuration(v: string): number | null {
   const t = v.trim();
   if (/^\d+(\.\d+)?$/.test(t)) return Number(t) > 0 ? Math.round(Number(t) * 1000) : null;
@@ -41,6 +44,7 @@ export function parseDuration(v: string): number | null {
 
 type Source = Record<string, string | undefined>;
 
+/** @internal exported for tests */
 export class ModelEnvError extends Error {
   constructor(readonly problems: string[]) {
     super(`invalid environment:\n  - ${problems.join('\n  - ')}`);
@@ -48,7 +52,10 @@ export class ModelEnvError extends Error {
   }
 }
 
-/** Throws ModelEnvError listing every bad value. */
+/**
+ * Throws ModelEnvError listing every bad value.
+ * @internal exported for tests
+ */
 export function parseModelEnv(src: Source = process.env): ModelEnv {
   const problems: string[] = [];
   const env = readModelEnv(src, problems);

@@ -34,7 +34,10 @@ export function createModelRuntime(env: ModelEnv): ModelRuntime {
   };
 }
 
-/** The forward's auth headers, reduced to credentials; OAuth callers keep their oauth beta flag. */
+/**
+ * The forward's auth headers, reduced to credentials; OAuth callers keep their oauth beta flag.
+ * @internal exported for tests
+ */
 export function incomingAuthHeaders(dialect: Dialect, inbound: IncomingHttpHeaders): Record<string, string> {
   const forwarded = upstreamRequestHeaders(inbound);
   const out: Record<string, string> = {};

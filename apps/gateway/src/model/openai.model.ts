@@ -9,7 +9,7 @@ const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v)
 /** Variant 1 names the output cap `max_completion_tokens`. */
 const COMPLETION_TOKENS_VARIANT = 1;
 
-export const openaiDialect: ModelDialect = {
+const openaiDialect: ModelDialect = {
   provider: 'openai',
   url: (base) => joinV1(base, 'chat/completions'),
   body: (req, model, variant) => ({

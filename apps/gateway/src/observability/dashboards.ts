@@ -20,7 +20,7 @@ const perMtok = (arm: string) =>
 const shadowShare = (side: 'active' | 'candidate') =>
   `1 - sum by (tenant) (${rate('cg_shadow_tokens_total', `${T},side="${side}"`)}) / sum by (tenant) (${rate('cg_shadow_tokens_total', `${T},side="before"`)})`;
 
-export const SAVINGS = dashboard(
+const SAVINGS = dashboard(
   'cg-savings',
   'context-guru / Savings',
   'Tokens and money saved, by tenant, preset and component; the bill with the gateway beside the estimate without it.',
@@ -189,7 +189,7 @@ export const SAVINGS = dashboard(
   ],
 );
 
-export const COMPONENTS = dashboard(
+const COMPONENTS = dashboard(
   'cg-components',
   'context-guru / Components and gates',
   'What each component did, why it declined, what it cost in time, and what was reverted or failed open.',

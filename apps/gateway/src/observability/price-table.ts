@@ -116,9 +116,12 @@ function matches(id: string, prefix: string): boolean {
   return false;
 }
 
-export class PriceTableError extends Error {}
+class PriceTableError extends Error {}
 
-/** Parses PRICE_TABLE: `families: [{family, match: [..], input, output, cache_write?, cache_read?}]`. */
+/**
+ * Parses PRICE_TABLE: `families: [{family, match: [..], input, output, cache_write?, cache_read?}]`.
+ * @internal exported for tests
+ */
 export function parsePriceTable(text: string): FamilyPrice[] {
   let doc: unknown;
   try {

@@ -64,13 +64,13 @@ export interface RequestReport {
   measured?: MeasuredTurn;
 }
 
-export interface MeasuredTurn {
+interface MeasuredTurn {
   version: number;
   /** Content tokens of the messages as the client sent them (before any component). */
   inputTokens: number;
 }
 
-export interface PrepareMarks {
+interface PrepareMarks {
   pipelineStart: number;
   pipelineEnd: number;
   flushStart: number;

@@ -36,7 +36,7 @@ function revertReason(rep: Report): string {
   return 'threw';
 }
 
-export function componentAttributes(rep: Report): Attributes {
+function componentAttributes(rep: Report): Attributes {
   const saved = Math.max(0, rep.tokensBefore - rep.tokensAfter);
   const a: Attributes = {
     'cg.component': rep.component,

@@ -8,7 +8,10 @@ const MINUTES = 180;
 /** Sessions listed, most recently seen first. */
 const RECENT_SESSIONS = 50;
 const MINUTE_MS = 60_000;
-/** The whole gateway's series sits beside the tenants' under this key. */
+/**
+ * The whole gateway's series sits beside the tenants' under this key.
+ * @internal exported for tests
+ */
 export const ALL_TENANTS = '*';
 
 export interface MinuteBucket {

@@ -16,7 +16,10 @@ export interface Tracing {
   shutdown(): Promise<void>;
 }
 
-/** On only with an OTLP endpoint, and not disabled by OTEL_SDK_DISABLED or OTEL_TRACES_EXPORTER=none. */
+/**
+ * On only with an OTLP endpoint, and not disabled by OTEL_SDK_DISABLED or OTEL_TRACES_EXPORTER=none.
+ * @internal exported for tests
+ */
 export function tracingEnabled(src: Source = process.env): boolean {
   if ((src.OTEL_SDK_DISABLED ?? '').trim().toLowerCase() === 'true') return false;
   if (

@@ -41,7 +41,7 @@ function zeroTotals(): MoneyTotals {
 const usd = (x: number): number => Math.round(x * 1e6) / 1e6;
 
 /** The first round apart from the continuations (a field a stream cut short cannot go negative). */
-export function splitRounds(total: Usage | null, first: Usage | null | undefined): { client: Usage | null; expand: Usage | null } {
+function splitRounds(total: Usage | null, first: Usage | null | undefined): { client: Usage | null; expand: Usage | null } {
   if (!total || first === undefined) return { client: total, expand: null };
   if (!first) return { client: null, expand: total };
   const rest: Usage = {

@@ -15,8 +15,11 @@
 // byte-identically), so no cached prefix busts and its latency stays near the upstream's own.
 import { availableParallelism } from 'node:os';
 
-export const QUEUE_PER_CORE = 2;
-/** Shed requests still being prepared, per admission place, past which nothing new is admitted. */
+const QUEUE_PER_CORE = 2;
+/**
+ * Shed requests still being prepared, per admission place, past which nothing new is admitted.
+ * @internal exported for tests
+ */
 export const SHED_BACKLOG_PER_PLACE = 4;
 
 export class CompressionGate {

@@ -1,6 +1,7 @@
 // Header policy for every forward: hop-by-hop headers, our own x-context-guru-* headers and
 // Cookie never reach the provider; the caller's provider credential passes through unchanged.
 import type { IncomingHttpHeaders } from 'node:http';
+import { SESSION_HEADER } from '../wire/session-key';
 
 const HOP_BY_HOP = new Set([
   'connection',
@@ -64,7 +65,7 @@ export function headerValue(h: Readonly<Record<string, string | string[] | undef
 /** The client's own x-context-guru-* hints: an explicit session id and the per-request bypass. */
 export function clientHints(h: IncomingHttpHeaders): { sessionHeader: string | undefined; bypassHeader: boolean } {
   return {
-    sessionHeader: headerValue(h, 'x-context-guru-session'),
+    sessionHeader: headerValue(h, SESSION_HEADER),
     bypassHeader: (headerValue(h, 'x-context-guru-bypass') ?? '').toLowerCase() === 'true',
   };
 }

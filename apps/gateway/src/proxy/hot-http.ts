@@ -102,7 +102,7 @@ export class HotReply {
   }
 }
 
-export type HotHandler = (req: HotRequest, reply: HotReply) => Promise<unknown>;
+type HotHandler = (req: HotRequest, reply: HotReply) => Promise<unknown>;
 
 export interface HotRoute {
   method: 'GET' | 'POST';

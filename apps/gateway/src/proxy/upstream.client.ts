@@ -14,7 +14,7 @@ export interface UpstreamOptions {
   connectTimeoutMs: number;
 }
 
-export class UpstreamError extends Error {
+class UpstreamError extends Error {
   constructor(
     readonly kind: 'timeout' | 'unreachable',
     cause: unknown,

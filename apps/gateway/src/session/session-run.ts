@@ -8,7 +8,7 @@
 import { BufferedStash, SnapshotSessionView, type HotStore, type PipelineResult, type SessionSnapshot } from '@context-guru/components';
 
 /** A session view that remembers every content key a component asked about. */
-export class RecordingSessionView extends SnapshotSessionView {
+class RecordingSessionView extends SnapshotSessionView {
   readonly asked = new Set<string>();
 
   override frozen(component: string, contentKey: string): string | undefined {

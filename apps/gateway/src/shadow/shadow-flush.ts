@@ -5,7 +5,7 @@ import { shadowTalliesRepository, type SqlClient } from '@context-guru/storage';
 import { errorText, type Logger } from '../observability/logger';
 import type { ShadowLedger } from './shadow-ledger';
 
-export const FLUSH_MS = 2000;
+const FLUSH_MS = 2000;
 
 export class ShadowFlush {
   private timer: NodeJS.Timeout | undefined;

@@ -4,11 +4,12 @@
 // so the candidate can see the same bytes; what is forwarded does not change), and the offer is
 // made once the upstream call is under way.
 import { headerValue } from '../proxy/forward-headers';
+import { SESSION_HEADER } from '../wire/session-key';
 import type { ChatExchange } from '../proxy/chat/chat-exchange';
 import type { Forward } from '../proxy/chat/chat-outcome';
 
 export function offerShadow(x: ChatExchange, f: Forward): void {
   if (!x.shadow) return;
-  const session = headerValue(x.req.headers, 'x-context-guru-session');
+  const session = headerValue(x.req.headers, SESSION_HEADER);
   x.gw.shadow.runner.offer(x.shadow, x.tenant, x.route.dialect, f.transparent ? f.inbound : f.raw, f.prepared.report, session);
 }

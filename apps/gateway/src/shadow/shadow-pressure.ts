@@ -9,7 +9,7 @@ const LAG_TICK_MS = 50;
 /** Weight of the newest sample in the smoothed lag: a lone late wake-up moves it a fifth of the way. */
 const LAG_WEIGHT = 0.2;
 /** The loop woke this much later than asked: something is hogging it; leave it alone. */
-export const DEFAULT_LAG_LIMIT_MS = 40;
+const DEFAULT_LAG_LIMIT_MS = 40;
 
 export interface Pressure {
   busy(): boolean;

@@ -34,7 +34,7 @@ export interface ShadowLimits {
   timeoutMs: number;
 }
 
-export const SHADOW_LIMITS: ShadowLimits = { queue: 4, maxBytes: 1024 * 1024, timeoutMs: 2000 };
+const SHADOW_LIMITS: ShadowLimits = { queue: 4, maxBytes: 1024 * 1024, timeoutMs: 2000 };
 
 /** A request on a tenant with a shadow candidate. */
 export interface ShadowTicket {
@@ -45,7 +45,10 @@ export interface ShadowTicket {
   wholeBody: boolean;
 }
 
-/** Where a session falls in [0, 1): the same on every replica and restart. */
+/**
+ * Where a session falls in [0, 1): the same on every replica and restart.
+ * @internal exported for tests
+ */
 export function sessionShare(tenant: string, session: string): number {
   return createHash('sha256').update(`shadow\u0000${tenant}\u0000${session}`).digest().readUInt32BE(0) / 2 ** 32;
 }

@@ -9,8 +9,8 @@
 import type { HotStore, SessionSnapshot, SessionWrites, StashEntry, StoreHealth, TurnRecord } from '@context-guru/components';
 import { MemoryHotStore } from '@context-guru/storage';
 
-export const SHADOW_SESSION_ENTRIES = 20_000;
-export const SHADOW_SESSION_TTL_SECONDS = 3600;
+const SHADOW_SESSION_ENTRIES = 20_000;
+const SHADOW_SESSION_TTL_SECONDS = 3600;
 
 export class ShadowSessionStore implements HotStore {
   readonly kind = 'shadow-session';

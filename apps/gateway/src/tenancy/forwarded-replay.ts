@@ -24,7 +24,7 @@ import {
   type TurnRecord,
 } from '@context-guru/components';
 
-export const FORWARDED = 'forwarded';
+const FORWARDED = 'forwarded';
 
 /** The slot's component part: per position, so two copies of one output never trade bytes. */
 function slotOf(i: number): string {

@@ -7,8 +7,8 @@ import { hashKey } from '@context-guru/storage';
 import { TENANT_KEY_PREFIX } from '../proxy/forward-headers';
 
 /** The pseudo-header the node:http front puts the path-form key in (a client copy is removed first). */
-export const PATH_KEY_HEADER = 'x-context-guru-path-key';
-export const KEY_HEADER = 'x-context-guru-key';
+const PATH_KEY_HEADER = 'x-context-guru-path-key';
+const KEY_HEADER = 'x-context-guru-key';
 
 type Headers = Record<string, string | string[] | undefined>;
 
@@ -41,6 +41,7 @@ const PATH_FORM = /^\/t\/([^/?#]+)(\/[^?#]*)?/;
 /**
  * Strips `/t/<key>` from a request URL: the rest of the URL, and the (percent-decoded) key; null
  * when the URL has no path-form key.
+ * @internal exported for tests
  */
 export function splitTenantPath(url: string): { url: string; key: string } | null {
   if (!url.startsWith('/t/')) return null;

@@ -3,7 +3,7 @@
 // blow up Prometheus. (The default tenant always keeps its name.)
 import { DEFAULT_TENANT } from './tenant-runtime';
 
-export const OTHER_TENANT = 'other';
+const OTHER_TENANT = 'other';
 
 export class TenantLabels {
   private readonly kept = new Set<string>([DEFAULT_TENANT]);

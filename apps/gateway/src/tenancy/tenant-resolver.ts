@@ -1,6 +1,6 @@
-// Resolves the tenant of a request. Without a control plane there is one tenant built from
-// PRESET / CONFIG; with one, the TenantDirectory (tenant-directory.ts) answers from its
-// in-memory cache. Resolution is synchronous on purpose: the hot path never waits on a store.
+// Resolves the tenant of a request: the TenantDirectory (tenant-directory.ts) answers from its
+// in-memory cache of keys; without a control plane it holds none and every request gets its
+// fallback, the tenant built from PRESET / CONFIG. Resolution is synchronous on purpose: the hot path never waits on a store.
 import { GatewayError } from '../error-codes';
 import type { TenantRuntime } from './tenant-runtime';
 
@@ -19,20 +19,4 @@ export class TenantAuthError extends GatewayError {
 export interface TenantResolver {
   resolve(headers: TenantHeaders): TenantRuntime;
   all(): TenantRuntime[];
-}
-
-export class SingleTenantResolver implements TenantResolver {
-  constructor(private runtime: TenantRuntime) {}
-
-  resolve(): TenantRuntime {
-    return this.runtime;
-  }
-
-  all(): TenantRuntime[] {
-    return [this.runtime];
-  }
-
-  replace(runtime: TenantRuntime): void {
-    this.runtime = runtime;
-  }
 }

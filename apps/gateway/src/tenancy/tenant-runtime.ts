@@ -12,7 +12,7 @@ import {
 } from '@context-guru/components';
 
 export const DEFAULT_TENANT = 'default';
-export const DEFAULT_PRESET = 'balanced';
+const DEFAULT_PRESET = 'balanced';
 
 export interface TenantRuntime {
   readonly id: string;

@@ -4,11 +4,11 @@
 import { EXPAND_TOOL_NAME, isObject, type Pipeline } from '@context-guru/components';
 import type { Dialect } from './wire.types';
 
-export const EXPAND_DESCRIPTION =
+const EXPAND_DESCRIPTION =
   'Retrieve the full original content that was compressed and replaced by a <<cg:HASH>> marker in ' +
   'this conversation. Call it with the HASH from the marker (the whole <<cg:HASH>> marker works too) ' +
   'when you need the exact original text.';
-export const EXPAND_ID_DESCRIPTION = 'The HASH from a <<cg:HASH>> marker, or the whole marker.';
+const EXPAND_ID_DESCRIPTION = 'The HASH from a <<cg:HASH>> marker, or the whole marker.';
 
 function schema(): Record<string, unknown> {
   return {
@@ -29,7 +29,7 @@ export function expandToolJson(dialect: Dialect): string {
 }
 
 /** The declared name of one tools[] entry in either dialect's shape. */
-export function toolName(tool: unknown): string | undefined {
+function toolName(tool: unknown): string | undefined {
   if (!isObject(tool)) return undefined;
   if (typeof tool.name === 'string') return tool.name;
   const fn = tool.function;

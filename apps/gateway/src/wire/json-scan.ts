@@ -18,7 +18,7 @@ import {
   type Span,
 } from '@context-guru/components';
 
-export { depthViolation, elements, MAX_JSON_DEPTH, skipString, skipValue, skipWs, type Span };
+export { depthViolation, elements, MAX_JSON_DEPTH, skipValue, skipWs, type Span };
 
 export interface Member {
   key: string;

@@ -43,7 +43,7 @@ function freshTexts(m: Message): string[] | null {
  * out index → original index (or -1 for a new message): a matching prefix, then new messages in
  * place of at least one received message, then a matching suffix. Null for any other shape.
  */
-export function alignRebuild(original: readonly Message[], out: readonly Message[]): number[] | null {
+function alignRebuild(original: readonly Message[], out: readonly Message[]): number[] | null {
   const n = original.length;
   const m = out.length;
   const lim = Math.min(n, m);

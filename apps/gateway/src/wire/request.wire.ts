@@ -106,7 +106,7 @@ export function assembleView(
   };
 }
 
-export function plan(view: WireView, slot: Slot, before: Message, after: Message): Plan | null {
+function plan(view: WireView, slot: Slot, before: Message, after: Message): Plan | null {
   try {
     return slot.kind === 'openai'
       ? planOpenAI(view.index, view.body, slot, before, after)
@@ -117,7 +117,7 @@ export function plan(view: WireView, slot: Slot, before: Message, after: Message
 }
 
 /** Appends the expand tool last to `tools`, creating `tools` when absent; null when not allowed. */
-export function injection(view: WireView): Edit | null {
+function injection(view: WireView): Edit | null {
   if (!view.toolChoiceAllowsInjection || view.expandToolDeclared) return null;
   const raw = view.raw;
   const tool = expandToolJson(view.dialect);

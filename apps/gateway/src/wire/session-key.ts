@@ -5,6 +5,7 @@
 import { isObject, sessionIdBase, sha256Hex } from '@context-guru/components';
 import type { WireView } from './wire.types';
 
+/** The header a client names its session with (§4.1), read by every route. */
 export const SESSION_HEADER = 'x-context-guru-session';
 const MAX_JSON_ID_BYTES = 1024;
 
@@ -31,7 +32,7 @@ export function derivedSessionBase(view: Pick<WireView, 'systemHead' | 'firstUse
   return sha256Hex(`${view.systemHead}\x00${view.firstUserText}`).slice(0, 16);
 }
 
-export function explicitSessionBase(view: Pick<WireView, 'body'>, header: string | undefined): string | null {
+function explicitSessionBase(view: Pick<WireView, 'body'>, header: string | undefined): string | null {
   const metadata = view.body.metadata;
   const meta = isObject(metadata) ? metadata : {};
   for (const candidate of [header, meta.user_id, meta.taskId]) {
@@ -46,8 +47,4 @@ export function explicitSessionBase(view: Pick<WireView, 'body'>, header: string
 /** §4.1: header, then metadata.user_id, then metadata.taskId, else the content hash; `${tenant}:${base}`. */
 export function resolveSessionKey(view: WireView, header: string | undefined, tenant: string): string {
   return `${tenant}:${explicitSessionBase(view, header) ?? derivedSessionBase(view)}`;
-}
-
-export function sessionAlias(view: WireView, tenant: string): string {
-  return `${tenant}:${derivedSessionBase(view)}`;
 }

@@ -28,7 +28,7 @@ interface Entry {
   chars: number;
 }
 
-export interface Reuse {
+interface Reuse {
   prev: Entry;
   /** Leading body messages byte-identical to the previous turn's. */
   bodyMessages: number;

@@ -33,7 +33,7 @@ import { countTokens } from '../shared/tokens';
 
 const NAME = 'cmdfilter';
 
-export const CmdfilterOptions = Type.Object({
+const CmdfilterOptions = Type.Object({
   /** Inline filter documents (YAML text, schema_version 1), loaded with no recompile. */
   filters: Type.Array(Type.String(), { default: [] }),
   disable_builtins: Type.Boolean({ default: false }),
@@ -43,7 +43,7 @@ export const CmdfilterOptions = Type.Object({
   cold_cache: Type.Boolean({ default: false }),
 });
 
-export const CMDFILTER_GATES = [
+const CMDFILTER_GATES = [
   'non_text_blocks',
   'empty',
   'below_min_size',
@@ -101,7 +101,10 @@ function decode(raw: unknown, path: string): Options {
   return o;
 }
 
-/** The recovery hint for a filter's loss: none when nothing was lost. */
+/**
+ * The recovery hint for a filter's loss: none when nothing was lost.
+ * @internal exported for tests
+ */
 export function lossHint(r: Pick<FilterResult, 'loss' | 'keptLines'>): string {
   if (r.loss === 'tail') return ` [truncated after line ${r.keptLines}; rest via ${EXPAND_TOOL_NAME}]`;
   if (r.loss === 'whole') return HINT_FULL_OUTPUT;
@@ -110,7 +113,10 @@ export function lossHint(r: Pick<FilterResult, 'loss' | 'keptLines'>): string {
 
 const SHELLS = new Set(['bash', 'sh', 'zsh', 'dash']);
 
-/** The command a tool call ran: `arguments.command` when present (argv joined), else the tool name. */
+/**
+ * The command a tool call ran: `arguments.command` when present (argv joined), else the tool name.
+ * @internal exported for tests
+ */
 export function commandOf(call: ToolCall): string {
   let args: unknown;
   try {

@@ -12,7 +12,7 @@ import { countTokens } from '../shared/tokens';
 
 const NAME = 'collapse';
 
-export const CollapseOptions = Type.Object({
+const CollapseOptions = Type.Object({
   max_tokens: NonNegInt(2000),
   head_lines: NonNegInt(20),
   tail_lines: NonNegInt(20),
@@ -20,7 +20,7 @@ export const CollapseOptions = Type.Object({
   cold_cache: Type.Boolean({ default: false }),
 });
 
-export const COLLAPSE_GATES = [
+const COLLAPSE_GATES = [
   'non_text_blocks',
   'below_max_tokens',
   'marker_or_kept_verbatim',
@@ -36,13 +36,16 @@ const decode = (raw: unknown, path: string) => decodeOptions(CollapseOptions, ra
  * Lines of `text`, with a final newline treated as a terminator rather than an extra empty line,
  * so "K lines omitted" counts what `wc -l` would. `terminated` restores it after the tail.
  */
-export function splitLines(text: string): { lines: string[]; terminated: boolean } {
+function splitLines(text: string): { lines: string[]; terminated: boolean } {
   const terminated = text.endsWith('\n');
   const body = terminated ? text.slice(0, -1) : text;
   return { lines: body.split('\n'), terminated };
 }
 
-/** The window text for a marker token ('' in marker_mode off); null when nothing would be hidden. */
+/**
+ * The window text for a marker token ('' in marker_mode off); null when nothing would be hidden.
+ * @internal exported for tests
+ */
 export function collapseText(text: string, head: number, tail: number, token: string): string | null {
   const { lines, terminated } = splitLines(text);
   const omitted = lines.length - head - tail;

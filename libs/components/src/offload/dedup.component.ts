@@ -12,12 +12,12 @@ import { countTokens } from '../shared/tokens';
 
 const NAME = 'dedup';
 
-export const DedupOptions = Type.Object({
+const DedupOptions = Type.Object({
   min_tokens: NonNegInt(100),
   marker_mode: MarkerModeOption,
 });
 
-export const DEDUP_GATES = [
+const DEDUP_GATES = [
   'non_text_blocks',
   'below_min_tokens',
   'marker_or_kept_verbatim',
@@ -30,7 +30,7 @@ const decode = (raw: unknown, path: string) => decodeOptions(DedupOptions, raw, 
 
 const POINTER = '[identical to an earlier tool output]';
 
-export function dedupText(token: string): string {
+function dedupText(token: string): string {
   return withToken(POINTER, token);
 }
 

@@ -24,7 +24,7 @@ import { CODE_GATES, codeBatchFor } from './extract/code-strategy';
 
 const NAME = 'extract';
 
-export const ExtractOptions = Type.Object({
+const ExtractOptions = Type.Object({
   min_tokens: NonNegInt(300),
   head_lines: NonNegInt(5),
   tail_lines: NonNegInt(5),
@@ -45,7 +45,7 @@ export const ExtractOptions = Type.Object({
   cold_cache: Type.Boolean({ default: false }),
 });
 
-export const EXTRACT_GATES = [
+const EXTRACT_GATES = [
   'model_unavailable_fell_back_to_deterministic',
   'non_text_blocks',
   'marker_or_kept_verbatim',

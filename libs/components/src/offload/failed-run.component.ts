@@ -13,15 +13,15 @@ import { countTokens } from '../shared/tokens';
 
 const NAME = 'failed_run';
 
-export const SUPERSEDED_NOTE = '[superseded by a later run]';
+const SUPERSEDED_NOTE = '[superseded by a later run]';
 
-export const FailedRunOptions = Type.Object({
+const FailedRunOptions = Type.Object({
   min_tokens: NonNegInt(100),
   marker_mode: MarkerModeOption,
   cold_cache: Type.Boolean({ default: false }),
 });
 
-export const FAILED_RUN_GATES = [
+const FAILED_RUN_GATES = [
   'non_text_blocks',
   'marker_present',
   'below_min_tokens',
@@ -56,12 +56,15 @@ const FAILURE_BEARING: readonly RegExp[] = [
   /^[ \t]*FAILED\b/m,
 ];
 
+/** @internal exported for tests */
 export const isRunLike = (text: string): boolean => RUN_LIKE.some((re) => re.test(text));
+/** @internal exported for tests */
 export const isFailureBearing = (text: string): boolean => FAILURE_BEARING.some((re) => re.test(text));
 
 // The same outputs come back every turn: scan each text once.
 const runLikeMemo = textMemo(isRunLike, 16 * 1024 * 1024);
 
+/** @internal exported for tests */
 export function supersededText(token: string): string {
   return withToken(SUPERSEDED_NOTE, token);
 }

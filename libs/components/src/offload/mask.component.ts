@@ -12,7 +12,7 @@ import { countTokens } from '../shared/tokens';
 
 const NAME = 'mask';
 
-export const MaskOptions = Type.Object({
+const MaskOptions = Type.Object({
   keep_recent: NonNegInt(3),
   min_tokens: NonNegInt(100),
   keep_head_chars: NonNegInt(96),
@@ -20,7 +20,7 @@ export const MaskOptions = Type.Object({
   cold_cache: Type.Boolean({ default: false }),
 });
 
-export const MASK_GATES = [
+const MASK_GATES = [
   'within_keep_recent',
   'below_min_tokens',
   'marker_or_kept_verbatim',
@@ -32,7 +32,7 @@ export const MASK_GATES = [
 type Options = ReturnType<typeof decode>;
 const decode = (raw: unknown, path: string) => decodeOptions(MaskOptions, raw, path);
 
-export function maskText(peek: string, token: string): string {
+function maskText(peek: string, token: string): string {
   const head = peek ? `[older tool output masked; starts: ${peek}]` : '[older tool output masked]';
   return withToken(head, token);
 }

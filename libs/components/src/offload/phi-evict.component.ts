@@ -15,16 +15,19 @@ import { countTokens, messageTokens } from '../shared/tokens';
 
 const NAME = 'phi_evict';
 
-export const EVICTED_NOTE = '[evicted to fit context budget]';
+const EVICTED_NOTE = '[evicted to fit context budget]';
 
-/** Weight profiles as the seed gives them: relevance, recency, cost, redundancy. */
+/**
+ * Weight profiles as the seed gives them: relevance, recency, cost, redundancy.
+ * @internal exported for tests
+ */
 export const WEIGHTS = {
   balanced: { r: 0.4, h: 0.2, c: 0.3, d: 0.1 },
   aggressive: { r: 0.3, h: 0.1, c: 0.45, d: 0.15 },
   conservative: { r: 0.45, h: 0.2, c: 0.05, d: 0.05 },
 } as const;
 
-export const PhiEvictOptions = Type.Object({
+const PhiEvictOptions = Type.Object({
   budget_tokens: NonNegInt(120000),
   weights: Type.Union([Type.Literal('balanced'), Type.Literal('aggressive'), Type.Literal('conservative')], {
     default: 'balanced',
@@ -33,7 +36,7 @@ export const PhiEvictOptions = Type.Object({
   cold_cache: Type.Boolean({ default: false }),
 });
 
-export const PHI_EVICT_GATES = [
+const PHI_EVICT_GATES = [
   'single_tool_output',
   'within_budget',
   'non_text_blocks',
@@ -52,6 +55,7 @@ interface Scored {
   phi: number;
 }
 
+/** @internal exported for tests */
 export function evictedText(token: string): string {
   return withToken(EVICTED_NOTE, token);
 }
@@ -59,6 +63,7 @@ export function evictedText(token: string): string {
 /**
  * Φ for every tool output (oldest first). Cost counts every output's text, including the text of
  * outputs that also carry images: they occupy the context whether or not they can be evicted.
+ * @internal exported for tests
  */
 export function scoreOutputs(
   messages: readonly Message[],

@@ -16,7 +16,7 @@ import { LANGUAGES, grammarsForTag } from './skeleton/languages';
 
 const NAME = 'skeleton';
 
-export const SkeletonOptions = Type.Object({
+const SkeletonOptions = Type.Object({
   min_tokens: NonNegInt(80),
   marker_mode: MarkerModeOption,
   // Accepted for config compatibility with the upstream option set. skeleton is not tail-gated
@@ -24,7 +24,7 @@ export const SkeletonOptions = Type.Object({
   cold_cache: Type.Boolean({ default: false }),
 });
 
-export const SKELETON_GATES = [
+const SKELETON_GATES = [
   'non_text_blocks',
   'marker_or_kept_verbatim',
   'no_fenced_code',
@@ -51,7 +51,7 @@ interface Candidate {
 }
 
 /** Skeleton text + trailing token on its own line (no token in marker_mode off). */
-export function skeletonText(skeleton: string, token: string): string {
+function skeletonText(skeleton: string, token: string): string {
   return withToken(skeleton, token, '\n');
 }
 

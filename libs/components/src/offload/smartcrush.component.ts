@@ -15,7 +15,7 @@ import { countTokens } from '../shared/tokens';
 
 const NAME = 'smartcrush';
 
-export const SmartcrushOptions = Type.Object({
+const SmartcrushOptions = Type.Object({
   min_items: NonNegInt(5),
   min_tokens: NonNegInt(200),
   keep_first: NonNegInt(3),
@@ -23,7 +23,7 @@ export const SmartcrushOptions = Type.Object({
   marker_mode: MarkerModeOption,
 });
 
-export const SMARTCRUSH_GATES = [
+const SMARTCRUSH_GATES = [
   'non_text_blocks',
   'marker_or_kept_verbatim',
   'not_json_array',
@@ -41,7 +41,7 @@ const ERROR_SIGNAL = /error|fail|exception|panic|fatal|traceback/;
 type Plan = { ok: true; items: string[]; total: number } | { ok: false; gate: (typeof SMARTCRUSH_GATES)[number] };
 
 /** Which items of the array in `text` survive, as their original bytes. */
-export function crushPlan(text: string, o: Options): Plan {
+function crushPlan(text: string, o: Options): Plan {
   const trimmed = text.trim();
   if (!trimmed.startsWith('[')) return { ok: false, gate: 'not_json_array' };
   if (countTokens(text) < o.min_tokens) return { ok: false, gate: 'below_min_tokens' };
@@ -66,6 +66,7 @@ export function crushPlan(text: string, o: Options): Plan {
 /**
  * `[kept,items] [K of N items shown; full array: call context_guru_expand] <<cg:HASH>>` — the
  * recovery hint sits inside the note, ahead of the marker, as the seed shows it.
+ * @internal exported for tests
  */
 export function crushedText(items: readonly string[], total: number, token: string): string {
   const shown = `${items.length} of ${total} items shown`;

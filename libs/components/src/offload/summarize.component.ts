@@ -12,7 +12,7 @@ import { SUMMARIZE_RUN_GATES, runSummarize } from './summarize/summarize-run';
 
 const NAME = 'summarize';
 
-export const SummarizeOptions = Type.Object({
+const SummarizeOptions = Type.Object({
   summary_level: Type.Union([Type.Literal('concise'), Type.Literal('regular'), Type.Literal('highly_detailed')], {
     default: 'regular',
   }),
@@ -31,7 +31,7 @@ export const SummarizeOptions = Type.Object({
   marker_mode: MarkerModeOption,
 });
 
-export const SUMMARIZE_GATES = SUMMARIZE_RUN_GATES;
+const SUMMARIZE_GATES = SUMMARIZE_RUN_GATES;
 
 type Options = ReturnType<typeof decode>;
 

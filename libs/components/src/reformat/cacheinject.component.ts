@@ -11,16 +11,11 @@ const NAME = 'cacheinject';
 /** The provider rejects a request with more breakpoints than this (system + tools + messages). */
 export const MAX_BREAKPOINTS = 4;
 
-export const CacheinjectOptions = Type.Object({
+const CacheinjectOptions = Type.Object({
   ttl: Type.Union([Type.Literal('5m'), Type.Literal('1h')], { default: '5m' }),
 });
 
-export const CACHEINJECT_GATES = [
-  'not_cache_aware_provider',
-  'no_block_content',
-  'breakpoint_present',
-  'breakpoint_budget_exhausted',
-] as const;
+const CACHEINJECT_GATES = ['not_cache_aware_provider', 'no_block_content', 'breakpoint_present', 'breakpoint_budget_exhausted'] as const;
 
 type Options = ReturnType<typeof decode>;
 const decode = (raw: unknown, path: string) => decodeOptions(CacheinjectOptions, raw, path);
@@ -34,7 +29,10 @@ function blockHasBreakpoint(b: ContentBlock): boolean {
   return isBreakpoint(rec['cache_control']) || isBreakpoint(rec['cachePoint']);
 }
 
-/** Breakpoints the normalized messages already carry: on content blocks and on tool_use calls. */
+/**
+ * Breakpoints the normalized messages already carry: on content blocks and on tool_use calls.
+ * @internal exported for tests
+ */
 export function visibleBreakpoints(messages: readonly Message[]): number {
   let n = 0;
   for (const m of messages) {
@@ -54,7 +52,10 @@ function cacheable(b: ContentBlock): boolean {
   return !(b.type === 'text' && typeof b.text === 'string' && b.text.length === 0);
 }
 
-/** Where the breakpoint goes: message `msg`, on its last tool call (`call`) or its last block. */
+/**
+ * Where the breakpoint goes: message `msg`, on its last tool call (`call`) or its last block.
+ * @internal exported for tests
+ */
 export interface Boundary {
   msg: number;
   call: boolean;
@@ -68,6 +69,7 @@ export interface Boundary {
  * nothing else. A message whose last block cannot carry a breakpoint (string content) hands over
  * to the nearest earlier one that can. Synthetic tool messages are skipped: their blocks do not
  * exist on the wire. null when there is no such message.
+ * @internal exported for tests
  */
 export function prefixBoundary(messages: readonly Message[], provider: Ctx['provider'] = 'anthropic'): Boundary | null {
   let i = messages.length - 1;

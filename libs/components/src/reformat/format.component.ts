@@ -13,11 +13,11 @@ import { countTokens } from '../shared/tokens';
 
 const NAME = 'format';
 
-export const FormatOptions = Type.Object({
+const FormatOptions = Type.Object({
   min_tokens: NonNegInt(50),
 });
 
-export const FORMAT_GATES = [
+const FORMAT_GATES = [
   'non_text_blocks',
   'not_json_shaped',
   'below_min_tokens',
@@ -38,6 +38,7 @@ const MIN_EMBEDDED_CHARS = 64;
  * The compact form of `text`, or null unless it is exactly one JSON document. Numbers are never
  * re-printed (12345678901234567890 and 1.0 survive as written), which a parse/stringify round
  * trip through JS numbers would not guarantee; key order and string escapes are kept too.
+ * @internal exported for tests
  */
 export function compactJson(text: string): string | null {
   try {

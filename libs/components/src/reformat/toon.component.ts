@@ -15,11 +15,11 @@ import { countTokens } from '../shared/tokens';
 
 const NAME = 'toon';
 
-export const ToonOptions = Type.Object({
+const ToonOptions = Type.Object({
   min_tokens: NonNegInt(50),
 });
 
-export const TOON_GATES = [
+const TOON_GATES = [
   'non_text_blocks',
   'not_json_shaped',
   'below_min_tokens',
@@ -39,7 +39,7 @@ function isScalar(v: unknown): v is string | number | boolean | null {
 }
 
 /** Non-empty array of objects sharing one non-empty key set, every value a scalar. */
-export function isUniformFlatArray(value: unknown): value is Row[] {
+function isUniformFlatArray(value: unknown): value is Row[] {
   if (!Array.isArray(value) || value.length === 0) return false;
   let keys: string[] | undefined;
   for (const item of value) {
@@ -57,6 +57,7 @@ export function isUniformFlatArray(value: unknown): value is Row[] {
  * Encodes with the reference encoder. Two choices on top of it, both from the seed's format:
  * JSON null becomes an empty cell (a null cell otherwise costs a token per row), and rows carry no
  * indentation (the spec's two spaces cost about two tokens per row and tell the model nothing).
+ * @internal exported for tests
  */
 export function encodeToon(rows: readonly Row[]): string {
   return toonEncode(rows, {
@@ -69,6 +70,7 @@ export function encodeToon(rows: readonly Row[]): string {
  * Decodes what encodeToon wrote with the reference decoder. Every row is exactly one line (the
  * encoder escapes newlines inside strings), so restoring the spec's indentation on the row lines
  * is exact and lets the reference decoder check our output strictly.
+ * @internal exported for tests
  */
 export function decodeToon(text: string): JsonValue {
   const [header, ...rows] = text.split('\n');
@@ -96,6 +98,7 @@ type Verdict = { ok: true; text: string } | { ok: false; gate: (typeof TOON_GATE
 // Parsing, encoding and decoding are pure functions of the text: done once per distinct output.
 const verdictFor = textMemo((text: string) => encodeVerdict(text.trim(), countTokens(text)), 16 * 1024 * 1024);
 
+/** @internal exported for tests */
 export function toonFor(text: string, minTokens: number): Verdict {
   const trimmed = text.trim();
   if (!trimmed.startsWith('[') && !trimmed.startsWith('{')) return { ok: false, gate: 'not_json_shaped' };

@@ -104,7 +104,7 @@ export function keywords(text: string): Set<string> {
 }
 
 /** Words of a line (same tokenization as keywords), for overlap tests. */
-export function lineWords(text: string): string[] {
+function lineWords(text: string): string[] {
   return text.toLowerCase().match(WORD_RE) ?? [];
 }
 

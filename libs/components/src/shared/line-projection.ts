@@ -61,7 +61,7 @@ export function queryContext(messages: readonly Message[]): string {
     .join('\n');
 }
 
-export function omittedLine(n: number): string {
+function omittedLine(n: number): string {
   return `… (${n} lines omitted)`;
 }
 

@@ -21,7 +21,7 @@ export interface DurableBootOptions {
  * The database did not answer: no SQLSTATE at all (refused, reset, timed out, closed), a
  * connection exception (class 08), or a server starting up or shutting down (57P01–57P03).
  */
-export function databaseDidNotAnswer(err: unknown): boolean {
+function databaseDidNotAnswer(err: unknown): boolean {
   const e = err as { code?: unknown; severity?: unknown } | null;
   if (typeof e?.code === 'string' && typeof e.severity === 'string') return /^(08|57P0[123])/.test(e.code);
   return true;

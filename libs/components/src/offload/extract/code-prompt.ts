@@ -4,10 +4,10 @@
 import type { ModelRequest } from '../../ports/model.port';
 
 /** Output shown to the model; the program itself runs on the whole text. */
-export const MAX_SHOWN_CHARS = 32_000;
+const MAX_SHOWN_CHARS = 32_000;
 /** Task context shown to the model (the most recent part is kept). */
-export const MAX_CONTEXT_CHARS = 8_000;
-export const CODE_MAX_TOKENS = 4096;
+const MAX_CONTEXT_CHARS = 8_000;
+const CODE_MAX_TOKENS = 4096;
 
 const DELETE_ONLY = `- DELETE ONLY. The result must be obtainable from INPUT by deleting characters: every character you keep stays byte-for-byte identical and in its original order. Never add, reword, reorder or summarize, and never insert notes, ellipses or counts. (A check enforces this; a program that adds text is discarded.)
 - For JSON input: JSON.parse(INPUT), drop array elements and object keys the task does not need (never change a kept value), and return JSON.stringify(result).`;
@@ -32,7 +32,7 @@ Reply with exactly one \`\`\`javascript fenced block and nothing else.`;
 }
 
 /** A fence longer than any backtick run inside the text, so the output cannot close it early. */
-export function fenceFor(text: string): string {
+function fenceFor(text: string): string {
   let longest = 0;
   for (const m of text.matchAll(/`+/g)) longest = Math.max(longest, m[0].length);
   return '`'.repeat(Math.max(3, longest + 1));

@@ -14,7 +14,7 @@ import { sharedSandbox } from './sandbox/sandbox-pool';
 import { isDeletionOnly } from './subsequence';
 
 /** Largest tool output handed to the sandbox as INPUT. */
-export const MAX_CODE_INPUT_CHARS = 1024 * 1024;
+const MAX_CODE_INPUT_CHARS = 1024 * 1024;
 
 export const CODE_GATES = [
   'model_source_fell_back_to_config',
@@ -27,7 +27,7 @@ export const CODE_GATES = [
   'rewrite_failed_sanity',
   'code_result_not_smaller',
 ] as const;
-export type CodeGate = (typeof CODE_GATES)[number];
+type CodeGate = (typeof CODE_GATES)[number];
 
 export type CodeOutcome = { ok: true; text: string } | { ok: false; gate: CodeGate; detail: string };
 
@@ -41,7 +41,7 @@ export interface CodeOptions {
 export type CallScope = Pick<Ctx, 'tenant' | 'session' | 'models'>;
 
 /** One output through model → sandbox → acceptance. Never throws. */
-export async function reduceWithCode(
+async function reduceWithCode(
   client: ModelClient,
   output: string,
   context: string,
@@ -65,7 +65,7 @@ export async function reduceWithCode(
 }
 
 /** The acceptance checks, in the order that names the most useful reason. */
-export function accept(result: string, input: string, rewrite: boolean): CodeOutcome {
+function accept(result: string, input: string, rewrite: boolean): CodeOutcome {
   const text = result.replace(/\s+$/, '');
   if (!text.trim()) return { ok: false, gate: 'code_result_empty', detail: 'the program produced an empty result' };
   if (rewrite) {

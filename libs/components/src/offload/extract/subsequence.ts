@@ -10,18 +10,6 @@
 
 import { MAX_JSON_DEPTH } from '../../shared/json-text';
 
-/** Is `out` an in-order character subsequence of `input`? Greedy earliest match is optimal. */
-export function isCharSubsequence(out: string, input: string): boolean {
-  if (out.length > input.length) return false;
-  let j = 0;
-  for (let i = 0; i < out.length; i++) {
-    const at = input.indexOf(out[i]!, j);
-    if (at < 0) return false;
-    j = at + 1;
-  }
-  return true;
-}
-
 /** Words (letters, digits, underscore) and single other characters, in order. */
 const PIECES = /[\p{L}\p{N}_]+|[^\p{L}\p{N}_]/gsu;
 
@@ -29,7 +17,7 @@ const PIECES = /[\p{L}\p{N}_]+|[^\p{L}\p{N}_]/gsu;
  * Is `out` obtainable from `input` by deleting characters such that each kept word is a contiguous
  * run of the input? Greedy earliest-end matching of the pieces is optimal.
  */
-export function isWordwiseSubsequence(out: string, input: string): boolean {
+function isWordwiseSubsequence(out: string, input: string): boolean {
   if (out.length > input.length) return false;
   let j = 0;
   for (const m of out.matchAll(PIECES)) {
@@ -43,6 +31,7 @@ export function isWordwiseSubsequence(out: string, input: string): boolean {
 /**
  * Is the JSON value `out` contained in `input`: objects keep a subset of keys (each value
  * contained), arrays keep an in-order sub-list (each element contained), scalars are equal.
+ * @internal exported for tests
  */
 export function jsonContained(out: unknown, input: unknown, depth = 0): boolean {
   // The recursion is bounded: a value nested deeper than any request may be is never accepted.

@@ -3,25 +3,22 @@
 import { dirname, join } from 'node:path';
 import { Language, Parser } from 'web-tree-sitter';
 
-export const GRAMMAR_IDS = [
-  'go',
-  'python',
-  'javascript',
-  'typescript',
-  'tsx',
-  'rust',
-  'java',
-  'c',
-  'cpp',
-  'ruby',
-  'php',
-  'c_sharp',
-  'kotlin',
-  'swift',
-  'scala',
-] as const;
-
-export type GrammarId = (typeof GRAMMAR_IDS)[number];
+export type GrammarId =
+  | 'go'
+  | 'python'
+  | 'javascript'
+  | 'typescript'
+  | 'tsx'
+  | 'rust'
+  | 'java'
+  | 'c'
+  | 'cpp'
+  | 'ruby'
+  | 'php'
+  | 'c_sharp'
+  | 'kotlin'
+  | 'swift'
+  | 'scala';
 
 let runtime: Promise<void> | undefined;
 const parsers = new Map<GrammarId, Promise<Parser>>();
@@ -41,13 +38,16 @@ const OFFICIAL: Partial<Record<GrammarId, { pkg: string; wasm: string }>> = {
 };
 
 /** Prebuilt grammars (tree-sitter-wasms, or the language's own package): no native build, no download. */
-export function grammarPath(id: GrammarId): string {
+function grammarPath(id: GrammarId): string {
   const own = OFFICIAL[id];
   if (own) return join(dirname(require.resolve(`${own.pkg}/package.json`)), own.wasm);
   return join(dirname(require.resolve('tree-sitter-wasms/package.json')), 'out', `tree-sitter-${id}.wasm`);
 }
 
-/** How many times a grammar .wasm was actually loaded in this process (tests assert it stays at one per language). */
+/**
+ * How many times a grammar .wasm was actually loaded in this process (tests assert it stays at one per language).
+ * @internal exported for tests
+ */
 export function grammarLoadCount(): number {
   return loads;
 }

@@ -7,7 +7,7 @@ import type { GrammarId } from './grammars';
  * in most C-family grammars. python: the body (after a docstring) becomes an indented `...`.
  * ruby: the body between the def line and `end` becomes `…` (a valid Ruby identifier).
  */
-export type PlaceholderStyle = 'brace' | 'python' | 'ruby';
+type PlaceholderStyle = 'brace' | 'python' | 'ruby';
 
 export interface LanguageSpec {
   readonly style: PlaceholderStyle;

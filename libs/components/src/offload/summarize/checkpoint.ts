@@ -6,7 +6,7 @@ import type { SessionView } from '../../ports/session-state.port';
 import { markerIds, stashId } from '../../shared/marker';
 import { spanHash, spanStashText } from './span';
 
-export const SUMMARIZE = 'summarize';
+const SUMMARIZE = 'summarize';
 
 /**
  * The content key of the checkpoint slot (`summarize:summary-checkpoint`). A session has one; the

@@ -14,7 +14,7 @@ export interface Span {
 }
 
 /** The first assistant message after the first user message, or null when there is none. */
-export function spanStart(messages: readonly Message[]): number | null {
+function spanStart(messages: readonly Message[]): number | null {
   const user = messages.findIndex((m) => m.role === 'user');
   if (user < 0) return null;
   for (let i = user + 1; i < messages.length; i++) if (messages[i]!.role === 'assistant') return i;
@@ -22,7 +22,7 @@ export function spanStart(messages: readonly Message[]): number | null {
 }
 
 /** The largest cut in (start, limit] that lands on an assistant message (limit capped at the last index). */
-export function cutAt(messages: readonly Message[], start: number, limit: number): number | null {
+function cutAt(messages: readonly Message[], start: number, limit: number): number | null {
   for (let e = Math.min(limit, messages.length - 1); e > start; e--) if (messages[e]!.role === 'assistant') return e;
   return null;
 }
@@ -44,7 +44,7 @@ function canonicalContent(c: Message['content']): Message['content'] {
   });
 }
 
-export function canonical(m: Message): Message {
+function canonical(m: Message): Message {
   const out: Message = { role: m.role, content: canonicalContent(m.content) };
   if (m.tool_calls) out.tool_calls = m.tool_calls;
   if (m.tool_call_id !== undefined) out.tool_call_id = m.tool_call_id;

@@ -11,6 +11,7 @@ const MAX_TRAJECTORY_CHARS = 280_000;
 const MAX_TASK_CHARS = 8_000;
 const MAX_LATEST_CHARS = 2_000;
 const MAX_CALL_ARGS_CHARS = 500;
+/** @internal exported for tests */
 export const MASKED = '<masked_tool_output>';
 
 const LEVEL: Record<SummaryLevel, { words: string; maxTokens: number }> = {

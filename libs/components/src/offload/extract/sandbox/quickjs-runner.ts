@@ -16,7 +16,7 @@ var OUTPUT = undefined;
 `;
 
 /** The program body runs as a function body: `return` the result, or assign the global OUTPUT. */
-export function wrapProgram(code: string): string {
+function wrapProgram(code: string): string {
   return `(function () {\n${code}\n}).call(undefined)`;
 }
 
