@@ -75,13 +75,15 @@ export function parsePipelineYaml(text: string, path = 'config'): PipelineDocume
 
 /** Builds the pipeline once per config (never per request). */
 export function buildPipeline(doc: PipelineDocument, path = 'config'): BuiltConfig {
-  if (doc.preset !== undefined && !(doc.preset in PRESETS)) {
+  const preset = doc.preset === undefined ? [] : Object.hasOwn(PRESETS, doc.preset) ? PRESETS[doc.preset] : undefined;
+  if (preset === undefined) {
     throw new ConfigError('unknown_preset', `${path}.preset`, `unknown preset "${doc.preset}" (known: ${PRESET_NAMES.join(', ')})`);
   }
-  const names = [...(doc.pipeline ?? (doc.preset ? PRESETS[doc.preset]! : []))];
+  const names = [...(doc.pipeline ?? preset)];
   const seen = new Set<string>();
-  names.forEach((name, i) => {
-    if (!findDefinition(name)) {
+  const defs = names.map((name, i) => {
+    const def = findDefinition(name);
+    if (!def) {
       throw new ConfigError(
         'unknown_component',
         `${path}.pipeline[${i}]`,
@@ -90,6 +92,7 @@ export function buildPipeline(doc: PipelineDocument, path = 'config'): BuiltConf
     }
     if (seen.has(name)) throw new ConfigError('duplicate_component', `${path}.pipeline[${i}]`, `component "${name}" listed twice`);
     seen.add(name);
+    return def;
   });
   const blocks = doc.components ?? {};
   const options = new Map<string, unknown>();
@@ -104,8 +107,8 @@ export function buildPipeline(doc: PipelineDocument, path = 'config'): BuiltConf
     }
     options.set(name, def.options(block, `${path}.components.${name}`));
   }
-  const components = names.map((name) => {
-    const def = findDefinition(name)!;
+  const components = defs.map((def) => {
+    const name = def.name;
     const opts = options.has(name) ? options.get(name) : def.options(undefined, `${path}.components.${name}`);
     return def.create(opts);
   });

@@ -24,3 +24,4 @@ export * from './shared/ids';
 export * from './shared/message-equality';
 export { MAX_BREAKPOINTS } from './reformat/cacheinject.component';
 export { ReplyMemo } from './offload/model/reply-memo';
+export * from './shared/insertion-order';

@@ -3,6 +3,7 @@
 // not touch survives. The guard measures with its own baseline, never a component's figures.
 import type { Component, Ctx, Message, Report } from './component';
 import { sameMessage } from './shared/message-equality';
+import { itemAt } from './shared/present';
 import { messageTokens } from './shared/tokens';
 
 export interface PipelineResult {
@@ -52,7 +53,7 @@ export class Pipeline {
         // Only changed messages are re-measured: a warm turn touches few of hundreds.
         const changed = changedIndices(snapshot, working);
         const after = working.length === snapshot.length ? perMessage.slice() : working.map(messageTokens);
-        if (working.length === snapshot.length) for (const i of changed) after[i] = messageTokens(working[i]!);
+        if (working.length === snapshot.length) for (const i of changed) after[i] = messageTokens(itemAt(working, i, 'changed message'));
         const total = sum(after);
         if (total > baseline) {
           report.reverted = true;

@@ -49,6 +49,11 @@ describe('component library error codes', () => {
     expect([err.code, err.path]).toEqual([code, path]);
   });
 
+  it('refuses a preset name every object inherits (it used to pass the check and fail as a TypeError)', () => {
+    const err = failure(build({ preset: 'constructor' }));
+    expect([err.code, err.path]).toEqual(['unknown_preset', 'config.preset']);
+  });
+
   it('covers every code of the table, and docs/errors.md lists exactly those codes', () => {
     expect(cases.map(([c]) => c).sort()).toEqual(Object.keys(COMPONENT_ERRORS).sort());
     expect(documentedCodes('Components').map((d) => d.code)).toEqual(Object.keys(COMPONENT_ERRORS));

@@ -53,6 +53,7 @@ describe('sandbox', () => {
     ['catastrophic native regex', "return String(/(a+)+$/.test('a'.repeat(40) + 'b'));", 'interrupted_step_budget', /interrupted/],
     ['catastrophic pattern through a helper', "return re_sub('(a+)+$', '', 'a'.repeat(5000) + 'b');", 'ok', /./],
     ['helper with a non-string', 're_sub({ toString() { return "x"; } }, "", INPUT); return "";', 'runtime_error', /string arguments/],
+    ['the raw helper short of an argument', "return __cg_re('sub', 'a', INPUT);", 'runtime_error', /string arguments/],
     ['a non-string result', 'return { toString() { return INPUT; } };', 'no_string_output', /OUTPUT/],
   ])('%s fails safely', async (_name, code, expected, detail) => {
     // The step and memory budgets must trip before the wall clock does, however loaded the machine:

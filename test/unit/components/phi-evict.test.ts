@@ -1,6 +1,7 @@
 import { Pipeline, contentKey, countTokens, frozenSlot, stashId, type Message } from '@context-guru/components';
 import { WEIGHTS, evictedText, phiEvictComponent, scoreOutputs } from '../../../libs/components/src/offload/phi-evict.component';
 import { keywords } from '../../../libs/components/src/shared/keywords';
+import { toolOutputs } from '../../../libs/components/src/shared/message-text';
 import { testCtx } from '../../support/ctx';
 
 const make = (raw?: unknown) => phiEvictComponent.create(phiEvictComponent.options(raw, 'components.phi_evict'));
@@ -34,7 +35,7 @@ async function evictedWith(weights: string, budget: number): Promise<string[]> {
 describe('phi_evict', () => {
   it('scores with the seed formula: relevance and recency raise Φ, cost and redundancy lower it', () => {
     const messages = [tool('a', 'alpha beta'), tool('b', 'gamma'), tool('c', 'alpha beta'), tool('d', 'delta')];
-    const scored = scoreOutputs(messages, [0, 1, 2, 3], keywords('alpha gamma'), WEIGHTS.balanced);
+    const scored = scoreOutputs(toolOutputs(messages), keywords('alpha gamma'), WEIGHTS.balanced);
     const total = scored.reduce((a, s) => a + s.tokens, 0);
     const expected = (relevance: number, k: number, tokens: number, redundancy: number) =>
       0.4 * relevance + 0.2 * (k / 3) - 0.3 * (tokens / total) - 0.1 * redundancy;

@@ -26,8 +26,9 @@ import {
 import { MarkerModeOption, NonNegInt } from '../shared/common-options';
 import { ConfigError } from '../shared/errors';
 import { EXPAND_TOOL_NAME, HINT_FULL_OUTPUT, contentKey, withToken } from '../shared/marker';
-import { messageText, toolOutputIndices } from '../shared/message-text';
+import { messageText, toolOutputs } from '../shared/message-text';
 import { commitOffload, Gates, OffloadTally, rewritableText, settledByReplay, tailAllows } from '../shared/offload';
+import { deleteOldest } from '../shared/insertion-order';
 import { decodeOptions } from '../shared/options';
 import { countTokens } from '../shared/tokens';
 
@@ -74,7 +75,7 @@ function filterSetFor(o: Options, path: string): FilterSet {
       docs.push(loadFilterDocument(text, source));
     });
     const set = new FilterSet(docs);
-    if (compiled.size >= COMPILED_MAX) compiled.delete(compiled.keys().next().value!);
+    if (compiled.size >= COMPILED_MAX) deleteOldest(compiled);
     compiled.set(key, set);
     return set;
   } catch (err) {
@@ -128,7 +129,10 @@ export function commandOf(call: ToolCall): string {
   if (typeof cmd === 'string') return cmd;
   if (Array.isArray(cmd) && cmd.length > 0 && cmd.every((a): a is string => typeof a === 'string')) {
     // ["bash", "-lc", "pytest -q"] ran `pytest -q`.
-    if (cmd.length === 3 && SHELLS.has(cmd[0]!.replace(/^.*\//, '')) && /^-\w*c$/.test(cmd[1]!)) return cmd[2]!;
+    const [shell, flag, script] = cmd;
+    if (cmd.length === 3 && shell !== undefined && flag !== undefined && script !== undefined) {
+      if (SHELLS.has(shell.replace(/^.*\//, '')) && /^-\w*c$/.test(flag)) return script;
+    }
     return cmd.join(' ');
   }
   return call.name;
@@ -155,8 +159,7 @@ function create(o: Options): Component {
       const tally = new OffloadTally();
       const ledger: LedgerEntry[] = [];
       const calls = toolCallsById(messages);
-      for (const i of toolOutputIndices(messages)) {
-        const m = messages[i]!;
+      for (const { i, m } of toolOutputs(messages)) {
         const text = rewritableText(m, gates);
         if (text === null) continue;
         if (text.trim() === '') {

@@ -5,7 +5,7 @@ import { Type } from '@sinclair/typebox';
 import { defineComponent, type Component, type ComponentOutcome, type Ctx, type Message } from '../component';
 import { MarkerModeOption, NonNegInt } from '../shared/common-options';
 import { HINT_FULL_OUTPUT, contentKey, hasPlaceholder, withToken } from '../shared/marker';
-import { toolOutputIndices } from '../shared/message-text';
+import { toolOutputs } from '../shared/message-text';
 import { commitOffload, Gates, OffloadTally, replayFrozen, rewritableText, tailAllows } from '../shared/offload';
 import { decodeOptions } from '../shared/options';
 import { countTokens } from '../shared/tokens';
@@ -47,9 +47,13 @@ function splitLines(text: string): { lines: string[]; terminated: boolean } {
  * @internal exported for tests
  */
 export function collapseText(text: string, head: number, tail: number, token: string): string | null {
-  const { lines, terminated } = splitLines(text);
+  const split = splitLines(text);
+  return split.lines.length > head + tail ? collapseLines(split, head, tail, token) : null;
+}
+
+/** collapseText for lines already split and known to be more than head + tail. */
+function collapseLines({ lines, terminated }: ReturnType<typeof splitLines>, head: number, tail: number, token: string): string {
   const omitted = lines.length - head - tail;
-  if (omitted <= 0) return null;
   const note = `... (${omitted} lines omitted)`;
   const middle = withToken(note, token);
   const out = [...lines.slice(0, head), middle, ...lines.slice(lines.length - tail)].join('\n');
@@ -63,8 +67,7 @@ function create(o: Options): Component {
     run(messages: Message[], ctx: Ctx): ComponentOutcome {
       const gates = new Gates();
       const tally = new OffloadTally();
-      for (const i of toolOutputIndices(messages)) {
-        const m = messages[i]!;
+      for (const { i, m } of toolOutputs(messages)) {
         const text = rewritableText(m, gates);
         if (text === null) continue;
         // Replay first and regardless of depth: the provider may have cached these exact bytes.
@@ -81,7 +84,8 @@ function create(o: Options): Component {
           gates.add('marker_or_kept_verbatim');
           continue;
         }
-        if (splitLines(text).lines.length <= o.head_lines + o.tail_lines) {
+        const split = splitLines(text);
+        if (split.lines.length <= o.head_lines + o.tail_lines) {
           gates.add('too_few_lines');
           continue;
         }
@@ -90,7 +94,7 @@ function create(o: Options): Component {
           gates.add('cached_prefix');
           continue;
         }
-        const build = (token: string) => collapseText(text, o.head_lines, o.tail_lines, token)!;
+        const build = (token: string) => collapseLines(split, o.head_lines, o.tail_lines, token);
         const r = commitOffload(m, text, build, ctx, o.marker_mode, HINT_FULL_OUTPUT, NAME);
         if (r.ok) tally.record(r);
         else gates.add('marker_no_win');

@@ -5,7 +5,7 @@ import { Type } from '@sinclair/typebox';
 import { defineComponent, type Component, type ComponentOutcome, type Ctx, type Message } from '../component';
 import { MarkerModeOption, NonNegInt } from '../shared/common-options';
 import { withToken } from '../shared/marker';
-import { toolOutputIndices } from '../shared/message-text';
+import { toolOutputs } from '../shared/message-text';
 import { commitOffload, Gates, OffloadTally, rewritableText, markedOrKept } from '../shared/offload';
 import { decodeOptions } from '../shared/options';
 import { countTokens } from '../shared/tokens';
@@ -43,8 +43,7 @@ function create(o: Options): Component {
       const tally = new OffloadTally();
       // Keyed by the exact text, not a hash of it: "identical" means byte-identical, no collisions.
       const seen = new Set<string>();
-      for (const i of toolOutputIndices(messages)) {
-        const m = messages[i]!;
+      for (const { i, m } of toolOutputs(messages)) {
         const text = rewritableText(m, gates);
         if (text === null) continue;
         if (countTokens(text) < o.min_tokens) {

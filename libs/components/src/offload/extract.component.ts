@@ -13,7 +13,7 @@ import { defineComponent, type Component, type ComponentOutcome, type Ctx, type 
 import { MarkerModeOption, NonNegInt } from '../shared/common-options';
 import { ConfigError } from '../shared/errors';
 import { HINT_FULL_OUTPUT, withToken } from '../shared/marker';
-import { toolOutputIndices } from '../shared/message-text';
+import { toolOutputs } from '../shared/message-text';
 import { ModelOption, RequestTriggerFields, requestTriggerFires } from '../shared/model-options';
 import { commitOffload, Gates, OffloadTally, rewritableText, settledByReplay, tailAllows } from '../shared/offload';
 import { decodeOptions } from '../shared/options';
@@ -94,8 +94,9 @@ function create(o: Options): Component {
       };
       const fired = requestTriggerFires(messages, o.trigger, ctx);
       let keys: Set<string> | undefined;
-      for (const i of toolOutputIndices(messages)) {
-        const m = messages[i]!;
+      // Computed once, on the first output that needs it (most requests never do).
+      const queryKeys = (): Set<string> => (keys ??= keywords(queryContext(messages)));
+      for (const { i, m } of toolOutputs(messages)) {
         const text = rewritableText(m, gates);
         if (text === null) continue;
         if (settledByReplay(NAME, m, text, ctx, gates, tally, i)) continue;
@@ -107,8 +108,7 @@ function create(o: Options): Component {
           gates.add('below_output_floor');
           continue;
         }
-        keys ??= keywords(queryContext(messages));
-        if (keys.size === 0) {
+        if (queryKeys().size === 0) {
           gates.add('no_query_keywords');
           continue;
         }
@@ -124,13 +124,13 @@ function create(o: Options): Component {
           continue;
         }
         if (o.strategy !== 'deterministic') gates.add('model_unavailable_fell_back_to_deterministic');
-        deterministic(m, text, keys);
+        deterministic(m, text, queryKeys());
       }
       // A model result is frozen like any decision: a re-sent output replays it with no new call.
       for (const job of code ? await code.settle() : []) {
         if (!job.outcome.ok) {
           gates.add(job.outcome.gate);
-          deterministic(job.m, job.text, keys!);
+          deterministic(job.m, job.text, queryKeys());
           continue;
         }
         const reduced = job.outcome.text;

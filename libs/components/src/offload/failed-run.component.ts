@@ -5,7 +5,7 @@ import { Type } from '@sinclair/typebox';
 import { defineComponent, type Component, type ComponentOutcome, type Ctx, type Message } from '../component';
 import { MarkerModeOption, NonNegInt } from '../shared/common-options';
 import { HINT_FULL_OUTPUT, contentKey, hasPlaceholder, withToken } from '../shared/marker';
-import { messageText, toolOutputIndices } from '../shared/message-text';
+import { messageText, toolOutputs } from '../shared/message-text';
 import { Gates, OffloadTally, commitOffload, replayFrozen, tailAllows } from '../shared/offload';
 import { decodeOptions } from '../shared/options';
 import { textMemo } from '../shared/text-memo';
@@ -76,12 +76,11 @@ function create(o: Options): Component {
     run(messages: Message[], ctx: Ctx): ComponentOutcome {
       const gates = new Gates();
       const tally = new OffloadTally();
-      const outputs = toolOutputIndices(messages).map((i) => ({ i, text: messageText(messages[i]!) }));
+      const outputs = toolOutputs(messages).map(({ i, m }) => ({ i, m, text: messageText(m) }));
       const isRun = (text: string) => !hasPlaceholder(text) && countTokens(text) >= o.min_tokens && runLikeMemo(text);
       const runs = outputs.filter((x) => x.text !== null && isRun(x.text)).map((x) => x.i);
       const newest = runs[runs.length - 1];
-      for (const { i, text } of outputs) {
-        const m = messages[i]!;
+      for (const { i, m, text } of outputs) {
         if (text === null) {
           gates.add('non_text_blocks');
           continue;

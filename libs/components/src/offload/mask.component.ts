@@ -5,7 +5,7 @@ import { Type } from '@sinclair/typebox';
 import { defineComponent, type Component, type Message, type Ctx, type ComponentOutcome } from '../component';
 import { MarkerModeOption, NonNegInt } from '../shared/common-options';
 import { HINT_FULL_OUTPUT, contentKey, headPeek, withToken } from '../shared/marker';
-import { toolOutputIndices } from '../shared/message-text';
+import { toolOutputs } from '../shared/message-text';
 import { commitOffload, Gates, OffloadTally, rewritableText, settledByReplay, tailAllows } from '../shared/offload';
 import { decodeOptions } from '../shared/options';
 import { countTokens } from '../shared/tokens';
@@ -44,13 +44,12 @@ function create(o: Options): Component {
     run(messages: Message[], ctx: Ctx): ComponentOutcome {
       const gates = new Gates();
       const tally = new OffloadTally();
-      const tools = toolOutputIndices(messages);
+      const tools = toolOutputs(messages);
       if (tools.length <= o.keep_recent) {
         for (const _ of tools) gates.add('within_keep_recent');
         return { gates: gates.counts };
       }
-      for (const i of tools.slice(0, tools.length - o.keep_recent)) {
-        const m = messages[i]!;
+      for (const { i, m } of tools.slice(0, tools.length - o.keep_recent)) {
         const text = rewritableText(m, gates);
         if (text === null) continue;
         if (settledByReplay(NAME, m, text, ctx, gates, tally, i)) continue;

@@ -8,7 +8,7 @@ import { defineComponent, type Component, type ComponentOutcome, type Ctx, type 
 import { MarkerModeOption, NonNegInt } from '../shared/common-options';
 import { HINT_FULL_OUTPUT, contentKey, hasPlaceholder, withToken } from '../shared/marker';
 import { keywordOverlap, keywords } from '../shared/keywords';
-import { messageText, toolOutputIndices, userTexts } from '../shared/message-text';
+import { messageText, type ToolOutput, toolOutputs, userTexts } from '../shared/message-text';
 import { commitOffload, Gates, OffloadTally, replayFrozen, rewritableText, tailAllows } from '../shared/offload';
 import { decodeOptions } from '../shared/options';
 import { countTokens, messageTokens } from '../shared/tokens';
@@ -50,6 +50,7 @@ const decode = (raw: unknown, path: string) => decodeOptions(PhiEvictOptions, ra
 
 interface Scored {
   i: number;
+  m: Message;
   text: string | null;
   tokens: number;
   phi: number;
@@ -66,24 +67,22 @@ export function evictedText(token: string): string {
  * @internal exported for tests
  */
 export function scoreOutputs(
-  messages: readonly Message[],
-  indices: readonly number[],
+  outputs: readonly ToolOutput[],
   query: ReadonlySet<string>,
   w: { r: number; h: number; c: number; d: number },
 ): Scored[] {
-  const texts = indices.map((i) => messageText(messages[i]!));
-  const tokens = indices.map((i) => messageTokens(messages[i]!));
-  const total = tokens.reduce((a, b) => a + b, 0) || 1;
-  const n = indices.length;
+  // Cost is relative to the whole, so every output's tokens are counted before any is scored.
+  const measured = outputs.map(({ i, m }) => ({ i, m, text: messageText(m), tokens: messageTokens(m) }));
+  const total = measured.reduce((a, x) => a + x.tokens, 0) || 1;
+  const n = measured.length;
   const seen = new Set<string>();
-  return indices.map((i, k) => {
-    const text = texts[k]!;
+  return measured.map(({ i, m, text, tokens }, k) => {
     const redundancy = text !== null && seen.has(text) ? 1 : 0;
     if (text !== null) seen.add(text);
     const relevance = text === null ? 0 : keywordOverlap(text, query);
     const recency = n > 1 ? k / (n - 1) : 1;
-    const phi = w.r * relevance + w.h * recency - w.c * (tokens[k]! / total) - w.d * redundancy;
-    return { i, text, tokens: tokens[k]!, phi };
+    const phi = w.r * relevance + w.h * recency - w.c * (tokens / total) - w.d * redundancy;
+    return { i, m, text, tokens, phi };
   });
 }
 
@@ -95,7 +94,7 @@ function create(o: Options): Component {
     run(messages: Message[], ctx: Ctx): ComponentOutcome {
       const gates = new Gates();
       const tally = new OffloadTally();
-      const tools = toolOutputIndices(messages);
+      const tools = toolOutputs(messages);
       if (tools.length <= 1) {
         for (const _ of tools) gates.add('single_tool_output');
         return { gates: gates.counts };
@@ -103,8 +102,7 @@ function create(o: Options): Component {
       const older = tools.slice(0, -1);
       const pending = new Set<number>();
       // Replay first, at any depth: cached bytes must not flip, whatever today's budget says.
-      for (const i of older) {
-        const m = messages[i]!;
+      for (const { i, m } of older) {
         const text = rewritableText(m, gates);
         if (text === null) continue;
         const replay = replayFrozen(NAME, m, text, ctx, i);
@@ -113,22 +111,23 @@ function create(o: Options): Component {
         else if (ctx.state.frozenLost(NAME, contentKey(text))) evict(i, m, text, true);
         else pending.add(i);
       }
-      let total = tools.reduce((a, i) => a + messageTokens(messages[i]!), 0);
+      let total = tools.reduce((a, { m }) => a + messageTokens(m), 0);
       if (total <= o.budget_tokens) {
         for (const _ of pending) gates.add('within_budget');
         return { keys: tally.keys, irreversible: tally.irreversible, gates: gates.counts };
       }
       // Scoring reads every output, so it only runs on a request that is actually over budget.
       const query = keywords(userTexts(messages).at(-1) ?? '');
-      const scored = scoreOutputs(messages, tools, query, w)
-        .filter((s) => pending.has(s.i))
+      // Pending outputs are the text ones (the replay pass skipped the rest).
+      const scored = scoreOutputs(tools, query, w)
+        .filter((s): s is Scored & { text: string } => s.text !== null && pending.has(s.i))
         .sort((a, b) => a.phi - b.phi || a.i - b.i);
       for (const s of scored) {
         if (total <= o.budget_tokens) {
           gates.add('within_budget');
           continue;
         }
-        total -= evict(s.i, messages[s.i]!, s.text!, false);
+        total -= evict(s.i, s.m, s.text, false);
       }
       return { keys: tally.keys, irreversible: tally.irreversible, gates: gates.counts };
 

@@ -5,9 +5,10 @@ import { Type } from '@sinclair/typebox';
 import { defineComponent, type Component, type ComponentOutcome, type Ctx, type Message } from '../component';
 import { MarkerModeOption, NonNegInt } from '../shared/common-options';
 import { HINT_FULL_SOURCE, withToken } from '../shared/marker';
-import { messageText, toolOutputIndices } from '../shared/message-text';
+import { messageText, toolOutputs } from '../shared/message-text';
 import { Gates, OffloadTally, commitOffload, markedOrKept } from '../shared/offload';
 import { decodeOptions } from '../shared/options';
+import { itemAt, present } from '../shared/present';
 import { textMemo } from '../shared/text-memo';
 import { type ElideGate, type ElideResult, skeletonizeCode } from './skeleton/elide';
 import { findFencedBlocks, type FencedBlock } from './skeleton/fences';
@@ -73,7 +74,8 @@ function create(o: Options): Component {
         let skeleton = '';
         let at = 0;
         let changed = 0;
-        let furthest = -1;
+        // How far the furthest-reaching block got (a gate outside PROGRESS counts as its first).
+        let furthest = 0;
         for (const b of c.blocks) {
           const r = skeletonizeBlock(c.text.slice(b.start, b.end), b.tag, o.min_tokens);
           if (r.ok) {
@@ -85,7 +87,7 @@ function create(o: Options): Component {
           }
         }
         if (changed === 0) {
-          gates.add(PROGRESS[Math.max(furthest, 0)]!);
+          gates.add(itemAt(PROGRESS, furthest, 'skeleton progress gate'));
           continue;
         }
         skeleton += c.text.slice(at);
@@ -101,8 +103,7 @@ function create(o: Options): Component {
 /** Tool outputs worth parsing; every other tool output is counted under its gate here. */
 function collect(messages: Message[], ctx: Ctx, gates: Gates): Candidate[] {
   const out: Candidate[] = [];
-  for (const index of toolOutputIndices(messages)) {
-    const message = messages[index]!;
+  for (const { i: index, m: message } of toolOutputs(messages)) {
     const text = messageText(message);
     if (text === null) {
       gates.add('non_text_blocks');
@@ -148,7 +149,7 @@ function skeletonizeKeyed(key: string): ElideResult {
   let last: ElideResult = { ok: false, gate: 'source_parse_failed' };
   // An ambiguous tag (`h`) tries its grammars in order; the first that parses the source decides.
   for (const id of ids) {
-    last = skeletonizeCode(loadedParser(id)!, LANGUAGES[id], code, minTokens);
+    last = skeletonizeCode(present(loadedParser(id), `grammar ${id}, loaded before the run`), LANGUAGES[id], code, minTokens);
     if (last.ok || last.gate !== 'source_parse_failed') break;
   }
   return last;

@@ -7,7 +7,7 @@ import { defineComponent, type Component, type ComponentOutcome, type Ctx, type 
 import { MarkerModeOption, NonNegInt } from '../shared/common-options';
 import { EXPAND_TOOL_NAME, withToken } from '../shared/marker';
 import { arrayItemSpans } from '../shared/json-scan';
-import { toolOutputIndices } from '../shared/message-text';
+import { toolOutputs } from '../shared/message-text';
 import { commitOffload, Gates, OffloadTally, rewritableText, markedOrKept } from '../shared/offload';
 import { decodeOptions } from '../shared/options';
 import { textMemo } from '../shared/text-memo';
@@ -84,8 +84,7 @@ function create(o: Options): Component {
     run(messages: Message[], ctx: Ctx): ComponentOutcome {
       const gates = new Gates();
       const tally = new OffloadTally();
-      for (const i of toolOutputIndices(messages)) {
-        const m = messages[i]!;
+      for (const { i, m } of toolOutputs(messages)) {
         const text = rewritableText(m, gates);
         if (text === null) continue;
         if (markedOrKept(text, ctx, i)) {

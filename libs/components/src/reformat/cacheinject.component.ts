@@ -5,6 +5,7 @@
 import { Type } from '@sinclair/typebox';
 import { defineComponent, type Component, type ComponentOutcome, type ContentBlock, type Ctx, type Message } from '../component';
 import { decodeOptions } from '../shared/options';
+import { itemAt, present } from '../shared/present';
 
 const NAME = 'cacheinject';
 
@@ -72,11 +73,9 @@ export interface Boundary {
  * @internal exported for tests
  */
 export function prefixBoundary(messages: readonly Message[], provider: Ctx['provider'] = 'anthropic'): Boundary | null {
-  let i = messages.length - 1;
-  while (i >= 0 && messages[i]!.role !== 'assistant') i--;
-  for (; i >= 0; i--) {
-    const m = messages[i]!;
-    if (m.role === 'tool') continue;
+  for (let i = messages.findLastIndex((m) => m.role === 'assistant'); i >= 0; i--) {
+    const m = messages[i];
+    if (m === undefined || m.role === 'tool') continue;
     const last = Array.isArray(m.content) ? m.content[m.content.length - 1] : undefined;
     // Content that still carries its tool_use blocks (not wire-normalized) ends with one itself.
     if (last?.type === 'tool_use') return { msg: i, call: false };
@@ -102,7 +101,7 @@ function create(o: Options): Component {
       if (ctx.provider !== 'anthropic') return gate('not_cache_aware_provider');
       const at = prefixBoundary(messages, ctx.provider);
       if (!at) return gate('no_block_content');
-      const m = messages[at.msg]!;
+      const m = itemAt(messages, at.msg, 'prefix boundary message');
       if (hasBreakpoint(m)) return gate('breakpoint_present');
       // Both counts are charged even though the inbound count may already include the visible
       // ones: double-counting can only cost a breakpoint we could have placed, while counting
@@ -111,11 +110,13 @@ function create(o: Options): Component {
       if (MAX_BREAKPOINTS - used <= 0) return gate('breakpoint_budget_exhausted');
       // A fresh block (or call) object: the key is added, nothing else about it changes.
       if (at.call) {
-        const calls = m.tool_calls!;
-        calls[calls.length - 1] = { ...calls[calls.length - 1]!, cache_control: { ...control } };
+        const calls = present(m.tool_calls, 'boundary tool calls');
+        const last = calls.length - 1;
+        calls[last] = { ...itemAt(calls, last, 'boundary tool call'), cache_control: { ...control } };
       } else {
         const blocks = m.content as ContentBlock[];
-        blocks[blocks.length - 1] = { ...blocks[blocks.length - 1]!, cache_control: { ...control } };
+        const last = blocks.length - 1;
+        blocks[last] = { ...itemAt(blocks, last, 'boundary block'), cache_control: { ...control } };
       }
       return { gates: {} };
     },

@@ -4,7 +4,7 @@
 import { Type } from '@sinclair/typebox';
 import { defineComponent, type Component, type ComponentOutcome, type Ctx, type Message } from '../component';
 import { NonNegInt } from '../shared/common-options';
-import { setText, toolOutputIndices } from '../shared/message-text';
+import { setText, toolOutputs } from '../shared/message-text';
 import { Gates, rewritableText } from '../shared/offload';
 import { QUOTE, isWs, skipString, skipValue, skipWs } from '../shared/json-text';
 import { decodeOptions } from '../shared/options';
@@ -113,8 +113,7 @@ function create(o: Options): Component {
     kind: 'reformat',
     run(messages: Message[], _ctx: Ctx): ComponentOutcome {
       const gates = new Gates();
-      for (const i of toolOutputIndices(messages)) {
-        const m = messages[i]!;
+      for (const { m } of toolOutputs(messages)) {
         const text = rewritableText(m, gates);
         if (text === null) continue;
         const head = text.trimStart()[0];

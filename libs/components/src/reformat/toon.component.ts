@@ -7,7 +7,7 @@ import { decode as toonDecode, encode as toonEncode, rawString, type JsonValue }
 import { defineComponent, type Component, type ComponentOutcome, type Ctx, type Message } from '../component';
 import { NonNegInt } from '../shared/common-options';
 import { hasInexactNumbers } from '../shared/json-scan';
-import { setText, toolOutputIndices } from '../shared/message-text';
+import { setText, toolOutputs } from '../shared/message-text';
 import { Gates, rewritableText } from '../shared/offload';
 import { decodeOptions } from '../shared/options';
 import { textMemo } from '../shared/text-memo';
@@ -38,6 +38,10 @@ function isScalar(v: unknown): v is string | number | boolean | null {
   return v === null || typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean';
 }
 
+function sameKeys(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((k, i) => k === b[i]);
+}
+
 /** Non-empty array of objects sharing one non-empty key set, every value a scalar. */
 function isUniformFlatArray(value: unknown): value is Row[] {
   if (!Array.isArray(value) || value.length === 0) return false;
@@ -47,7 +51,7 @@ function isUniformFlatArray(value: unknown): value is Row[] {
     const own = Object.keys(item).sort();
     if (own.length === 0) return false;
     if (!keys) keys = own;
-    else if (own.length !== keys.length || own.some((k, i) => k !== keys![i])) return false;
+    else if (!sameKeys(own, keys)) return false;
     if (!Object.values(item).every(isScalar)) return false;
   }
   return true;
@@ -134,8 +138,7 @@ function create(o: Options): Component {
     kind: 'reformat',
     run(messages: Message[], _ctx: Ctx): ComponentOutcome {
       const gates = new Gates();
-      for (const i of toolOutputIndices(messages)) {
-        const m = messages[i]!;
+      for (const { m } of toolOutputs(messages)) {
         const text = rewritableText(m, gates);
         if (text === null) continue;
         const verdict = toonFor(text, o.min_tokens);

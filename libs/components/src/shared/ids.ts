@@ -23,6 +23,6 @@ export function sessionIdBase(candidate: string): string | null {
 /** The stash HASH of an expand request: the bare HASH or the whole marker `<<cg:HASH>>`, trimmed. */
 export function expandIdOf(input: string): string {
   const t = input.trim();
-  const m = WHOLE_MARKER.exec(t);
-  return m ? m[1]! : t;
+  const [, id] = WHOLE_MARKER.exec(t) ?? [];
+  return id ?? t;
 }

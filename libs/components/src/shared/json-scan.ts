@@ -24,12 +24,14 @@ export function arrayItemSpans(text: string): Array<[number, number]> | null {
 function canonicalNumber(literal: string): string {
   const m = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/.exec(literal);
   if (!m) return literal;
-  const digits = `${m[2]}${m[3] ?? ''}`;
+  // Sign and integer part always take part in a match; fraction and exponent are optional.
+  const [, sign = '', int = '', frac = '', exp = '0'] = m;
+  const digits = `${int}${frac}`;
   const lead = digits.search(/[1-9]/);
   if (lead < 0) return '0';
   const trimmed = digits.slice(lead).replace(/0+$/, '');
-  const exponent = Number(m[4] ?? 0) + m[2]!.length - lead;
-  return `${m[1]}${trimmed}e${exponent}`;
+  const exponent = Number(exp) + int.length - lead;
+  return `${sign}${trimmed}e${exponent}`;
 }
 
 /**
@@ -39,7 +41,7 @@ function canonicalNumber(literal: string): string {
  */
 export function hasInexactNumbers(text: string): boolean {
   for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
+    const c = text.charAt(i);
     if (c === '"') {
       i = skipString(text, i) - 1;
       continue;

@@ -48,16 +48,13 @@ export function queryContext(messages: readonly Message[]): string {
   const first = messages.findIndex((m) => m.role === 'user');
   if (first >= 0) picked.add(first);
   for (const role of ['user', 'assistant'] as const) {
-    for (let i = messages.length - 1; i >= 0; i--) {
-      if (messages[i]!.role === role) {
-        picked.add(i);
-        break;
-      }
-    }
+    const last = messages.findLastIndex((m) => m.role === role);
+    if (last >= 0) picked.add(last);
   }
-  return [...picked]
-    .sort((a, b) => a - b)
-    .map((i) => textOf(messages[i]!))
+  // In transcript order, each picked message once.
+  return messages
+    .filter((_, i) => picked.has(i))
+    .map(textOf)
     .join('\n');
 }
 
@@ -74,24 +71,29 @@ function omittedLine(n: number): string {
 export function projectLines(text: string, keys: ReadonlySet<string>, head: number, tail: number): string | null {
   const lines = text.split('\n');
   const long = longKeywords(keys);
-  const hits = lines.map((line) => mentionedKeys(line, keys, long));
+  const scanned = lines.map((line) => ({ line, hits: mentionedKeys(line, keys, long) }));
   const freq = new Map<string, number>();
-  for (const h of hits) for (const k of h) freq.set(k, (freq.get(k) ?? 0) + 1);
+  for (const { hits } of scanned) for (const k of hits) freq.set(k, (freq.get(k) ?? 0) + 1);
   const telling = (k: string) => (freq.get(k) ?? 0) * 2 <= lines.length;
-  const keep = lines.map((line, i) => i < head || i >= lines.length - tail || ERROR_LINE.test(line) || hits[i]!.some(telling));
   const out: string[] = [];
   let omitted = 0;
-  for (let i = 0; i <= lines.length; i++) {
-    if (i < lines.length && !keep[i]) {
-      omitted++;
-      continue;
-    }
+  let lastOmitted = '';
+  const closeGap = () => {
     // A one-line gap is cheaper to keep than to describe.
-    if (omitted === 1) out.push(lines[i - 1]!);
+    if (omitted === 1) out.push(lastOmitted);
     else if (omitted > 1) out.push(omittedLine(omitted));
     omitted = 0;
-    if (i < lines.length) out.push(lines[i]!);
-  }
+  };
+  scanned.forEach(({ line, hits }, i) => {
+    if (i < head || i >= lines.length - tail || ERROR_LINE.test(line) || hits.some(telling)) {
+      closeGap();
+      out.push(line);
+    } else {
+      omitted++;
+      lastOmitted = line;
+    }
+  });
+  closeGap();
   if (out.length === lines.length) return null;
   const projected = out.join('\n');
   return countTokens(projected) < countTokens(text) ? projected : null;

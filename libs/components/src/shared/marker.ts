@@ -23,7 +23,7 @@ export function marker(id: string): string {
 /** Distinct marker ids in first-seen order. */
 export function markerIds(text: string): string[] {
   const ids = new Set<string>();
-  for (const m of text.matchAll(MARKER_RE)) ids.add(m[1]!);
+  for (const [, id] of text.matchAll(MARKER_RE)) if (id !== undefined) ids.add(id);
   return [...ids];
 }
 

@@ -23,11 +23,17 @@ export function setText(m: Message, text: string): void {
   m.content = text;
 }
 
-/** Indices of tool outputs, oldest first. */
-export function toolOutputIndices(messages: readonly Message[]): number[] {
-  const out: number[] = [];
+/** A tool output and where it sits in the message list. */
+export interface ToolOutput {
+  readonly i: number;
+  readonly m: Message;
+}
+
+/** The tool outputs, oldest first, each with its index (so no caller re-reads `messages[i]`). */
+export function toolOutputs(messages: readonly Message[]): ToolOutput[] {
+  const out: ToolOutput[] = [];
   messages.forEach((m, i) => {
-    if (m.role === 'tool') out.push(i);
+    if (m.role === 'tool') out.push({ i, m });
   });
   return out;
 }

@@ -75,10 +75,10 @@ const FENCED = /(`{3,})[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n([\s\S]*?)\n?\1(?!`)/g;
 export function codeFromReply(reply: string): string | null {
   let first: string | null = null;
   for (const m of reply.matchAll(FENCED)) {
-    const lang = m[2]!.toLowerCase();
-    const code = m[3]!;
-    if (!code.trim()) continue;
-    if (lang === 'javascript' || lang === 'js') return code;
+    // Both groups always take part in a match (possibly empty); the guard only satisfies the type.
+    const [, , lang = '', code] = m;
+    if (code === undefined || !code.trim()) continue;
+    if (lang.toLowerCase() === 'javascript' || lang.toLowerCase() === 'js') return code;
     first ??= code;
   }
   return first;

@@ -121,8 +121,7 @@ export class CodeBatch {
   }
 
   async settle(): Promise<SettledJob[]> {
-    const outcomes = await Promise.all(this.jobs.map((j) => j.pending));
-    return this.jobs.map(({ i, m, text }, k) => ({ i, m, text, outcome: outcomes[k]! }));
+    return Promise.all(this.jobs.map(async ({ i, m, text, pending }) => ({ i, m, text, outcome: await pending })));
   }
 }
 

@@ -43,8 +43,7 @@ export function skeletonizeCode(parser: Parser, spec: LanguageSpec, code: string
 function errorSpans(root: Node): Array<[number, number]> {
   const out: Array<[number, number]> = [];
   const stack: Node[] = [root];
-  while (stack.length) {
-    const n = stack.pop()!;
+  for (let n = stack.pop(); n !== undefined; n = stack.pop()) {
     if (n.type === 'ERROR' || n.isMissing) out.push([n.startIndex, n.endIndex]);
     else if (n.hasError) for (const c of n.children) if (c) stack.push(c);
   }
@@ -163,10 +162,11 @@ function pythonCut(node: Node, src: string): Cut | undefined {
   if (!body || body.type !== 'block') return undefined;
   const stmts = body.namedChildren.filter((c): c is Node => c !== null);
   const first = stmts.findIndex((c) => c.type !== 'comment');
-  if (first < 0) return undefined;
-  const from = isDocstring(stmts[first]!) ? first + 1 : 0;
-  if (from >= stmts.length) return undefined;
-  return trimmed(stmts[from]!.startIndex, body.endIndex, src, PYTHON_PLACEHOLDER);
+  const lead = stmts[first];
+  if (lead === undefined) return undefined;
+  const from = stmts[isDocstring(lead) ? first + 1 : 0];
+  if (from === undefined) return undefined;
+  return trimmed(from.startIndex, body.endIndex, src, PYTHON_PLACEHOLDER);
 }
 
 function isDocstring(stmt: Node): boolean {
@@ -178,7 +178,7 @@ function isDocstring(stmt: Node): boolean {
 /** A cut that never swallows the line break after the body (the next line keeps its place). */
 function trimmed(start: number, end: number, src: string, text: string): Cut {
   let e = end;
-  while (e > start && /\s/.test(src[e - 1]!)) e -= 1;
+  while (e > start && /\s/.test(src.charAt(e - 1))) e -= 1;
   return { start, end: e, text };
 }
 

@@ -27,10 +27,11 @@ export function findFencedBlocks(text: string): FencedBlock[] {
         open = undefined;
       }
     } else {
-      const m = OPEN.exec(line);
+      // Both groups always take part in a match; the defaults only satisfy the type.
+      const [, fence = '', info = ''] = OPEN.exec(line) ?? [];
       // A backtick fence's info string may not contain a backtick (that is inline code).
-      if (m && !(m[1]!.startsWith('`') && m[2]!.includes('`'))) {
-        open = { fence: m[1]!, tag: infoTag(m[2]!), start: next };
+      if (fence && !(fence.startsWith('`') && info.includes('`'))) {
+        open = { fence, tag: infoTag(info), start: next };
       }
     }
     pos = next;
@@ -41,15 +42,14 @@ export function findFencedBlocks(text: string): FencedBlock[] {
 }
 
 function isClosing(line: string, fence: string): boolean {
-  const m = /^ {0,3}(`{3,}|~{3,})\s*$/.exec(line);
-  return m !== null && m[1]![0] === fence[0] && m[1]!.length >= fence.length;
+  const run = /^ {0,3}(`{3,}|~{3,})\s*$/.exec(line)?.[1];
+  return run !== undefined && run.charAt(0) === fence.charAt(0) && run.length >= fence.length;
 }
 
 /** `{.python}` → python, `ts title="x"` → ts, `py:src/a.py` → py. */
 function infoTag(info: string): string {
-  const word = info.trim().split(/\s+/)[0] ?? '';
-  return word
-    .replace(/^\{?\.?/, '')
-    .split(/[:,{}]/)[0]!
-    .toLowerCase();
+  // split always returns at least one piece, so the defaults never apply.
+  const [word = ''] = info.trim().split(/\s+/);
+  const [tag = ''] = word.replace(/^\{?\.?/, '').split(/[:,{}]/);
+  return tag.toLowerCase();
 }

@@ -4,6 +4,7 @@
 // messages and the task's user turn — always stays verbatim.
 import type { ContentBlock, Message } from '../../component';
 import { sha256Hex } from '../../shared/hash';
+import { InvariantError } from '../../shared/present';
 import { messageTokens } from '../../shared/tokens';
 
 export interface Span {
@@ -17,13 +18,13 @@ export interface Span {
 function spanStart(messages: readonly Message[]): number | null {
   const user = messages.findIndex((m) => m.role === 'user');
   if (user < 0) return null;
-  for (let i = user + 1; i < messages.length; i++) if (messages[i]!.role === 'assistant') return i;
-  return null;
+  const start = messages.findIndex((m, i) => i > user && m.role === 'assistant');
+  return start < 0 ? null : start;
 }
 
 /** The largest cut in (start, limit] that lands on an assistant message (limit capped at the last index). */
 function cutAt(messages: readonly Message[], start: number, limit: number): number | null {
-  for (let e = Math.min(limit, messages.length - 1); e > start; e--) if (messages[e]!.role === 'assistant') return e;
+  for (let e = Math.min(limit, messages.length - 1); e > start; e--) if (messages[e]?.role === 'assistant') return e;
   return null;
 }
 
@@ -52,22 +53,25 @@ function canonical(m: Message): Message {
   return out;
 }
 
+/** messages[start, end): a span is planned inside the transcript, so one reaching past it is a bug. */
+function spanOf(messages: readonly Message[], start: number, end: number): readonly Message[] {
+  if (start < 0 || end > messages.length) throw new InvariantError(`span [${start}, ${end}) outside ${messages.length} messages`);
+  return messages.slice(start, end);
+}
+
 /** Names a span for checkpoint matching (24 hex over each canonical message + NUL). */
 export function spanHash(messages: readonly Message[], start: number, end: number): string {
   let acc = '';
-  for (let i = start; i < end; i++) acc += `${JSON.stringify(canonical(messages[i]!))}\u0000`;
+  for (const m of spanOf(messages, start, end)) acc += `${JSON.stringify(canonical(m))}\u0000`;
   return sha256Hex(acc).slice(0, 24);
 }
 
 /** What the marker resolves to: the span's messages as JSON, one per line. */
 export function spanStashText(messages: readonly Message[], start: number, end: number): string {
-  const lines: string[] = [];
-  for (let i = start; i < end; i++) lines.push(JSON.stringify(canonical(messages[i]!)));
+  const lines = spanOf(messages, start, end).map((m) => JSON.stringify(canonical(m)));
   return `[\n${lines.join(',\n')}\n]`;
 }
 
 export function rangeTokens(messages: readonly Message[], start: number, end: number): number {
-  let n = 0;
-  for (let i = start; i < end; i++) n += messageTokens(messages[i]!);
-  return n;
+  return spanOf(messages, start, end).reduce((n, m) => n + messageTokens(m), 0);
 }

@@ -65,7 +65,7 @@ export function buildSummaryRequest(s: SummaryInput): ModelRequest {
   const task = s.messages.find((m) => m.role === 'user');
   const latest = [...s.messages].reverse().find((m) => m.role === 'user' && m !== task);
   let trajectory = '';
-  for (let i = s.from; i < s.to; i++) trajectory += `${render(s.messages[i]!, s.includeToolCalls)}\n\n`;
+  for (const m of s.messages.slice(s.from, s.to)) trajectory += `${render(m, s.includeToolCalls)}\n\n`;
   // The newest part matters most: an over-long trajectory loses its beginning.
   if (trajectory.length > MAX_TRAJECTORY_CHARS) trajectory = `[…earlier part omitted…]\n${trajectory.slice(-MAX_TRAJECTORY_CHARS)}`;
   const sections = [`## Current task\n${clip(task ? blockText(task) : '(unknown)', MAX_TASK_CHARS)}`];
@@ -85,7 +85,7 @@ export function buildSummaryRequest(s: SummaryInput): ModelRequest {
 export function parseSummary(reply: { text: string; truncated: boolean }): string | null {
   if (reply.truncated) return null;
   const tagged = /<summary>([\s\S]*?)<\/summary>/i.exec(reply.text);
-  const body = (tagged ? tagged[1]! : reply.text.replace(/<\/?summary>/gi, '')).trim();
+  const body = (tagged?.[1] ?? reply.text.replace(/<\/?summary>/gi, '')).trim();
   return body.length ? body : null;
 }
 

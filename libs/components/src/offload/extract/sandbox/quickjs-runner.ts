@@ -73,8 +73,10 @@ export function runProgram(Q: QuickJSWASMModule, job: SandboxJob): RunnerOutcome
   let result: SandboxResult;
   try {
     const re = ctx.newFunction('__cg_re', (...args: QuickJSHandle[]) => {
+      // A program may call __cg_re itself with fewer than four arguments: a missing one is refused
+      // like a non-string one (it used to reach the helper as undefined, and 'sub' wrote "undefined").
       const [op, pattern, text, replacement] = args.map((a) => (a ? readString(ctx, a) : null));
-      if (op === null || !isRegexOp(op) || pattern === null || text === null || replacement === null) {
+      if (op == null || !isRegexOp(op) || pattern == null || text == null || replacement == null) {
         throw new TypeError('regex helpers take string arguments');
       }
       return ctx.newString(helpers.run(op, pattern, text, replacement));

@@ -80,8 +80,10 @@ export class SandboxPool {
 
   private pump(): void {
     for (const slot of this.slots) {
-      if (!this.queue.length) return;
-      if (slot.ready && !slot.busy) this.dispatch(slot, this.queue.shift()!);
+      if (!slot.ready || slot.busy) continue;
+      const next = this.queue.shift();
+      if (next === undefined) return;
+      this.dispatch(slot, next);
     }
     const starting = [...this.slots].some((s) => !s.ready);
     if (this.queue.length && this.slots.size < this.size && !starting) this.start();
