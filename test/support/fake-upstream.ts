@@ -21,7 +21,9 @@ export type ScriptedReply =
   | { kind: 'json'; status?: number; body: unknown; headers?: Record<string, string> }
   | { kind: 'sse'; events: string[]; chunkSize?: number; delayMs?: number }
   | { kind: 'raw'; status: number; body: string; headers?: Record<string, string> }
-  | { kind: 'hang' };
+  | { kind: 'hang' }
+  /** Headers and the first bytes of a body, then nothing more until the caller hangs up. */
+  | { kind: 'hold'; contentType: string; head: string; written?: () => void };
 
 export type Script = (req: RecordedRequest) => ScriptedReply;
 
@@ -29,12 +31,15 @@ export interface FakeUpstream {
   url: string;
   requests: RecordedRequest[];
   setScript(script: Script): void;
+  /** Resolves once the caller closed the connection of `req` before its answer was complete. */
+  hungUp(req: RecordedRequest): Promise<void>;
   close(): Promise<void>;
 }
 
 export async function startFakeUpstream(script: Script): Promise<FakeUpstream> {
   let current = script;
   const requests: RecordedRequest[] = [];
+  const hangUps = new WeakMap<RecordedRequest, Promise<void>>();
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -50,6 +55,7 @@ export async function startFakeUpstream(script: Script): Promise<FakeUpstream> {
       }
       const rec: RecordedRequest = { dialect, method: req.method ?? 'POST', path: req.url ?? '', headers: req.headers, raw, body };
       requests.push(rec);
+      hangUps.set(rec, new Promise<void>((resolve) => res.once('close', () => !res.writableFinished && resolve())));
       const reply = current(rec);
       void send(res, reply);
     });
@@ -60,6 +66,7 @@ export async function startFakeUpstream(script: Script): Promise<FakeUpstream> {
     url: `http://127.0.0.1:${port}`,
     requests,
     setScript: (s) => (current = s),
+    hungUp: (rec) => hangUps.get(rec) ?? Promise.reject(new Error('not a request this upstream received')),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
@@ -70,6 +77,11 @@ export async function startFakeUpstream(script: Script): Promise<FakeUpstream> {
 
 async function send(res: ServerResponse, reply: ScriptedReply): Promise<void> {
   if (reply.kind === 'hang') return;
+  if (reply.kind === 'hold') {
+    res.writeHead(200, { 'content-type': reply.contentType });
+    res.write(reply.head, () => reply.written?.());
+    return;
+  }
   if (reply.kind === 'json') {
     res.writeHead(reply.status ?? 200, { 'content-type': 'application/json', ...(reply.headers ?? {}) });
     res.end(JSON.stringify(reply.body));

@@ -339,31 +339,3 @@ describe('OpenAI: an expand call after content is stitched into one completion',
     expect(sdk.choices[0]!.message.content).toBe(`${PREAMBLE}Done.`);
   });
 });
-
-describe('a client that goes away', () => {
-  it('cancels the continuation stream in flight', async () => {
-    const cont = new PassThrough();
-    const partial = anthropicTextSse('partial');
-    cont.write(partial.slice(0, partial.indexOf('event: content_block_stop')));
-    const upstream = scriptedUpstream([() => ({ status: 200, headers: { 'content-type': 'text/event-stream' }, body: cont })]);
-    const reply = await runExpandLoop({
-      dialect: 'anthropic',
-      requestRaw: request('anthropic'),
-      advertised: true,
-      first: sseReply(anthropicSse([{ type: 'text', text: PREAMBLE }, expandToolUse(HASH)])),
-      call: upstream.call,
-      hooks: stashHooks({ [HASH]: 'x' }),
-    });
-    const body = reply.body as Readable;
-    let seen = '';
-    for await (const c of body) {
-      seen += (c as Buffer).toString();
-      if (seen.includes('"text":"partial')) break;
-    }
-    expect(upstream.sent).toHaveLength(1);
-    body.destroy();
-    const outcome = await reply.streamDone;
-    expect(outcome.aborted).toBe(true);
-    expect(cont.destroyed).toBe(true);
-  });
-});

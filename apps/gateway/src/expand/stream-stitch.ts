@@ -149,6 +149,7 @@ export function stitchStream(input: StitchInput): Stitched {
     const calls: CallSplit | null = turn && stitch.withheld > 0 ? splitCalls(input.dialect, turn) : null;
     if (!turn || !calls || !continuable(calls) || rounds >= input.maxRounds) return close(turn);
     const results = await resolveCalls(calls.expand, input.hooks);
+    if (finished) return; // the client went away while the originals were looked up: ask nothing more
     const next = buildContinuation(input.dialect, requestRaw, { json: turn }, results);
     if (next === null) return close(turn);
     answered.push({ turn: { json: turn }, results });

@@ -6,11 +6,20 @@ import { recordUpstream } from '../../observability/metrics-record';
 import type { ClientAbort } from '../upstream.client';
 import type { ChatExchange } from './chat-exchange';
 
+/** The call was not made: the client had already gone away. */
+export class ClientGone extends Error {
+  constructor() {
+    super('the client went away before the upstream call');
+  }
+}
+
 export type UpstreamCall = (body: string | Buffer | Readable) => Promise<UpstreamReply>;
 
 export function upstreamCall(x: ChatExchange, headers: Record<string, string>, abort: ClientAbort): UpstreamCall {
   const { gw, route, trace } = x;
   return async (body) => {
+    // A continuation the expand loop asks for after the client went away is never sent.
+    if (abort.aborted) throw new ClientGone();
     const t0 = performance.now();
     const span = trace?.upstream(headers);
     try {
