@@ -7,7 +7,7 @@ import type { ClientAbort } from '../upstream.client';
 import type { ChatExchange } from './chat-exchange';
 
 /** The call was not made: the client had already gone away. */
-export class ClientGone extends Error {
+class ClientGone extends Error {
   constructor() {
     super('the client went away before the upstream call');
   }
