@@ -4,6 +4,7 @@
 // replays byte-identically instead of flipping a cached prefix.
 import type { Arm, HotStore, SessionSnapshot, SessionWrites, StashEntry, StoreHealth, TurnRecord } from '@context-guru/components';
 import type { Checkpoint, CheckpointWrite, DurableStore } from './sql/durable.store';
+import { StorageError } from './storage-errors';
 import { errorText, silentLogger, type StorageLogger } from './storage-logger';
 import { WriteBehindQueue, type WriteBehindOptions, type WriteBehindStats } from './write-behind.queue';
 
@@ -13,6 +14,15 @@ export interface StashWarmer {
 }
 
 export type TieredHotStoreOptions = WriteBehindOptions;
+
+/**
+ * A write both stores refused rejects with the hot store's failure, the one the caller wrote to.
+ * A hot adapter that rejected with something other than an Error did not answer: the caller
+ * (the gateway fails open on it) sees `store_unavailable`.
+ */
+function hotFailure(err: unknown): Error {
+  return err instanceof Error ? err : new StorageError('store_unavailable', `hot store failed: ${String(err)}`, { cause: err });
+}
 
 const ARCHIVED_MEMO_SIZE = 100_000;
 /** Re-archive at least this often: retention counts from the last archive write. */
@@ -65,7 +75,7 @@ export class TieredHotStore implements HotStore {
       await this.hot.putStash(tenant, session, entries);
     } catch (err) {
       // Hot store away: acknowledge through the archive itself so the marker stays resolvable.
-      await this.durable.archiveStash(archived).catch(() => Promise.reject(err));
+      await this.durable.archiveStash(archived).catch(() => Promise.reject(hotFailure(err)));
       return;
     }
     // A replayed decision re-puts its original on every turn (keeping the hot copy alive); the
@@ -126,7 +136,9 @@ export class TieredHotStore implements HotStore {
     try {
       await this.hot.commitSession(tenant, session, writes);
     } catch (err) {
-      await this.durable.saveCheckpoint(tenant, session, writes.frozen, writes.offloaded, writes.arm).catch(() => Promise.reject(err));
+      await this.durable
+        .saveCheckpoint(tenant, session, writes.frozen, writes.offloaded, writes.arm)
+        .catch(() => Promise.reject(hotFailure(err)));
       return;
     }
     this.queue.enqueueCheckpoint(tenant, session, writes.frozen, writes.offloaded, writes.arm);
@@ -137,7 +149,7 @@ export class TieredHotStore implements HotStore {
     try {
       await this.hot.markKept(tenant, contentKeys);
     } catch (err) {
-      await this.durable.markKept(tenant, contentKeys).catch(() => Promise.reject(err));
+      await this.durable.markKept(tenant, contentKeys).catch(() => Promise.reject(hotFailure(err)));
       return;
     }
     this.queue.enqueueKept(tenant, contentKeys);

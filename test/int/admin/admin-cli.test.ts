@@ -84,4 +84,13 @@ describe('context-guru-admin', () => {
     expect([noReason.code, noReason.err]).toEqual([2, 'usage: expand needs --reason (it is recorded in the audit log)\n']);
     expect((await cli(['tenant', 'list'], 'wrong')).err).toMatch(/^unauthorized: /);
   });
+
+  it('answers a malformed command line as a usage error, not a crash', async () => {
+    const unknown = await cli(['tenant', 'list', '--bogus']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.err).toMatch(/^usage: Unknown option '--bogus'/);
+    const noValue = await cli(['key', 'issue', 'acme', '--label']);
+    expect(noValue.code).toBe(2);
+    expect(noValue.err).toMatch(/^usage: Option '--label <value>' argument missing/);
+  });
 });

@@ -1,7 +1,17 @@
 // TieredHotStore over the real Redis and Postgres: a hot loss (FLUSHDB-style, or expiry the hot
 // store noticed) is repaired from the archive and the checkpoint, byte-identically, and durable
 // trouble never fails a request.
-import { DurableStore, RedisHotStore, TieredHotStore, migrate, type SqlClient, type SqlQueryable, type Row } from '@context-guru/storage';
+import {
+  DurableStore,
+  MemoryHotStore,
+  RedisHotStore,
+  StorageError,
+  TieredHotStore,
+  migrate,
+  type SqlClient,
+  type SqlQueryable,
+  type Row,
+} from '@context-guru/storage';
 import { Redis } from 'ioredis';
 import { uniqueTenant, writes } from '../../unit/storage/hot-store.contract';
 import { REDIS_URL, expireValues, flushPrefix, uniquePrefix } from './redis-support';
@@ -177,6 +187,29 @@ describe('TieredHotStore', () => {
     expect(snap.frozen.get(`mask:${ck(6)}`)).toBe(REPLACEMENT);
     expect(snap.offloaded).toBe(true);
     await expect(store.advanceTurn(T, 'sess', { n: 1, at: 1, ttlMs: 1 })).rejects.toThrow();
+  });
+
+  it('a write both stores refuse rejects with an Error: store_unavailable when the hot adapter threw a bare value', async () => {
+    const flaky = new FlakySql(sql);
+    flaky.down = true;
+    const hot = new MemoryHotStore();
+    const refuse = (): Promise<never> => Promise.reject('READONLY replica');
+    Object.assign(hot, { putStash: refuse, commitSession: refuse, markKept: refuse });
+    const store = new TieredHotStore(hot, new DurableStore(flaky), { flushMs: 10 });
+    stores.push(store);
+    const T = uniqueTenant();
+    for (const write of [
+      () => store.putStash(T, 'sess', [{ id: '9999aaaabbbbcccc', text: 'x' }]),
+      () => store.commitSession(T, 'sess', writes({ [`mask:${ck(7)}`]: 'r7' })),
+      () => store.markKept(T, [ck(7)]),
+    ]) {
+      const err = await write().then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(StorageError);
+      expect(err).toMatchObject({ code: 'store_unavailable', message: 'hot store failed: READONLY replica' });
+    }
   });
 });
 

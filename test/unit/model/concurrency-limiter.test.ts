@@ -35,6 +35,22 @@ describe('ConcurrencyLimiter', () => {
     expect(lim.inFlight).toBe(0);
   });
 
+  it('rejects with an Error whatever the signal was aborted with', async () => {
+    const lim = new ConcurrencyLimiter(1);
+    const held = await lim.acquire();
+    const ctl = new AbortController();
+    const waiting = lim.acquire(ctl.signal);
+    ctl.abort('shutting down');
+    await expect(waiting).rejects.toMatchObject({ message: 'aborted: shutting down', cause: 'shutting down' });
+    await expect(waiting).rejects.toBeInstanceOf(Error);
+    const already = lim.acquire(ctl.signal);
+    await expect(already).rejects.toBeInstanceOf(Error);
+    // The per-call deadline's TimeoutError passes as it is: the model client classifies it by name.
+    const deadline = new DOMException('The operation was aborted due to timeout', 'TimeoutError');
+    await expect(lim.acquire(AbortSignal.abort(deadline))).rejects.toBe(deadline);
+    held();
+  });
+
   it('treats 0 as unlimited', async () => {
     const lim = new ConcurrencyLimiter(0);
     const slots = await Promise.all(Array.from({ length: 50 }, () => lim.acquire()));

@@ -1,5 +1,17 @@
 // The process-wide cap on compaction-model calls in flight: a burst of requests can never turn
 // into a burst of model calls. Waiting is bounded by the caller's signal (the per-call timeout).
+import { types } from 'node:util';
+
+/**
+ * Why the wait ended, as an Error. An Error passes as it is, and so does AbortSignal.timeout's
+ * TimeoutError, a DOMException: the model client classifies it by name. isNativeError also
+ * recognises an Error made in another realm (jest's test context), where instanceof does not.
+ */
+function abortError(signal: AbortSignal): Error {
+  const reason: unknown = signal.reason;
+  if (reason instanceof DOMException || reason instanceof Error || types.isNativeError(reason)) return reason;
+  return new Error(`aborted: ${String(reason)}`, { cause: reason });
+}
 
 export class ConcurrencyLimiter {
   private active = 0;
@@ -18,7 +30,7 @@ export class ConcurrencyLimiter {
 
   /** Resolves with a release function once a slot is free; rejects if `signal` aborts first. */
   acquire(signal?: AbortSignal): Promise<() => void> {
-    if (signal?.aborted) return Promise.reject(signal.reason);
+    if (signal?.aborted) return Promise.reject(abortError(signal));
     if (this.limit === 0 || this.active < this.limit) {
       this.active++;
       return Promise.resolve(this.releaser());
@@ -34,7 +46,7 @@ export class ConcurrencyLimiter {
       const onAbort = () => {
         const at = this.waiting.indexOf(entry);
         if (at >= 0) this.waiting.splice(at, 1);
-        reject(signal!.reason);
+        reject(abortError(signal!));
       };
       signal?.addEventListener('abort', onAbort, { once: true });
       this.waiting.push(entry);
