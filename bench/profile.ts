@@ -110,8 +110,11 @@ async function profileOverload(count: number): Promise<string> {
   const file = join(mkdtempSync(join(tmpdir(), 'cg-prof-')), `overload-${count}.cpuprofile`);
   const stub = await startScript('upstream-stub.cjs', ['500']);
   const hook = ['-r', join(__dirname, 'procs', 'cpu-prof-hook.cjs')];
-  // DURABLE_STORE=none profiles the same burst without the embedded durable tier (PGlite).
-  const durable: Record<string, string> = process.env.DURABLE_STORE ? { DURABLE_STORE: process.env.DURABLE_STORE } : {};
+  // DURABLE_STORE=none profiles the same burst without the embedded durable tier (PGlite);
+  // REDIS_URL and DATABASE_URL, on Redis + Postgres (the burst's sessions are new in every run).
+  const durable = Object.fromEntries(
+    ['DURABLE_STORE', 'REDIS_URL', 'DATABASE_URL'].flatMap((k) => (process.env[k] ? [[k, process.env[k]!]] : [])),
+  );
   const gw = await startGatewayProc(
     { PRESET: 'agent', OPENAI_UPSTREAM: stub.url, ANTHROPIC_UPSTREAM: stub.url, CG_PROFILE_FILE: file, ...durable },
     hook,
@@ -121,7 +124,14 @@ async function profileOverload(count: number): Promise<string> {
     process.kill(gw.pid, 'SIGUSR2');
     const out = execFileSync(
       process.execPath,
-      [join(__dirname, 'procs', 'burst-client.cjs'), `${gw.url}/openai/v1/chat/completions`, bodyFile, String(count)],
+      [
+        join(__dirname, 'procs', 'burst-client.cjs'),
+        `${gw.url}/openai/v1/chat/completions`,
+        bodyFile,
+        String(count),
+        '{}',
+        `burst-${Date.now()}`,
+      ],
       {
         encoding: 'utf8',
         maxBuffer: 1 << 24,

@@ -175,6 +175,23 @@ describe('TieredHotStore', () => {
     expect((await durable.loadCheckpoint(T, 'sess')).frozen.get(`mask:${ck(5)}`)).toBe('r5');
   });
 
+  it('with the database down, a burst of new sessions still gets through, each read as a first turn', async () => {
+    const flaky = new FlakySql(sql);
+    const { store } = await tiered({ durable: new DurableStore(flaky) });
+    const T = uniqueTenant();
+    flaky.down = true;
+    const sessions = Array.from({ length: 40 }, (_, i) => `burst-${i}`);
+    // All at once, as a burst asks them: their durable look-ups share failing statements.
+    const [turns, snaps] = await Promise.all([
+      Promise.all(sessions.map((s) => store.advanceTurn(T, s, { n: 2, at: 1000, ttlMs: 300_000 }))),
+      Promise.all(sessions.map((s) => store.loadSession(T, s, [ck(1), ck(2)]))),
+    ]);
+    expect(turns.every((t) => t === null)).toBe(true);
+    expect(snaps.every((s) => s.frozen.size === 0 && !s.offloaded && s.lost.size === 0)).toBe(true);
+    // Each turn was recorded hot all the same: the next one is not a first turn.
+    expect((await store.advanceTurn(T, 'burst-7', { n: 4, at: 2000, ttlMs: 300_000 }))?.n).toBe(2);
+  });
+
   it('with the hot store down, writes are acknowledged by the archive and reads served from it', async () => {
     const { store, hot } = await tiered();
     const T = uniqueTenant();

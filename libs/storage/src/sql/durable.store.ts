@@ -2,7 +2,13 @@
 // checkpoints, sticky flags and kept marks, all scoped by tenant and bounded by retention.
 // Every write is a set-based statement over arrays, so a batch of any size is one round trip.
 import type { Arm, TurnRecord } from '@context-guru/components';
+import { LookupBatcher } from './lookup-batcher';
+import { loadCheckpoints, loadTurns, type Checkpoint, type CheckpointAsk, type TurnAsk } from './session-lookups';
 import { col, type SqlClient } from './sql-client';
+import { storableText } from './storable-text';
+
+export { storableText } from './storable-text';
+export type { Checkpoint } from './session-lookups';
 
 export interface ArchivedStash {
   tenant: string;
@@ -19,14 +25,6 @@ export interface CheckpointWrite {
   offloaded: boolean;
   /** The session's arm; the first one stored stays. */
   arm?: Arm;
-}
-
-export interface Checkpoint {
-  frozen: Map<string, string>;
-  offloaded: boolean;
-  arm?: Arm;
-  /** Kept-verbatim marks among the content keys asked for. */
-  kept: Set<string>;
 }
 
 /** A turn record to persist: a new turn (`turn`), its rewrites, or both. */
@@ -56,21 +54,17 @@ export interface DurableStoreOptions {
 }
 
 const DAY_MS = 86_400_000;
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
-/**
- * Postgres text holds valid UTF-8 without NUL. A string outside that cannot be stored
- * byte-identically, so it is skipped (and counted) rather than poisoning the whole batch.
- */
-export function storableText(text: string): boolean {
-  return !text.includes('\u0000') && !LONE_SURROGATE.test(text);
-}
+/** Look-up statements in flight at once on a Postgres pool (it has ten connections by default). */
+const LOOKUPS_IN_FLIGHT_ON_A_POOL = 4;
 
 export class DurableStore {
   readonly retentionMs: number;
   /** Values skipped because Postgres text cannot hold them (NUL, lone surrogates). */
   skipped = 0;
   private readonly now: () => number;
+  /** First-sight look-ups, coalesced (see LookupBatcher). */
+  private readonly turns: LookupBatcher<TurnAsk, TurnRecord | null>;
+  private readonly checkpoints: LookupBatcher<CheckpointAsk, Checkpoint>;
 
   constructor(
     readonly sql: SqlClient,
@@ -78,6 +72,10 @@ export class DurableStore {
   ) {
     this.retentionMs = (o.retentionDays ?? 30) * DAY_MS;
     this.now = o.now ?? Date.now;
+    // PGlite has one session: a second statement in flight would only queue behind the first.
+    const batching = { maxInFlight: sql.kind === 'pglite' ? 1 : LOOKUPS_IN_FLIGHT_ON_A_POOL };
+    this.turns = new LookupBatcher((asks) => loadTurns(sql, asks), batching);
+    this.checkpoints = new LookupBatcher((asks) => loadCheckpoints(sql, asks), batching);
   }
 
   get kind(): string {
@@ -178,32 +176,12 @@ export class DurableStore {
   }
 
   /**
-   * A session's checkpoint in one round trip: frozen slots (only those of `contentKeys` when
-   * given), the sticky offloaded flag and arm, and the kept marks among `contentKeys`.
+   * A session's checkpoint: frozen slots (only those of `contentKeys` when given), the sticky
+   * offloaded flag and arm, and the kept marks among `contentKeys`. Look-ups asked together (a
+   * burst of new sessions) share one statement.
    */
-  async loadCheckpoint(tenant: string, session: string, contentKeys?: readonly string[]): Promise<Checkpoint> {
-    const rows = await this.sql.query(
-      `SELECT 'f' AS k, slot AS a, replacement AS b FROM session_checkpoint
-         WHERE tenant = $1 AND session = $2 AND updated_at > $3
-           AND ($4::text[] IS NULL OR substr(slot, strpos(slot, ':') + 1) = ANY($4::text[]))
-       UNION ALL
-       SELECT 's', arm, CASE WHEN offloaded THEN 'o' END FROM session_state
-         WHERE tenant = $1 AND session = $2 AND updated_at > $3
-       UNION ALL
-       SELECT 'k', content_key, NULL FROM kept
-         WHERE tenant = $1 AND content_key = ANY($4::text[]) AND created_at > $3`,
-      [tenant, session, this.cutoff(), contentKeys ? [...contentKeys] : null],
-    );
-    const out: Checkpoint = { frozen: new Map(), offloaded: false, kept: new Set() };
-    for (const r of rows) {
-      const k = col.str(r, 'k');
-      if (k === 'f') out.frozen.set(col.str(r, 'a'), col.str(r, 'b'));
-      else if (k === 's') {
-        if (r.b === 'o') out.offloaded = true;
-        if (r.a === 'treated' || r.a === 'holdout') out.arm = r.a;
-      } else out.kept.add(col.str(r, 'a'));
-    }
-    return out;
+  loadCheckpoint(tenant: string, session: string, contentKeys?: readonly string[]): Promise<Checkpoint> {
+    return this.checkpoints.load({ tenant, session, cutoff: this.cutoff(), ...(contentKeys ? { contentKeys } : {}) });
   }
 
   /**
@@ -254,20 +232,9 @@ export class DurableStore {
     });
   }
 
-  async loadTurn(tenant: string, session: string): Promise<TurnRecord | null> {
-    const rows = await this.sql.query(
-      'SELECT n, at_ms, ttl_ms, rewritten FROM session_turn WHERE tenant = $1 AND session = $2 AND updated_at > $3',
-      [tenant, session, this.cutoff()],
-    );
-    const r = rows[0];
-    if (!r) return null;
-    const rewritten = r.rewritten === null || r.rewritten === undefined ? undefined : col.str(r, 'rewritten');
-    return {
-      n: col.num(r, 'n'),
-      at: col.num(r, 'at_ms'),
-      ttlMs: col.num(r, 'ttl_ms'),
-      ...(rewritten === undefined ? {} : { rewritten: rewritten ? rewritten.split(',').map(Number) : [] }),
-    };
+  /** A conversation's last turn record; look-ups asked together share one statement. */
+  loadTurn(tenant: string, session: string): Promise<TurnRecord | null> {
+    return this.turns.load({ tenant, session, cutoff: this.cutoff() });
   }
 
   async markKept(tenant: string, contentKeys: readonly string[]): Promise<void> {
