@@ -19,6 +19,7 @@ import { UsageAccounting } from './observability/usage-accounting';
 import { startTracing, type Tracing } from './observability/tracing';
 import { UPSTREAM_CONNECTIONS, UpstreamClient } from './proxy/upstream.client';
 import { TurnCache } from './wire/turn-cache';
+import { RepeatMemo } from './proxy/prepare/repeat-memo';
 import { LearnedKeys } from './session/session-run';
 import { BodySlots, CompressionGate } from './proxy/compression-gate';
 import { createShadow, type Shadow } from './shadow/shadow.factory';
@@ -60,6 +61,7 @@ export interface GatewayContext {
   /** The compaction models' process-wide limiter, spend and connection pool. */
   models: ModelRuntime;
   turns: TurnCache;
+  repeats: RepeatMemo;
   /** Content keys each session's components asked beyond its message texts (a re-run saver). */
   learned: LearnedKeys;
   /** Bounds the compression backlog; requests past it are shed (cg_shed_total). */
@@ -153,6 +155,7 @@ export async function createGatewayContext(env: Env, overrides: ContextOverrides
     tracing,
     models,
     turns: new TurnCache(turnCacheChars(env.turnCacheMb)),
+    repeats: new RepeatMemo(turnCacheChars(env.turnCacheMb)),
     learned: new LearnedKeys(),
     compression,
     bodies: new BodySlots(UPSTREAM_CONNECTIONS),

@@ -15,6 +15,7 @@ import { flushStep } from './prepare/flush.step';
 import { runPipelineStep } from './prepare/pipeline-run.step';
 import { advanceBypassed, openSession, turnAt } from './prepare/session-open.step';
 import { holdoutStep } from '../holdout/holdout.step';
+import { rememberRun, repeatDecoded, repeatHolds, repeatTurnAt, replayRepeat } from './prepare/repeat.step';
 import type { PrepareDeps, PrepareInput, Prepared, Preparing } from './prepare/prepare.types';
 
 export type { PrepareDeps, PrepareInput, Prepared } from './prepare/prepare.types';
@@ -39,19 +40,27 @@ export async function prepareRequest(deps: PrepareDeps, input: PrepareInput): Pr
   // An empty pipeline is a transparent proxy (preset off): nothing to decide, no tool to inject
   // unless INJECT_EXPAND=always, so the client's bytes go out as they came.
   if (isTransparent(input.pipeline, deps.injectMode, input.tenant.replays)) return untouched(p);
-  const d = decodeStep(p);
+  // A body this session already sent: its decode is remembered (a byte-identical body decodes the same).
+  const repeat = deps.repeats?.find(input);
+  let d = repeat ? repeatDecoded(p, repeat) : decodeStep(p);
   try {
-    const at = turnAt(p, d);
+    const at = repeat ? repeatTurnAt(p, repeat) : turnAt(p, d);
     if (d.bypass) {
       await advanceBypassed(p, at);
       return pristine(p, d);
     }
-    const opened = await openSession(p, d, at);
+    const opened = await openSession(p, d, at, repeat?.keys);
     const arm = await holdoutStep(p, d, opened);
     if (arm.arm === 'holdout') return pristine(p, d);
+    if (repeat) {
+      if (repeatHolds(p, repeat, opened, arm.record)) return await replayRepeat(p, repeat, at);
+      // The store moved on since: the full run, on a decode of its own (the turn cache's bookkeeping).
+      d = decodeStep(p);
+    }
     const ran = await runPipelineStep(p, d, opened);
     const encoded = encodeStep(p, d, opened, ran);
     await flushStep(p, d, at, ran, encoded, arm.record);
+    rememberRun(p, d, at, opened, ran, encoded, arm.record);
     p.report.enforced = true;
     p.report.addedMs = performance.now() - p.started;
     return {
@@ -63,6 +72,7 @@ export async function prepareRequest(deps: PrepareDeps, input: PrepareInput): Pr
     };
   } catch (err) {
     deps.log.warn('pipeline failed open; forwarding the original body', { error: errorText(err), session: d.session });
+    deps.repeats?.forget(input);
     // The code comes with the error from where it was thrown: a store that did not answer says so.
     return pristine(p, d, isStoreUnavailable(err) ? 'store_unavailable' : 'internal_error');
   }

@@ -70,7 +70,8 @@ export async function prepareStep(x: ChatExchange): Promise<Forward | Stop> {
 
 /** What request preparation needs from the gateway (the chat and /compact routes share it). */
 export function prepareDeps(gw: GatewayContext): PrepareDeps {
-  return { store: gw.store, turns: gw.turns, clock: gw.clock, log: gw.log, injectMode: gw.env.injectExpand, learned: gw.learned };
+  const { store, turns, repeats, clock, log, learned } = gw;
+  return { store, turns, repeats, clock, log, injectMode: gw.env.injectExpand, learned };
 }
 
 function chatInput(x: ChatExchange, raw: string, shed: boolean): PrepareInput {

@@ -1,7 +1,7 @@
 // Step 3: the tenant's pipeline over the normalized messages, with the session's frozen decisions;
 // then what an earlier config version forwarded on the cached prefix comes back byte-identical,
 // and nothing on that prefix changes at all.
-import { messageTokens, totalTokens, type Ctx, type ModelSources } from '@context-guru/components';
+import { messageTokens, totalTokens, type Ctx, type ModelClient, type ModelSources } from '@context-guru/components';
 import { guardCachedPrefix } from '../../session/cache-guard';
 import { runWithSession, type SessionRun } from '../../session/session-run';
 import { replayForwarded } from '../../tenancy/forwarded-replay';
@@ -19,13 +19,16 @@ export interface PipelineRan extends SessionRun {
   cachedIdx: number;
   pipelineStart: number;
   pipelineEnd: number;
+  /** A component called a model (its answer may differ next time: the run is not a pure function). */
+  modelAsked: boolean;
 }
 
 export async function runPipelineStep(p: Preparing, d: Decoded, s: OpenedSession): Promise<PipelineRan> {
   const { deps, input, report } = p;
   const { view, session } = d;
   const cache = s.cached.view;
-  const models = input.models?.(view.body);
+  let modelAsked = false;
+  const models = watched(input.models?.(view.body), () => (modelAsked = true));
   // Only model-backed triggers need the request's token count: computed on first read.
   let requestTokens: number | undefined;
   // A Reformat may hand offloaders text whose key differs from the received one; runWithSession
@@ -69,7 +72,31 @@ export async function runPipelineStep(p: Preparing, d: Decoded, s: OpenedSession
   report.frozenHits = state.hits;
   report.frozenMisses = state.misses;
   report.attemptedTokens = attemptedTokens(view, cachedIdx);
-  return { ...run, models, guarded, cachedIdx, pipelineStart, pipelineEnd };
+  return { ...run, models, guarded, cachedIdx, pipelineStart, pipelineEnd, modelAsked };
+}
+
+/** The same sources, `onCall` told of every call (one the reply memo answers too). */
+function watched(sources: ModelSources | undefined, onCall: () => void): ModelSources | undefined {
+  if (!sources?.incoming && !sources?.config) return sources;
+  const watch = (c: ModelClient): ModelClient => ({
+    id: c.id,
+    complete(req) {
+      onCall();
+      return c.complete(req);
+    },
+  });
+  const { replies } = sources;
+  return {
+    ...sources,
+    incoming: sources.incoming && watch(sources.incoming),
+    config: sources.config && watch(sources.config),
+    replies: replies && {
+      complete(client, req, scope) {
+        onCall();
+        return replies.complete(client, req, scope);
+      },
+    },
+  };
 }
 
 function attemptedTokens(view: WireView, maxCachedIdx: number): number {

@@ -8,11 +8,14 @@ import type { LearnedKeys } from '../../session/session-run';
 import type { TenantRuntime } from '../../tenancy/tenant-runtime';
 import type { TurnCache } from '../../wire/turn-cache';
 import type { Dialect, WireView } from '../../wire/wire.types';
+import type { RepeatMemo } from './repeat-memo';
 
 export interface PrepareDeps {
   store: HotStore;
   /** Reuses the previous turn's decode and encode for the byte-identical prefix (optional). */
   turns?: TurnCache;
+  /** Reuses the forwarded bytes of a byte-identical turn the store answers identically (optional). */
+  repeats?: RepeatMemo;
   clock: Clock;
   log: Logger;
   injectMode: InjectMode;

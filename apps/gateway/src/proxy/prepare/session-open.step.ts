@@ -16,7 +16,7 @@ export interface TurnAt {
 
 export interface OpenedSession {
   /** Content keys of the tool outputs as received, plus the summary checkpoint's. */
-  keys: string[];
+  keys: readonly string[];
   /** The previous turn's record, null on a conversation's first turn. */
   prev: TurnRecord | null;
   loaded: LoadedSession;
@@ -35,9 +35,8 @@ export async function advanceBypassed(p: Preparing, at: TurnAt): Promise<void> {
   await p.deps.store.advanceTurn(p.input.tenant.id, at.conversation, at.mark);
 }
 
-export async function openSession(p: Preparing, d: Decoded, at: TurnAt): Promise<OpenedSession> {
-  const { deps, input, report } = p;
-  const tenant = input.tenant.id;
+/** Content keys of the tool outputs as received, then the summary checkpoint's and the trails'. */
+function sessionKeys(d: Decoded): string[] {
   const keys: string[] = [];
   for (const m of d.view.messages) {
     if (m.role !== 'tool') continue;
@@ -45,6 +44,14 @@ export async function openSession(p: Preparing, d: Decoded, at: TurnAt): Promise
     if (text) keys.push(contentKey(text));
   }
   keys.push(SUMMARY_CHECKPOINT_KEY, ...trailKeys(d.view));
+  return keys;
+}
+
+/** `known`: the keys of these very bytes, computed on an earlier turn. */
+export async function openSession(p: Preparing, d: Decoded, at: TurnAt, known?: readonly string[]): Promise<OpenedSession> {
+  const { deps, input, report } = p;
+  const tenant = input.tenant.id;
+  const keys = known ?? sessionKeys(d);
   // The turn advance and the session load are independent reads: issued together, they share
   // one round trip to a remote store.
   const loading = loadSessionFor({ store: deps.store, tenant, session: d.session, keys, learned: p.learned });

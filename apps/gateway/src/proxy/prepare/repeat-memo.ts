@@ -1,0 +1,145 @@
+// A turn byte-identical to one already prepared on the same session (a client retry, an agent
+// re-sending after an error, a benchmark) should cost little more than the pass-through. The full
+// path is a pure function of the inbound bytes, the tenant's config, the store's answers for the
+// session (the previous turn's record and the decisions loaded for the body's content) and the
+// cache view those give; so this memo keeps, per session, the last prepared turn with every input
+// its run consumed, and a later identical body reuses the forwarded bytes only when the store
+// answers exactly what the remembered run saw. The store is still read and written as the full
+// path would (turn advance, decision TTLs, originals, rewrites): only decode, pipeline and encode
+// are skipped. A run that changed the session (new decisions, the expand tool, an arm), read keys
+// its prefetch missed, or asked a model is not remembered, so a hit never owes the store a commit.
+import type { CacheView, Pipeline, SessionSnapshot, StashEntry, TurnRecord } from '@context-guru/components';
+import type { CacheMode } from '../../env';
+import type { RequestReport } from '../../observability/request-report';
+import type { TurnCache as CachedTurn } from '../../session/cache-view';
+import type { LoadedSession } from '../../session/session-run';
+import type { TenantRuntime } from '../../tenancy/tenant-runtime';
+import type { Decoded } from './decode.step';
+import type { PrepareInput } from './prepare.types';
+
+/** What the pipeline wrote into the report, copied onto every replayed turn. */
+export type RepeatReport = Pick<
+  RequestReport,
+  'tokensBefore' | 'tokensAfter' | 'attemptedTokens' | 'reports' | 'discarded' | 'frozenHits' | 'frozenMisses' | 'guardReverted' | 'saved'
+>;
+
+export interface RepeatEntry {
+  readonly raw: string;
+  readonly tenant: TenantRuntime;
+  readonly pipeline: Pipeline;
+  readonly cacheMode: CacheMode;
+  readonly decoded: Decoded;
+  readonly conversation: string;
+  readonly ttlMs: number;
+  /** Content keys of the body's tool outputs (plus checkpoint and trail keys), as openSession computes them. */
+  readonly keys: readonly string[];
+  /** Model sources were on offer (an offered source may change what a model-backed component does). */
+  readonly hadModels: boolean;
+  // What the store answered the remembered run.
+  readonly prev: TurnRecord | null;
+  readonly cached: CachedTurn;
+  readonly loaded: LoadedSession;
+  // What the remembered run produced and wrote.
+  readonly outgoing: string;
+  readonly advertised: boolean;
+  readonly stash: readonly StashEntry[];
+  readonly rewritten: readonly number[];
+  readonly report: RepeatReport;
+}
+
+/** Up to this many sessions' last turns are kept (each holds strings the turn cache shares). */
+const MAX_ENTRIES = 2048;
+
+export class RepeatMemo {
+  private readonly entries = new Map<string, RepeatEntry>();
+  private chars = 0;
+  hits = 0;
+  misses = 0;
+
+  constructor(private readonly maxChars = 16 * 1024 * 1024) {}
+
+  /** The remembered turn whose bytes, tenant config and request options are this request's. */
+  find(input: PrepareInput): RepeatEntry | undefined {
+    if (input.bypassHeader) return undefined;
+    const key = keyOf(input);
+    const e = this.entries.get(key);
+    if (!e || e.raw !== input.raw || e.tenant !== input.tenant || e.pipeline !== input.pipeline || e.cacheMode !== input.cacheMode)
+      return undefined;
+    // Most recently used last: eviction takes the oldest first.
+    this.entries.delete(key);
+    this.entries.set(key, e);
+    return e;
+  }
+
+  remember(input: PrepareInput, entry: RepeatEntry): void {
+    const key = keyOf(input);
+    this.forget(key);
+    const size = chars(entry);
+    if (size > this.maxChars) return;
+    this.entries.set(key, entry);
+    this.chars += size;
+    for (const old of this.entries.keys()) {
+      if (this.chars <= this.maxChars && this.entries.size <= MAX_ENTRIES) break;
+      this.forget(old);
+    }
+  }
+
+  /** An entry that no longer holds for its session (the store moved on) is dropped. */
+  forget(key: string | PrepareInput): void {
+    const k = typeof key === 'string' ? key : keyOf(key);
+    const e = this.entries.get(k);
+    if (!e) return;
+    this.entries.delete(k);
+    this.chars -= chars(e);
+  }
+}
+
+/** The session as far as it is known before decoding, and the body's length (identity is checked on the bytes). */
+function keyOf(input: PrepareInput): string {
+  return `${input.tenant.id}\u0000${input.dialect}\u0000${input.shed === true}\u0000${input.sessionHeader ?? ''}\u0000${input.raw.length}`;
+}
+
+function chars(e: RepeatEntry): number {
+  return e.raw.length + (e.outgoing === e.raw ? 0 : e.outgoing.length);
+}
+
+/** Whether the store answered this turn what it answered the remembered run (so the run would repeat). */
+export function storeAnswersAgain(e: RepeatEntry, prev: TurnRecord | null, cached: CachedTurn, loaded: LoadedSession): boolean {
+  return sameTurn(e.prev, prev) && sameCache(e.cached, cached) && sameLoad(e.loaded, loaded);
+}
+
+function sameTurn(a: TurnRecord | null, b: TurnRecord | null): boolean {
+  if (a === null || b === null) return a === b;
+  // `at` only matters through the cache view's cold reading, compared on its own.
+  return a.n === b.n && a.ttlMs === b.ttlMs && sameList(a.rewritten, b.rewritten);
+}
+
+function sameList(a: readonly number[] | undefined, b: readonly number[] | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}
+
+function sameCache(a: CachedTurn, b: CachedTurn): boolean {
+  return sameView(a.view, b.view) && a.compactionReset === b.compactionReset && a.ttlMs === b.ttlMs;
+}
+
+function sameView(a: CacheView, b: CacheView): boolean {
+  return a.aware === b.aware && a.maxCachedIdx === b.maxCachedIdx && a.cold === b.cold;
+}
+
+function sameLoad(a: LoadedSession, b: LoadedSession): boolean {
+  return sameSet(a.asked, b.asked) && sameSnapshot(a.snapshot, b.snapshot);
+}
+
+function sameSnapshot(a: SessionSnapshot, b: SessionSnapshot): boolean {
+  if ((a.offloaded === true) !== (b.offloaded === true) || a.arm !== b.arm) return false;
+  if (!sameSet(a.lost, b.lost) || !sameSet(a.kept, b.kept) || a.frozen.size !== b.frozen.size) return false;
+  for (const [slot, text] of a.frozen) if (b.frozen.get(slot) !== text) return false;
+  return true;
+}
+
+function sameSet<T>(a: ReadonlySet<T>, b: ReadonlySet<T>): boolean {
+  if (a.size !== b.size) return false;
+  for (const x of a) if (!b.has(x)) return false;
+  return true;
+}
