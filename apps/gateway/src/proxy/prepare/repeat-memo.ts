@@ -18,7 +18,7 @@ import type { Decoded } from './decode.step';
 import type { PrepareInput } from './prepare.types';
 
 /** What the pipeline wrote into the report, copied onto every replayed turn. */
-export type RepeatReport = Pick<
+type RepeatReport = Pick<
   RequestReport,
   'tokensBefore' | 'tokensAfter' | 'attemptedTokens' | 'reports' | 'discarded' | 'frozenHits' | 'frozenMisses' | 'guardReverted' | 'saved'
 >;
