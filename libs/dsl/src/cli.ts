@@ -57,8 +57,8 @@ export function runCli(args: readonly string[], write: (line: string) => void): 
       bad++;
       continue;
     }
-    docs.push(check.doc!);
-    tests += check.doc!.tests.length;
+    docs.push(check.doc);
+    tests += check.doc.tests.length;
     for (const f of check.failures) write(formatFailure(f));
     bad += check.failures.length;
   }

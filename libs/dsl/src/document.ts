@@ -169,19 +169,20 @@ function readTests(w: YamlWalker, node: unknown, line: number, names: Set<string
     if (!names.has(filter)) w.fail(null, { field: `tests.${filter}`, line: at }, `tests for unknown filter "${filter}"`);
     const seen = new Set<string>();
     w.items(value, { filter, field: `tests.${filter}`, line: at }).forEach((item, index) => {
-      const where: Where = { filter, field: `tests.${filter}[${index}]`, line: w.lineOf(item) || at };
-      const t: Partial<InlineTest> = { filter, index, line: where.line };
+      const testLine = w.lineOf(item) || at;
+      const where: Where = { filter, field: `tests.${filter}[${index}]`, line: testLine };
+      const given: Partial<Record<'name' | 'input' | 'expected', string>> = {};
       for (const { key, value: v, line: l } of w.pairs(item, where, `${where.field}`)) {
         const f: Where = { ...where, field: `${where.field}.${key}`, line: l };
-        if (key === 'name' || key === 'input' || key === 'expected') t[key] = w.str(v, f);
+        if (key === 'name' || key === 'input' || key === 'expected') given[key] = w.str(v, f);
         else w.fail(null, f, 'unknown field (known: name, input, expected)');
       }
-      for (const k of ['name', 'input', 'expected'] as const) {
-        if (t[k] === undefined) w.fail(null, { ...where, field: `${where.field}.${k}` }, 'missing');
-      }
-      if (seen.has(t.name!)) w.fail(null, where, `duplicate test name "${t.name}"`);
-      seen.add(t.name!);
-      out.push(t as InlineTest);
+      // Evaluated in field order, so the first missing one is the one reported.
+      const need = (k: keyof typeof given): string => given[k] ?? w.fail(null, { ...where, field: `${where.field}.${k}` }, 'missing');
+      const t: InlineTest = { filter, index, line: testLine, name: need('name'), input: need('input'), expected: need('expected') };
+      if (seen.has(t.name)) w.fail(null, where, `duplicate test name "${t.name}"`);
+      seen.add(t.name);
+      out.push(t);
     });
   }
   return out;
@@ -191,8 +192,8 @@ function readTests(w: YamlWalker, node: unknown, line: number, names: Set<string
 function highestGroupRef(replacement: string): number {
   let max = 0;
   for (let i = 0; i < replacement.length - 1; i++) {
-    if (replacement[i] !== '$') continue;
-    const next = replacement[i + 1]!;
+    if (replacement.charAt(i) !== '$') continue;
+    const next = replacement.charAt(i + 1);
     if (next === '$') {
       i++;
       continue;

@@ -54,7 +54,10 @@ export function runInlineTests(doc: ParsedDocument): TestFailure[] {
   const byName = new Map(doc.filters.map((f) => [f.name, f]));
   const out: TestFailure[] = [];
   for (const t of doc.tests) {
-    const fail = runInlineTest(byName.get(t.filter)!, t, doc.source);
+    const filter = byName.get(t.filter);
+    // parseFilterDocument refuses tests for an unknown filter; a hand-built document may not.
+    if (!filter) throw new Error(`${doc.source}: test "${t.name}" names no filter "${t.filter}"`);
+    const fail = runInlineTest(filter, t, doc.source);
     if (fail) out.push(fail);
   }
   return out;

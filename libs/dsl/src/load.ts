@@ -24,17 +24,16 @@ export function failureError(f: TestFailure): DslError {
 export function loadFilterDocument(text: string, source: string): ParsedDocument {
   const doc = parseFilterDocument(text, source);
   const failures = runInlineTests(doc);
-  if (failures.length > 0) throw failureError(failures[0]!);
+  const [first] = failures;
+  if (first) throw failureError(first);
   return doc;
 }
 
-export interface DocumentCheck {
-  source: string;
-  doc?: ParsedDocument;
+/** Either the document (and its failing tests) or the structural problem that stopped it. */
+export type DocumentCheck =
+  | { source: string; doc: ParsedDocument; error?: undefined; failures: TestFailure[] }
   /** A structural problem: the document did not parse or compile (no tests were run). */
-  error?: DslError;
-  failures: TestFailure[];
-}
+  | { source: string; doc?: undefined; error: DslError; failures: TestFailure[] };
 
 /** Like loadFilterDocument but collects every failing test instead of stopping at the first. */
 export function checkFilterDocument(text: string, source: string): DocumentCheck {

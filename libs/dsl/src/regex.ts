@@ -32,7 +32,8 @@ export class Pattern {
    * of one per pattern. Each part was already bounded by MAX_PROGRAM_SIZE when it was compiled.
    */
   static union(parts: readonly Pattern[]): Pattern {
-    if (parts.length === 1) return parts[0]!;
+    const [only] = parts;
+    if (only && parts.length === 1) return only;
     const source = parts.map((p) => `(?:${p.source})`).join('|');
     return new Pattern(source, RE2JS.compile(source, RE2JS.MULTILINE));
   }

@@ -57,7 +57,7 @@ export class SelectorMissLedger {
     if (contentKey !== undefined) {
       if (this.seen.has(contentKey)) return false;
       this.seen.add(contentKey);
-      if (this.seen.size > this.maxSeen) this.seen.delete(this.seen.values().next().value!);
+      if (this.seen.size > this.maxSeen) deleteOldest(this.seen);
     }
     const n = this.counts.get(line);
     if (n === undefined && this.counts.size >= this.maxDistinct) return false;
@@ -108,7 +108,7 @@ export class FilterActStats {
     const fresh = stashKey === undefined || !this.keys.has(stashKey);
     if (stashKey !== undefined && fresh) {
       this.keys.add(stashKey);
-      if (this.keys.size > this.maxKeys) this.keys.delete(this.keys.values().next().value!);
+      if (this.keys.size > this.maxKeys) deleteOldest(this.keys);
     }
     for (const [map, name] of [
       [this.filters, filter],
@@ -132,5 +132,13 @@ export class FilterActStats {
     this.filters.clear();
     this.families.clear();
     this.keys.clear();
+  }
+}
+
+/** Sets iterate in insertion order: dropping the first key is how these bounded sets make room. */
+function deleteOldest(set: Set<string>): void {
+  for (const k of set) {
+    set.delete(k);
+    return;
   }
 }

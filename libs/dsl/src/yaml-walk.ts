@@ -27,7 +27,8 @@ export class YamlWalker {
     const err = doc.errors[0];
     if (err) {
       const line = err.linePos?.[0]?.line ?? 0;
-      throw new DslError('invalid_yaml', { source, line }, `invalid YAML: ${err.message.split('\n')[0]!.replace(/:$/, '')}`);
+      const [headline = ''] = err.message.split('\n'); // split always returns at least one piece
+      throw new DslError('invalid_yaml', { source, line }, `invalid YAML: ${headline.replace(/:$/, '')}`);
     }
     this.root = doc.contents;
   }

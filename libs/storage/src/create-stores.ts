@@ -3,7 +3,7 @@
 // not answer yet: then schema() rejects until it has (not ready) — and close() releases them.
 // With no URL at all the laptop setup applies: memory hot store + PGlite under dataDir.
 import { mkdirSync } from 'node:fs';
-import type { HotStore } from '@context-guru/components';
+import { present, type HotStore } from '@context-guru/components';
 import { MemoryHotStore } from './memory/memory-hot.store';
 import { RedisHotStore } from './redis/redis-hot.store';
 import { DurableStore } from './sql/durable.store';
@@ -96,7 +96,13 @@ export async function createStores(o: CreateStoresOptions): Promise<Stores> {
     await boot?.start();
     base =
       kinds.hot === 'redis'
-        ? await RedisHotStore.connect({ url: o.redisUrl!, prefix: o.redisPrefix, ttlSeconds: o.ttlSeconds, maxEntries: o.maxEntries, log })
+        ? await RedisHotStore.connect({
+            url: present(o.redisUrl, 'REDIS_URL (resolveKinds requires it for redis)'),
+            prefix: o.redisPrefix,
+            ttlSeconds: o.ttlSeconds,
+            maxEntries: o.maxEntries,
+            log,
+          })
         : new MemoryHotStore({ ttlSeconds: o.ttlSeconds, maxEntries: o.maxEntries });
   } catch (err) {
     boot?.close();
@@ -141,7 +147,10 @@ async function openSql(kind: DurableKind, o: CreateStoresOptions): Promise<SqlCl
   if (kind === 'none') return undefined;
   if (kind === 'postgres') {
     // Not queried here: DurableBoot reaches it (and waits, not ready, while it does not answer).
-    return new PgSqlClient({ connectionString: o.databaseUrl!, log: o.log });
+    return new PgSqlClient({
+      connectionString: present(o.databaseUrl, 'DATABASE_URL (resolveKinds requires it for postgres)'),
+      log: o.log,
+    });
   }
   const dir = pgliteDir(o.dataDir);
   mkdirSync(dir, { recursive: true });

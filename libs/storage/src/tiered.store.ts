@@ -2,7 +2,16 @@
 // durable copy follows in batches; a hot loss (eviction, expiry, Redis restart or FLUSHDB) is
 // repaired from the archive and the checkpoint, so a marker still resolves and a frozen decision
 // replays byte-identically instead of flipping a cached prefix.
-import type { Arm, HotStore, SessionSnapshot, SessionWrites, StashEntry, StoreHealth, TurnRecord } from '@context-guru/components';
+import {
+  deleteOldest,
+  type Arm,
+  type HotStore,
+  type SessionSnapshot,
+  type SessionWrites,
+  type StashEntry,
+  type StoreHealth,
+  type TurnRecord,
+} from '@context-guru/components';
 import type { Checkpoint, CheckpointWrite, DurableStore } from './sql/durable.store';
 import { StorageError } from './storage-errors';
 import { errorText, silentLogger, type StorageLogger } from './storage-logger';
@@ -43,7 +52,7 @@ export class RecentSet {
     if (seen !== undefined && t - seen < this.ttlMs) return false;
     this.at.delete(key);
     this.at.set(key, t);
-    if (this.at.size > this.max) this.at.delete(this.at.keys().next().value as string);
+    if (this.at.size > this.max) deleteOldest(this.at);
     return true;
   }
 }
@@ -186,7 +195,7 @@ export class TieredHotStore implements HotStore {
     const key = `${tenant}\u0000${session}`;
     this.turnAt.delete(key);
     this.turnAt.set(key, at);
-    if (this.turnAt.size > 10_000) this.turnAt.delete(this.turnAt.keys().next().value as string);
+    if (this.turnAt.size > 10_000) deleteOldest(this.turnAt);
   }
 
   health(): StoreHealth {

@@ -95,11 +95,7 @@ export class WriteBehindQueue {
 
   /** A queued original not yet archived (an expand right after a hot loss still resolves). */
   pendingStash(tenant: string, id: string): ArchivedStash | undefined {
-    for (let i = this.stashes.length - 1; i >= 0; i--) {
-      const e = this.stashes[i]!;
-      if (e.tenant === tenant && e.id === id) return e;
-    }
-    return undefined;
+    return this.stashes.findLast((e) => e.tenant === tenant && e.id === id);
   }
 
   pendingCheckpoint(tenant: string, session: string): CheckpointWrite | undefined {

@@ -25,6 +25,11 @@ function traffic(seed: number, n: number, holdoutShare: number, effect: number, 
 }
 
 describe('estimateSavings', () => {
+  it('gives no interval when asked for no resamples (it used to report bounds of undefined as not significant)', () => {
+    const e = estimateSavings(traffic(1, 400, 0.2, 0.3), { resamples: 0 });
+    expect(e).toMatchObject({ verdict: 'insufficient_data', interval_low_pct: null, interval_high_pct: null, interval_pct: null });
+  });
+
   it('finds a known 30 % saving: the interval covers it and excludes 0', () => {
     const e = estimateSavings(traffic(1, 400, 0.2, 0.3));
     expect(e.verdict).toBe('saving');

@@ -1,7 +1,7 @@
 // API keys: tenant keys (`cg_live_…`, role tenant) and admin keys (`cg_adm_…`, admin | operator |
 // viewer). A key is shown once; only its hex SHA-256 is stored, with a short prefix for listings.
 import { createHash, randomBytes } from 'node:crypto';
-import { col, type Row, type SqlQueryable } from '../sql/sql-client';
+import { col, firstRow, type Row, type SqlQueryable } from '../sql/sql-client';
 
 export const ADMIN_ROLES = ['admin', 'operator', 'viewer'] as const;
 export type AdminRole = (typeof ADMIN_ROLES)[number];
@@ -17,13 +17,13 @@ export function hashKey(key: string): string {
 
 /** A fresh key: the kind's prefix + 32 base62 characters (≈190 bits), its hash and listing prefix. */
 export function generateKey(kind: 'tenant' | 'admin'): { key: string; hash: string; prefix: string } {
-  const bytes = randomBytes(32);
   let body = '';
   // 256 % 62 ≠ 0, so rejecting bytes ≥ 248 keeps every character equally likely.
-  for (let i = 0; body.length < 32; i++) {
-    const b = i < bytes.length ? bytes[i]! : randomBytes(1)[0]!;
-    if (b < 248) body += BASE62[b % 62];
-  }
+  const take = (bytes: Buffer) => {
+    for (const b of bytes) if (body.length < 32 && b < 248) body += BASE62.charAt(b % 62);
+  };
+  take(randomBytes(32));
+  while (body.length < 32) take(randomBytes(1));
   const key = (kind === 'tenant' ? TENANT_KEY_PREFIX : ADMIN_KEY_PREFIX) + body;
   return { key, hash: hashKey(key), prefix: key.slice(0, 12) };
 }
@@ -70,7 +70,7 @@ export const apiKeysRepository = {
       `INSERT INTO api_keys (key_hash, prefix, role, tenant, label, created_by) VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${COLUMNS}`,
       [k.hash, k.prefix, k.role, k.tenant, k.label, k.createdBy],
     );
-    return toKey(rows[0]!);
+    return toKey(firstRow(rows, 'api key insert'));
   },
 
   /** A tenant's keys, or (tenant null) the admin keys. */

@@ -3,7 +3,7 @@
 // hash), a deleted row (its successor's link) and a deleted tail (the head). Appends serialise on a
 // transaction-scoped advisory lock, so the chain order is the commit order.
 import { createHash } from 'node:crypto';
-import { col, type Row, type SqlQueryable } from '../sql/sql-client';
+import { col, firstRow, type Row, type SqlQueryable } from '../sql/sql-client';
 
 export interface AuditEntry {
   actor: string;
@@ -99,8 +99,8 @@ export const auditRepository = {
   /** Appends one row; call inside the transaction of the change it records. */
   async append(c: SqlQueryable, e: AuditEntry): Promise<AuditRecord> {
     await c.query('SELECT pg_advisory_xact_lock($1, $2)', [...LOCK]);
-    const head = (await c.query('SELECT last_hash FROM audit_head WHERE id = 1'))[0]!;
-    const id = col.num((await c.query("SELECT nextval(pg_get_serial_sequence('audit_log', 'id')) AS id"))[0]!, 'id');
+    const head = firstRow(await c.query('SELECT last_hash FROM audit_head WHERE id = 1'), 'audit_head');
+    const id = col.num(firstRow(await c.query("SELECT nextval(pg_get_serial_sequence('audit_log', 'id')) AS id"), 'audit id'), 'id');
     const rec: Omit<AuditRecord, 'hash'> = {
       id,
       // Millisecond precision, so the timestamp read back hashes like the one written.
@@ -151,7 +151,7 @@ export const auditRepository = {
 
   /** Walks the whole chain oldest first, a page at a time. */
   async verify(c: SqlQueryable): Promise<AuditVerdict> {
-    const head = (await c.query('SELECT last_id, last_hash, rows FROM audit_head WHERE id = 1'))[0]!;
+    const head = firstRow(await c.query('SELECT last_id, last_hash, rows FROM audit_head WHERE id = 1'), 'audit_head');
     let prev = '';
     let lastId = 0;
     let checked = 0;

@@ -2,7 +2,7 @@
 // numbered 1, 2, … per tenant, at most one active. Callers hold the tenant's row lock
 // (tenantsRepository.lock) so numbering and activation are serial per tenant.
 import type { PipelineDocument } from '@context-guru/components';
-import { col, type Row, type SqlQueryable } from '../sql/sql-client';
+import { col, firstRow, type Row, type SqlQueryable } from '../sql/sql-client';
 
 export interface ConfigVersion {
   tenant: string;
@@ -34,7 +34,7 @@ export const configsRepository = {
        RETURNING ${COLUMNS}`,
       [tenant, JSON.stringify(document), createdBy],
     );
-    return toVersion(rows[0]!);
+    return toVersion(firstRow(rows, 'pipeline config insert'));
   },
 
   async list(c: SqlQueryable, tenant: string): Promise<ConfigVersion[]> {
@@ -49,7 +49,7 @@ export const configsRepository = {
   /** The highest version number stored for the tenant (0 when none): the next push is this + 1. */
   async latest(c: SqlQueryable, tenant: string): Promise<number> {
     const rows = await c.query('SELECT COALESCE(MAX(version), 0) AS v FROM pipeline_configs WHERE tenant = $1', [tenant]);
-    return col.num(rows[0]!, 'v');
+    return col.num(firstRow(rows, 'latest pipeline config version'), 'v');
   },
 
   async active(c: SqlQueryable, tenant: string): Promise<ConfigVersion | null> {

@@ -1,6 +1,6 @@
 // Versions of a tenant's named cmdfilter DSL documents, like pipeline configs: immutable, numbered
 // per (tenant, name), at most one active per name. Deleting a set deactivates it (history stays).
-import { col, type Row, type SqlQueryable } from '../sql/sql-client';
+import { col, firstRow, type Row, type SqlQueryable } from '../sql/sql-client';
 
 export interface FilterVersion {
   tenant: string;
@@ -41,7 +41,7 @@ export const filtersRepository = {
        RETURNING ${COLUMNS}`,
       [tenant, name, yaml, createdBy],
     );
-    return toVersion(rows[0]!);
+    return toVersion(firstRow(rows, 'filter set insert'));
   },
 
   async summaries(c: SqlQueryable, tenant: string): Promise<FilterSummary[]> {

@@ -6,7 +6,7 @@
 import { EventEmitter } from 'node:events';
 import { Redis } from 'ioredis';
 import { errorText, silentLogger, type StorageLogger } from '../storage-logger';
-import { col, type SqlQueryable } from '../sql/sql-client';
+import { col, firstRow, type SqlQueryable } from '../sql/sql-client';
 
 /** The Redis channel a new generation is published on: `<REDIS_PREFIX or "cg:">control`. */
 export function controlChannel(prefix?: string): string {
@@ -18,7 +18,7 @@ export async function bumpGeneration(c: SqlQueryable, tenant: string): Promise<n
   const rows = await c.query(
     'UPDATE control_generation SET generation = generation + 1, changed_at = now() WHERE id = 1 RETURNING generation',
   );
-  const generation = col.num(rows[0]!, 'generation');
+  const generation = col.num(firstRow(rows, 'control_generation bump'), 'generation');
   await c.query('UPDATE tenants SET generation = $2 WHERE id = $1', [tenant, generation]);
   return generation;
 }

@@ -5,7 +5,7 @@
 // before the pipeline). The interval is a percentile bootstrap over sessions (sessions, not turns,
 // are the independent units: a session's turns share its prefix and its cache), seeded so the same
 // rows always give the same interval. Pure functions: /stats, the admin API and the metrics agree.
-import type { Arm } from '@context-guru/components';
+import { itemAt, type Arm } from '@context-guru/components';
 
 export interface SessionSample {
   arm: Arm;
@@ -110,20 +110,23 @@ function columns(arm: readonly SessionSample[]): Columns {
  * inlined, with no Math call in the loop (a call per draw costs more than the loop; under Jest's
  * VM context a built-in call costs a hundred times more): `state` carries its state between calls.
  */
-function resampledSums(c: Columns, state: Int32Array): [number, number] {
+function resampledSums(c: Columns, state: { x: number }): [number, number] {
   const n = c.usd.length;
-  let x = state[0]!;
+  let x = state.x;
   let usd = 0;
   let input = 0;
   for (let i = 0; i < n; i++) {
     x ^= x << 13;
     x ^= x >>> 17;
     x ^= x << 5;
-    const j = ((x >>> 0) / 4294967296) * n;
-    usd += c.usd[j | 0]!;
-    input += c.input[j | 0]!;
+    const j = (((x >>> 0) / 4294967296) * n) | 0; // in [0, n): the quotient is below 1
+    const u = c.usd[j];
+    const t = c.input[j];
+    if (u === undefined || t === undefined) throw new Error(`resample index ${j} outside ${n} sessions`);
+    usd += u;
+    input += t;
   }
-  state[0] = x;
+  state.x = x;
   return [usd, input];
 }
 
@@ -135,7 +138,7 @@ export function bootstrapInterval(
 ): { low: number; high: number } | null {
   const t = columns(treated);
   const h = columns(holdout);
-  const state = Int32Array.of(o.seed | 0 || 1); // xorshift never leaves 0
+  const state = { x: o.seed | 0 || 1 }; // xorshift never leaves 0
   const draws: number[] = [];
   for (let b = 0; b < o.resamples; b++) {
     const [tu, ti] = resampledSums(t, state);
@@ -143,10 +146,12 @@ export function bootstrapInterval(
     const s = saving(tu, ti, hu, hi);
     if (s !== null) draws.push(s);
   }
-  if (draws.length < o.resamples / 2) return null;
+  // No draw at all (resamples 0) is no interval either, not one of undefined bounds.
+  if (draws.length === 0 || draws.length < o.resamples / 2) return null;
   draws.sort((a, b) => a - b);
   const alpha = (1 - o.confidence) / 2;
-  const at = (q: number) => draws[Math.min(draws.length - 1, Math.max(0, Math.round(q * (draws.length - 1))))]!;
+  const at = (q: number) =>
+    itemAt(draws, Math.min(draws.length - 1, Math.max(0, Math.round(q * (draws.length - 1)))), 'bootstrap percentile');
   return { low: at(alpha), high: at(1 - alpha) };
 }
 

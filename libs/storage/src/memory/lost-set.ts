@@ -19,8 +19,9 @@ export class LostSet {
     let s = this.bySession.get(session);
     if (!s) this.bySession.set(session, (s = new Set()));
     s.add(slot);
-    while (this.fifo.size > this.bound) {
-      const oldest = this.fifo.values().next().value as string;
+    // Oldest first; remove() deletes from fifo as we go, which a Set's iteration allows.
+    for (const oldest of this.fifo) {
+      if (this.fifo.size <= this.bound) break;
       const i = oldest.indexOf('\u0000');
       this.remove(oldest.slice(0, i), oldest.slice(i + 1));
     }

@@ -137,7 +137,10 @@ export class RedisHotStore implements HotStore {
     );
     this.dropped += newly;
     const frozen = new Map<string, string>();
-    for (let i = 0; i + 1 < flat.length; i += 2) frozen.set(flat[i]!, flat[i + 1]!);
+    for (let i = 0; i + 1 < flat.length; i += 2) {
+      const [k, v] = [flat[i], flat[i + 1]];
+      if (k !== undefined && v !== undefined) frozen.set(k, v); // i + 1 < length: always both
+    }
     const snap: SessionSnapshot = { frozen, lost: new Set(lost), kept: new Set(kept), offloaded: off === 1 };
     if (arm === 'treated' || arm === 'holdout') snap.arm = arm;
     return snap;
@@ -274,8 +277,13 @@ async function answered<T>(p: Promise<T>): Promise<T> {
 
 function parseTurn(raw: string): TurnRecord | null {
   const [n, at, ttlMs] = raw.split(',').map(Number);
-  if (![n, at, ttlMs].every((x) => Number.isFinite(x))) return null;
-  return { n: n!, at: at!, ttlMs: ttlMs! };
+  if (!finite(n) || !finite(at) || !finite(ttlMs)) return null;
+  return { n, at, ttlMs };
+}
+
+/** A field of a stored turn that is there and a number (a short or garbled record has neither). */
+function finite(x: number | undefined): x is number {
+  return x !== undefined && Number.isFinite(x);
 }
 
 function waitReady(redis: Redis, timeoutMs: number): Promise<void> {

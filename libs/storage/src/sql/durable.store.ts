@@ -189,8 +189,10 @@ export class DurableStore {
    * one with only `rewritten` updates the rewrites of the row already there.
    */
   async saveTurns(batch: readonly TurnWrite[]): Promise<void> {
-    const full = batch.filter((w) => w.turn);
-    const partial = batch.filter((w) => !w.turn && w.rewritten && w.at !== undefined);
+    const full = batch.filter((w): w is TurnWrite & { turn: TurnRecord } => w.turn !== undefined);
+    const partial = batch.filter(
+      (w): w is TurnWrite & { rewritten: readonly number[]; at: number } => !w.turn && w.rewritten !== undefined && w.at !== undefined,
+    );
     if (full.length === 0 && partial.length === 0) return;
     const at = new Date(this.now());
     const list = (r: readonly number[] | undefined) => (r ? r.join(',') : null);
@@ -207,9 +209,9 @@ export class DurableStore {
           [
             full.map((w) => w.tenant),
             full.map((w) => w.session),
-            full.map((w) => w.turn!.n),
-            full.map((w) => w.turn!.at),
-            full.map((w) => w.turn!.ttlMs),
+            full.map((w) => w.turn.n),
+            full.map((w) => w.turn.at),
+            full.map((w) => w.turn.ttlMs),
             full.map((w) => list(w.rewritten ?? [])),
             at,
           ],
@@ -224,7 +226,7 @@ export class DurableStore {
             partial.map((w) => w.tenant),
             partial.map((w) => w.session),
             partial.map((w) => list(w.rewritten)),
-            partial.map((w) => w.at!),
+            partial.map((w) => w.at),
             at,
           ],
         );

@@ -33,12 +33,13 @@ export function loadMigrations(dir: string = defaultMigrationsDir()): Migration[
   const out: Migration[] = [];
   for (const file of readdirSync(dir).sort()) {
     if (!file.endsWith('.sql')) continue;
-    const m = FILE_RE.exec(file);
-    if (!m) throw new StorageError('migration_invalid', `migration ${file}: name must be NNNN_snake_case.sql`);
+    const [, digits, name] = FILE_RE.exec(file) ?? [];
+    if (digits === undefined || name === undefined)
+      throw new StorageError('migration_invalid', `migration ${file}: name must be NNNN_snake_case.sql`);
     const sql = readFileSync(path.join(dir, file), 'utf8');
-    const version = Number(m[1]);
+    const version = Number(digits);
     if (out.some((x) => x.version === version)) throw new StorageError('migration_invalid', `migration version ${version} appears twice`);
-    out.push({ version, name: m[2]!, sql, checksum: createHash('sha256').update(sql).digest('hex') });
+    out.push({ version, name, sql, checksum: createHash('sha256').update(sql).digest('hex') });
   }
   return out.sort((a, b) => a.version - b.version);
 }

@@ -45,6 +45,16 @@ export function normaliseRow<R extends Row>(row: Row): R {
   return out as R;
 }
 
+/**
+ * The row a statement always returns (INSERT … RETURNING, an aggregate, the singleton row of a
+ * table the migrations seed): none means the schema is not what this code expects, so say which.
+ */
+export function firstRow<R extends Row>(rows: readonly R[], what: string): R {
+  const [row] = rows;
+  if (row === undefined) throw new Error(`${what}: the statement returned no row`);
+  return row;
+}
+
 /** Typed field readers: rows are `unknown` until read through these. */
 export const col = {
   str(row: Row, k: string): string {
