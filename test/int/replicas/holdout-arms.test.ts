@@ -7,11 +7,11 @@ import { holdoutSessionsRepository } from '@context-guru/storage';
 import { Redis } from 'ioredis';
 import { armPoint } from '../../../apps/gateway/src/holdout/arm';
 import { sessionHash } from '../../../apps/gateway/src/observability/request-trace';
-import { createControlSeed, type ControlSeed } from '../../support/control-seed';
-import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream';
-import { startPrivateRedis, startReplica, type Replica } from '../../support/replicas';
+import type { ControlSeed } from '../../support/control-seed';
+import type { FakeUpstream } from '../../support/fake-upstream';
+import type { Replica } from '../../support/replicas';
 import { jsonScript } from '../../support/scripted-model';
-import { postTurn, waitGeneration } from '../../support/tenant-replicas';
+import { postTurn, startTenantReplicas, waitGeneration, type TenantReplicas } from '../../support/tenant-replicas';
 import { agentSteps, anthropicTurn } from '../../support/transcripts';
 
 jest.setTimeout(300_000);
@@ -26,8 +26,9 @@ function ids(prefix: string, n: number, lo: number, hi: number): string[] {
   return out;
 }
 
+let rig: TenantReplicas | undefined;
 let seed: ControlSeed;
-let redis: { url: string; stop(): Promise<void> };
+let redisUrl = '';
 let upstream: FakeUpstream;
 let replicas: Replica[] = [];
 let key = '';
@@ -57,7 +58,7 @@ async function push(document: object): Promise<number> {
 async function flushAll(): Promise<void> {
   // Let the write-behind queues reach Postgres first (50 ms batches), as a real outage would find them.
   await new Promise((r) => setTimeout(r, 500));
-  const r = new Redis(redis.url);
+  const r = new Redis(redisUrl);
   await r.flushall();
   await r.quit();
 }
@@ -69,13 +70,17 @@ const late = [...ids('late', 6, 0.3, 0.9), ...ids('late', 3, 0.9, 1)];
 const versions: Record<string, number> = {};
 
 beforeAll(async () => {
-  redis = await startPrivateRedis();
-  seed = await createControlSeed('holdout', redis.url);
-  upstream = await startFakeUpstream(jsonScript({ expand: false }));
-  await seed.createTenant('team', PIPELINE);
-  key = (await seed.issueKey('team')).key;
-  const env = { REDIS_URL: redis.url, DATABASE_URL: seed.dbUrl, OPENAI_UPSTREAM: upstream.url, ANTHROPIC_UPSTREAM: upstream.url };
-  replicas = await Promise.all([startReplica(env), startReplica(env), startReplica(env)]);
+  rig = await startTenantReplicas({
+    name: 'holdout',
+    script: jsonScript({ expand: false }),
+    replicas: 3,
+    seedWith: async (s) => {
+      await s.createTenant('team', PIPELINE);
+      key = (await s.issueKey('team')).key;
+    },
+  });
+  ({ seed, upstream, replicas } = rig);
+  redisUrl = rig.redis.url;
 
   for (const s of early) await turn(s, 1);
   versions.on = await push({ ...PIPELINE, holdout: { fraction: 0.3 } });
@@ -91,12 +96,7 @@ beforeAll(async () => {
   for (const s of early) await turn(s, 4);
 });
 
-afterAll(async () => {
-  await Promise.all(replicas.map((r) => r.stop()));
-  await upstream?.close();
-  await seed?.close();
-  await redis?.stop();
-});
+afterAll(() => rig?.close());
 
 it('a session never switches arm: every turn, on any replica, before and after each flush and fraction change', () => {
   for (const [session, arms] of seen) expect([session, new Set(arms).size]).toEqual([session, 1]);

@@ -3,12 +3,11 @@
 // under each version, so every message it already holds must come back byte-identical on every
 // later turn — frozen decisions replay, whichever version made them — while the version active
 // at each turn decides only what is new. Billed by the simulated provider prompt cache.
-import { createControlSeed, type ControlSeed } from '../../support/control-seed';
-import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream';
+import type { ControlSeed } from '../../support/control-seed';
 import { PromptCacheSim, cachingScript, canonicalMessages, headChanged, prefixBust, type BilledRequest } from '../../support/prompt-cache';
-import { startPrivateRedis, startReplica, type Replica } from '../../support/replicas';
+import type { Replica } from '../../support/replicas';
 import { jsonScript } from '../../support/scripted-model';
-import { postTurn, waitGeneration } from '../../support/tenant-replicas';
+import { postTurn, startTenantReplicas, waitGeneration, type TenantReplicas } from '../../support/tenant-replicas';
 import { agentSteps, anthropicTurn, openaiTurn } from '../../support/transcripts';
 
 jest.setTimeout(240_000);
@@ -21,29 +20,26 @@ const ROLLBACK = 9;
 const PER_TURN = 3;
 const MASKED = 'older tool output masked';
 
+let rig: TenantReplicas | undefined;
 let seed: ControlSeed;
-let redis: { url: string; stop(): Promise<void> };
-let upstream: FakeUpstream;
 let replicas: Replica[] = [];
 const billed: BilledRequest[] = [];
 let key = '';
 
 beforeAll(async () => {
-  redis = await startPrivateRedis();
-  seed = await createControlSeed('switch', redis.url);
-  upstream = await startFakeUpstream(cachingScript(new PromptCacheSim(), jsonScript({ expand: false }), billed));
-  await seed.createTenant('team', MASKING);
-  key = (await seed.issueKey('team')).key;
-  const env = { REDIS_URL: redis.url, DATABASE_URL: seed.dbUrl, OPENAI_UPSTREAM: upstream.url, ANTHROPIC_UPSTREAM: upstream.url };
-  replicas = await Promise.all([startReplica(env), startReplica(env)]);
+  rig = await startTenantReplicas({
+    name: 'switch',
+    script: cachingScript(new PromptCacheSim(), jsonScript({ expand: false }), billed),
+    replicas: 2,
+    seedWith: async (s) => {
+      await s.createTenant('team', MASKING);
+      key = (await s.issueKey('team')).key;
+    },
+  });
+  ({ seed, replicas } = rig);
 });
 
-afterAll(async () => {
-  await Promise.all(replicas.map((r) => r.stop()));
-  await upstream?.close();
-  await seed?.close();
-  await redis?.stop();
-});
+afterAll(() => rig?.close());
 
 describe.each(['anthropic', 'openai'] as const)('%s: a preset switch mid-session on two replicas', (dialect) => {
   const steps = agentSteps(TURNS * PER_TURN, dialect === 'openai' ? 21 : 22);

@@ -4,11 +4,10 @@
 // shadow_tallies so the shared sum is both replicas' /stats together; a later version without a
 // shadow stops it everywhere.
 import { shadowTalliesRepository } from '@context-guru/storage';
-import { createControlSeed, type ControlSeed } from '../../support/control-seed';
-import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream';
-import { startPrivateRedis, startReplica, type Replica } from '../../support/replicas';
+import type { ControlSeed } from '../../support/control-seed';
+import type { Replica } from '../../support/replicas';
 import { jsonScript } from '../../support/scripted-model';
-import { postTurn, readyz, waitGeneration } from '../../support/tenant-replicas';
+import { postTurn, readyz, startTenantReplicas, waitGeneration, type TenantReplicas } from '../../support/tenant-replicas';
 import { agentSteps, anthropicTurn, openaiTurn } from '../../support/transcripts';
 
 jest.setTimeout(240_000);
@@ -16,29 +15,26 @@ jest.setTimeout(240_000);
 const AGENT = ['format', 'dedup', 'failed_run', 'mask', 'extract', 'cacheinject'];
 const TURNS = 4;
 
+let rig: TenantReplicas | undefined;
 let seed: ControlSeed;
-let redis: { url: string; stop(): Promise<void> };
-let upstream: FakeUpstream;
 let replicas: Replica[] = [];
 let key = '';
 
 beforeAll(async () => {
-  redis = await startPrivateRedis();
-  seed = await createControlSeed('shadowprop', redis.url);
-  upstream = await startFakeUpstream(jsonScript({ expand: false }));
-  await seed.createTenant('team', { preset: 'agent' });
-  await seed.pushConfig('team', { preset: 'safe' });
-  key = (await seed.issueKey('team')).key;
-  const env = { REDIS_URL: redis.url, DATABASE_URL: seed.dbUrl, OPENAI_UPSTREAM: upstream.url, ANTHROPIC_UPSTREAM: upstream.url };
-  replicas = await Promise.all([startReplica(env), startReplica(env)]);
+  rig = await startTenantReplicas({
+    name: 'shadowprop',
+    script: jsonScript({ expand: false }),
+    replicas: 2,
+    seedWith: async (s) => {
+      await s.createTenant('team', { preset: 'agent' });
+      await s.pushConfig('team', { preset: 'safe' });
+      key = (await s.issueKey('team')).key;
+    },
+  });
+  ({ seed, replicas } = rig);
 });
 
-afterAll(async () => {
-  await Promise.all(replicas.map((r) => r.stop()));
-  await upstream?.close();
-  await seed?.close();
-  await redis?.stop();
-});
+afterAll(() => rig?.close());
 
 const teamConfig = async (r: Replica) => (await readyz(r)).body.config.find((c) => c.tenant === 'team') as Record<string, unknown>;
 const shadowStats = async (r: Replica) => {

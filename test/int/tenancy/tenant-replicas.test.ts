@@ -3,11 +3,11 @@
 // never reads another's /expand or /stats, and a change — config, filter set, revocation — is
 // applied by every replica while traffic flows, without a restart.
 import { createHash } from 'node:crypto';
-import { createControlSeed, type ControlSeed } from '../../support/control-seed';
-import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream';
-import { startPrivateRedis, startReplica, type Replica } from '../../support/replicas';
+import type { ControlSeed } from '../../support/control-seed';
+import type { FakeUpstream } from '../../support/fake-upstream';
+import type { Replica } from '../../support/replicas';
 import { jsonScript } from '../../support/scripted-model';
-import { postTurn, readyz, waitGeneration } from '../../support/tenant-replicas';
+import { postTurn, readyz, startTenantReplicas, waitGeneration, type TenantReplicas } from '../../support/tenant-replicas';
 import { agentSteps, anthropicTurn, openaiTurn } from '../../support/transcripts';
 
 jest.setTimeout(240_000);
@@ -17,43 +17,35 @@ const HEAVY = { pipeline: ['format', 'dedup', 'collapse', 'mask'], components: {
 const LITE = { preset: 'safe' };
 const steps = agentSteps(12, 5);
 
+let rig: TenantReplicas | undefined;
 let seed: ControlSeed;
-let redis: { url: string; stop(): Promise<void> };
 let upstream: FakeUpstream;
 let replicas: Replica[] = [];
 const keys: Record<string, { id: string; key: string }> = {};
 let generation = 0;
 
 beforeAll(async () => {
-  redis = await startPrivateRedis();
-  seed = await createControlSeed('tenancy', redis.url);
-  upstream = await startFakeUpstream(jsonScript({ expand: false }));
-  await seed.createTenant('heavy', HEAVY);
-  await seed.createTenant('lite', LITE);
-  keys.heavy = await seed.issueKey('heavy');
-  keys.lite = await seed.issueKey('lite');
-  keys.revoked = await seed.issueKey('lite');
-  await seed.createTenant('off', { preset: 'off' });
-  keys.off = await seed.issueKey('off');
-  generation = await seed.disableTenant('off');
-  const env = {
-    REDIS_URL: redis.url,
-    DATABASE_URL: seed.dbUrl,
-    OPENAI_UPSTREAM: upstream.url,
-    ANTHROPIC_UPSTREAM: upstream.url,
-    PRESET: 'off',
-    LOG_LEVEL: 'info',
-  };
-  replicas = await Promise.all([startReplica(env), startReplica(env), startReplica(env)]);
+  rig = await startTenantReplicas({
+    name: 'tenancy',
+    script: jsonScript({ expand: false }),
+    replicas: 3,
+    env: { PRESET: 'off', LOG_LEVEL: 'info' },
+    seedWith: async (s) => {
+      await s.createTenant('heavy', HEAVY);
+      await s.createTenant('lite', LITE);
+      keys.heavy = await s.issueKey('heavy');
+      keys.lite = await s.issueKey('lite');
+      keys.revoked = await s.issueKey('lite');
+      await s.createTenant('off', { preset: 'off' });
+      keys.off = await s.issueKey('off');
+      generation = await s.disableTenant('off');
+    },
+  });
+  ({ seed, upstream, replicas } = rig);
   await Promise.all(replicas.map((r) => waitGeneration(r, generation)));
 });
 
-afterAll(async () => {
-  await Promise.all(replicas.map((r) => r.stop()));
-  await upstream?.close();
-  await seed?.close();
-  await redis?.stop();
-});
+afterAll(() => rig?.close());
 
 let sessions = 0;
 /** A tenant's key and a session of its own (each check starts a conversation of its own). */

@@ -7,7 +7,8 @@ import { summarizeComponent } from '../../../libs/components/src/offload/summari
 import { decodeRequest, encodeRequest } from '../../../apps/gateway/src/wire/request.wire';
 import { validateProviderShape } from '../../../apps/gateway/src/wire/shape-validator';
 import { testCtx } from '../../support/ctx';
-import { transcriptBody } from './summarize-transcripts.fixture';
+import { flatten, mulberry32 } from '../../support/random-bodies';
+import { randomConversation, realToolOutput } from '../../support/random-conversations';
 
 const SUMMARIZER: ModelClient = {
   id: 'fake:summarizer',
@@ -27,7 +28,8 @@ describe('summarize provider shape', () => {
     let acted = 0;
     for (let t = 0; t < TRANSCRIPTS; t++) {
       const dialect = t % 2 ? 'anthropic' : 'openai';
-      const raw = transcriptBody(dialect, 7000 + t);
+      const gen = randomConversation(dialect, mulberry32(7000 + t), realToolOutput);
+      const raw = flatten(gen.root, gen.slots, new Map());
       const view = decodeRequest(dialect, raw);
       expect(validateProviderShape(dialect, view.body)).toEqual([]);
       const bodyRaw = (b: number) => raw.slice(view.index.message(b)!.start, view.index.message(b)!.end);

@@ -4,14 +4,14 @@ import type { Dialect } from '../../../apps/gateway/src/wire/wire.types';
 import { expandToolJson } from '../../../apps/gateway/src/wire/expand-tool';
 import { decodeRequest, encodeRequest } from '../../../apps/gateway/src/wire/request.wire';
 import { validateProviderShape } from '../../../apps/gateway/src/wire/shape-validator';
-import { flatten, mulberry32, randomText, type Generated } from './random-bodies.fixture';
-import { anthropicBody, openaiBody } from './random-generators.fixture';
+import { flatten, mulberry32, randomText, type Generated } from '../../support/random-bodies';
+import { randomConversation, slotToolOutput } from '../../support/random-conversations';
 
 const CASES = 250;
 
 function runCase(dialect: Dialect, seed: number): void {
   const rng = mulberry32(seed);
-  const gen: Generated = dialect === 'openai' ? openaiBody(rng) : anthropicBody(rng);
+  const gen: Generated = randomConversation(dialect, rng, slotToolOutput);
   const none = new Map<number, string>();
   const raw = flatten(gen.root, gen.slots, none);
   const view = decodeRequest(dialect, raw);

@@ -7,8 +7,8 @@ import { expandToolJson } from '../../../apps/gateway/src/wire/expand-tool';
 import { decodeRequest, encodeRequest } from '../../../apps/gateway/src/wire/request.wire';
 import { validateProviderShape } from '../../../apps/gateway/src/wire/shape-validator';
 import { ANTHROPIC_HOSTILE, OPENAI_HOSTILE, PYTEST_FAIL } from './bodies.fixture';
-import { flatten, mulberry32 } from './random-bodies.fixture';
-import { anthropicBody, openaiBody } from './random-generators.fixture';
+import { flatten, mulberry32 } from '../../support/random-bodies';
+import { randomConversation, slotToolOutput } from '../../support/random-conversations';
 
 const NO_INJECT = { injectExpand: false };
 const SUMMARY =
@@ -124,7 +124,7 @@ describe('rebuild (Anthropic)', () => {
 describe('rebuild over random bodies', () => {
   function check(dialect: Dialect, seed: number): number {
     const rng = mulberry32(seed);
-    const gen = dialect === 'openai' ? openaiBody(rng) : anthropicBody(rng);
+    const gen = randomConversation(dialect, rng, slotToolOutput);
     const raw = flatten(gen.root, gen.slots, new Map());
     const view = decodeRequest(dialect, raw);
     const body = (i: number) => raw.slice(view.index.message(i)!.start, view.index.message(i)!.end);

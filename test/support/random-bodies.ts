@@ -15,8 +15,8 @@ export interface Generated {
   slots: SlotDef[];
 }
 
-export { mulberry32, type Rng } from '../../support/prng';
-import type { Rng } from '../../support/prng';
+export { mulberry32, type Rng } from './prng';
+import type { Rng } from './prng';
 
 export const pick = <T>(rng: Rng, xs: readonly T[]): T => xs[Math.floor(rng() * xs.length)]!;
 export const int = (rng: Rng, lo: number, hi: number): number => lo + Math.floor(rng() * (hi - lo + 1));
