@@ -52,6 +52,18 @@ export interface CacheView {
   cold: boolean;
 }
 
+/**
+ * Where the normalized messages came from in the client's own message list. Anthropic splits one
+ * client message into several normalized ones (each tool_result, and the blocks beside them), so a
+ * count of "the newest N messages" must be taken on the client's list, not on the normalized one.
+ */
+export interface MessageOrigin {
+  /** The client message index of each normalized message (ascending, one entry per message). */
+  readonly of: readonly number[];
+  /** How many messages the client sent (one may have no normalized message: image-only results). */
+  readonly count: number;
+}
+
 /** Everything a component may read or write besides the messages. */
 export interface Ctx {
   readonly tenant: string;
@@ -71,6 +83,8 @@ export interface Ctx {
   readonly models?: ModelSources;
   /** Token count of the whole request's content (for trigger gates). */
   readonly requestTokens?: number;
+  /** Client message of each normalized message (the gateway's; absent: one client message each). */
+  readonly origin?: MessageOrigin;
 }
 
 export type ComponentKind = 'reformat' | 'offload';

@@ -1,10 +1,11 @@
 // Summarize's output must reach the provider in a shape it accepts. Over 500 generated transcripts
 // (both dialects, random tool exchanges) and every boundary position (every keep_last), the body
 // the gateway would forward passes the provider shape validator, the summary is never dropped by
-// the write-back, and every surviving message keeps its received bytes.
+// the write-back, and every surviving message keeps its received bytes — the client's newest
+// keep_last messages among them.
 import { Pipeline, type ModelClient } from '@context-guru/components';
 import { summarizeComponent } from '../../../libs/components/src/offload/summarize.component';
-import { decodeRequest, encodeRequest } from '../../../apps/gateway/src/wire/request.wire';
+import { decodeRequest, encodeRequest, messageOrigin } from '../../../apps/gateway/src/wire/request.wire';
 import { validateProviderShape } from '../../../apps/gateway/src/wire/shape-validator';
 import { testCtx } from '../../support/ctx';
 import { flatten, mulberry32 } from '../../support/random-bodies';
@@ -37,7 +38,8 @@ describe('summarize provider shape', () => {
         const component = summarizeComponent.create(
           summarizeComponent.options({ keep_last: keepLast, min_tokens: 0, model: { source: 'config' } }, 's'),
         );
-        const ctx = { ...testCtx({ provider: dialect }), models: { config: SUMMARIZER } };
+        // keep_last counts the client's messages, as the gateway tells the component.
+        const ctx = { ...testCtx({ provider: dialect }), models: { config: SUMMARIZER }, origin: messageOrigin(view) };
         const result = await new Pipeline([component]).run(view.messages, ctx);
         const report = result.reports[0]!;
         expect(report.reverted).toBe(false);
@@ -55,7 +57,10 @@ describe('summarize provider shape', () => {
         // Every body message after the cut is forwarded as received, byte for byte.
         const cut = result.messages.findIndex((m) => typeof m.content === 'string' && m.content.startsWith('=== History Summary ==='));
         const firstKept = view.slots[view.messages.length - (result.messages.length - cut - 1)]!.msg;
-        for (let b = firstKept; b < (view.body.messages as unknown[]).length; b++) expect(encoded.raw).toContain(bodyRaw(b));
+        const total = (view.body.messages as unknown[]).length;
+        for (let b = firstKept; b < total; b++) expect(encoded.raw).toContain(bodyRaw(b));
+        // …and those include the client's newest keep_last messages.
+        expect(firstKept).toBeLessThanOrEqual(total - keepLast);
         expect(sent.messages.length).toBeLessThan((view.body.messages as unknown[]).length);
       }
     }

@@ -1,7 +1,7 @@
 // decode reads a body without changing a byte of it; encode writes back only what the pipeline
 // changed and can be expressed as disjoint edits of the received text. Anything else keeps the
 // client's bytes (reported as discarded), and an internal failure forwards the body untouched.
-import { cloneMessage, isObject, type Message } from '@context-guru/components';
+import { cloneMessage, isObject, type Message, type MessageOrigin } from '@context-guru/components';
 import { countBreakpoints, MAX_BREAKPOINTS } from './breakpoints';
 import { normalizeAnthropic, planAnthropic } from './anthropic.wire';
 import { expandDeclared, expandToolJson, toolChoiceAllows } from './expand-tool';
@@ -104,6 +104,12 @@ export function assembleView(
     firstMarkerAt,
     firstSentinelAt,
   };
+}
+
+/** The client message each normalized message came from: components count "newest N messages" on it. */
+export function messageOrigin(view: WireView): MessageOrigin {
+  const list = view.body.messages;
+  return { of: view.slots.map((s) => s.msg), count: Array.isArray(list) ? list.length : 0 };
 }
 
 function plan(view: WireView, slot: Slot, before: Message, after: Message): Plan | null {

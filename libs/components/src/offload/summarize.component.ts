@@ -16,7 +16,7 @@ const SummarizeOptions = Type.Object({
   summary_level: Type.Union([Type.Literal('concise'), Type.Literal('regular'), Type.Literal('highly_detailed')], {
     default: 'regular',
   }),
-  /** Newest messages kept verbatim after the summary. */
+  /** Newest client messages kept verbatim after the summary (counted on ctx.origin when the gateway gives it). */
   keep_last: NonNegInt(3),
   /** Span floor: the middle must be at least this large to be worth a summary. */
   min_tokens: NonNegInt(500),

@@ -1,11 +1,12 @@
 // Step 3: the tenant's pipeline over the normalized messages, with the session's frozen decisions;
 // then what an earlier config version forwarded on the cached prefix comes back byte-identical,
 // and nothing on that prefix changes at all.
-import { messageTokens, totalTokens, type Ctx, type ModelClient, type ModelSources } from '@context-guru/components';
+import { messageTokens, totalTokens, type Ctx, type MessageOrigin, type ModelClient, type ModelSources } from '@context-guru/components';
 import { guardCachedPrefix } from '../../session/cache-guard';
 import { runWithSession, type SessionRun } from '../../session/session-run';
 import { replayForwarded } from '../../tenancy/forwarded-replay';
 import { revisionOf } from '../../tenancy/tenant-runtime';
+import { messageOrigin } from '../../wire/request.wire';
 import type { WireView } from '../../wire/wire.types';
 import type { Decoded } from './decode.step';
 import type { OpenedSession } from './session-open.step';
@@ -31,6 +32,7 @@ export async function runPipelineStep(p: Preparing, d: Decoded, s: OpenedSession
   const models = watched(input.models?.(view.body), () => (modelAsked = true));
   // Only model-backed triggers need the request's token count: computed on first read.
   let requestTokens: number | undefined;
+  let origin: MessageOrigin | undefined;
   // A Reformat may hand offloaders text whose key differs from the received one; runWithSession
   // fetches what the prefetch missed and re-runs, so a frozen decision is never missed.
   const pipelineStart = performance.now();
@@ -55,6 +57,10 @@ export async function runPipelineStep(p: Preparing, d: Decoded, s: OpenedSession
         models,
         get requestTokens() {
           return (requestTokens ??= totalTokens(view.messages));
+        },
+        // keep_last counts the client's messages, not the normalized ones (summarize).
+        get origin() {
+          return (origin ??= messageOrigin(view));
         },
       };
       return d.running.run(view.messages, ctx);

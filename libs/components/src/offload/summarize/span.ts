@@ -2,7 +2,7 @@
 // before an assistant turn, so in both dialects every tool call travels with its results, no result
 // is orphaned, and (Anthropic) the cut falls between whole body messages. The head — system
 // messages and the task's user turn — always stays verbatim.
-import type { ContentBlock, Message } from '../../component';
+import type { ContentBlock, Message, MessageOrigin } from '../../component';
 import { sha256Hex } from '../../shared/hash';
 import { InvariantError } from '../../shared/present';
 import { messageTokens } from '../../shared/tokens';
@@ -28,11 +28,35 @@ function cutAt(messages: readonly Message[], start: number, limit: number): numb
   return null;
 }
 
-/** The span to summarize with at least keep_last messages left after it, or null. */
-export function planSpan(messages: readonly Message[], keepLast: number): Span | null {
+/**
+ * The first normalized index of the client's newest keepLast messages. keep_last counts what the
+ * client sent: an Anthropic user turn holding two tool_results and a text block is one message
+ * there but three normalized ones, and counting those would summarize client messages the user
+ * asked to keep. A client message with nothing normalized (tool results that are only images)
+ * travels with the message before it, so that one is kept too.
+ * @internal exported for tests
+ */
+export function tailStart(messages: readonly Message[], keepLast: number, origin?: MessageOrigin): number {
+  if (keepLast <= 0) return messages.length;
+  if (!origin || origin.of.length !== messages.length) return Math.max(0, messages.length - keepLast);
+  const first = origin.count - keepLast;
+  // The newest client message at or before `first` that has normalized messages: its first one.
+  let from = 0;
+  let client = -1;
+  for (const [i, of] of origin.of.entries()) {
+    if (of > first) break;
+    if (of === client) continue;
+    client = of;
+    from = i;
+  }
+  return client < 0 ? 0 : from;
+}
+
+/** The span to summarize with at least the client's keep_last newest messages left after it, or null. */
+export function planSpan(messages: readonly Message[], keepLast: number, origin?: MessageOrigin): Span | null {
   const start = spanStart(messages);
   if (start === null) return null;
-  const end = cutAt(messages, start, messages.length - keepLast);
+  const end = cutAt(messages, start, tailStart(messages, keepLast, origin));
   return end === null ? null : { start, end };
 }
 

@@ -94,7 +94,7 @@ export async function runSummarize(messages: Message[], ctx: Ctx, o: SummarizeSe
     return { skipped: true, gates: gates.counts };
   };
   if (!requestTriggerFires(messages, o.trigger, ctx)) return pass('request_trigger_not_fired');
-  const span = planSpan(messages, o.keep_last);
+  const span = planSpan(messages, o.keep_last, ctx.origin);
   if (!span) return pass('no_span');
   const { start, end } = span;
 
