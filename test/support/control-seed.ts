@@ -1,7 +1,6 @@
 // Control-plane writes for gateway tests, through the admin's repositories in libs/storage and
 // the same contract the admin API keeps: each change bumps the generation in its own transaction,
 // then the new number is announced on the Redis control channel (when a publisher is given).
-import { Client } from 'pg';
 import {
   apiKeysRepository,
   bumpGeneration,
@@ -15,6 +14,7 @@ import {
   type SqlQueryable,
 } from '@context-guru/storage';
 import type { PipelineDocument as PipelineDocumentLike } from '@context-guru/components';
+import { freshDatabase } from './fresh-database';
 
 export interface ControlSeed {
   dbUrl: string;
@@ -30,18 +30,10 @@ export interface ControlSeed {
   close(): Promise<void>;
 }
 
-const BASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-
 /** A fresh database (dropped on close), migrated, with writes that bump and announce. */
 export async function createControlSeed(name: string, redisUrl?: string): Promise<ControlSeed> {
-  const db = `cg_${name}_${process.pid}_${Date.now()}`;
-  const admin = new Client({ connectionString: BASE_URL });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${db}`);
-  await admin.end();
-  const u = new URL(BASE_URL);
-  u.pathname = `/${db}`;
-  const dbUrl = u.toString();
+  const db = await freshDatabase(name);
+  const dbUrl = db.url;
   const sql = new PgSqlClient({ connectionString: dbUrl, max: 3 });
   await migrate(sql);
   const publisher = redisUrl ? await RedisGenerationPublisher.connect({ url: redisUrl }) : undefined;
@@ -94,10 +86,7 @@ export async function createControlSeed(name: string, redisUrl?: string): Promis
     async close() {
       await publisher?.close();
       await sql.close();
-      const a = new Client({ connectionString: BASE_URL });
-      await a.connect();
-      await a.query(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`);
-      await a.end();
+      await db.drop();
     },
   };
 }

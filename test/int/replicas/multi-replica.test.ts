@@ -3,12 +3,12 @@
 // another, a Redis FLUSHALL mid-session changes no forwarded byte and loses no marker, and a
 // replica killed mid-stream leaves the others serving. A session whose model expands in-band and
 // beside its own calls keeps the same guarantees: the trails come back from Postgres after the flush.
-import { Client } from 'pg';
 import { Redis } from 'ioredis';
 import { createHash } from 'node:crypto';
 import { RawIndex } from '../../../apps/gateway/src/wire/json-scan';
 import { startFakeUpstream, type FakeUpstream, type RecordedRequest } from '../../support/fake-upstream';
 import { anthropicTextSse } from '../../support/fake-upstream-sse';
+import { freshDatabase, type FreshDatabase } from '../../support/fresh-database';
 import { startPrivateRedis, startReplica, type Replica } from '../../support/replicas';
 import { jsonScript } from '../../support/scripted-model';
 import { answerContent, EchoingClient, expandingModel, type ExpandWay } from '../../support/expand-session';
@@ -18,25 +18,19 @@ import { agentSteps, anthropicTurn } from '../../support/transcripts';
 
 jest.setTimeout(240_000);
 
-const PG_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const DB = `cg_replicas_${process.pid}_${Date.now()}`;
 const MARKER = /<<cg:([A-Za-z0-9_-]{1,64})>>/g;
 const TURNS = 30;
 
 let upstream: FakeUpstream;
 let redis: { url: string; stop(): Promise<void> };
 let replicas: Replica[] = [];
+let db: FreshDatabase;
 let dbUrl: string;
 let env: Record<string, string>;
 
 beforeAll(async () => {
-  const admin = new Client({ connectionString: PG_URL });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${DB}`);
-  await admin.end();
-  const u = new URL(PG_URL);
-  u.pathname = `/${DB}`;
-  dbUrl = u.toString();
+  db = await freshDatabase('replicas');
+  dbUrl = db.url;
   redis = await startPrivateRedis();
   upstream = await startFakeUpstream(jsonScript({ expand: false }));
   env = {
@@ -54,10 +48,7 @@ afterAll(async () => {
   await Promise.all(replicas.map((r) => r.stop()));
   await upstream?.close();
   await redis?.stop();
-  const admin = new Client({ connectionString: PG_URL });
-  await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS ${DB} WITH (FORCE)`);
-  await admin.end();
+  await db?.drop();
 });
 
 /** Raw bytes of each element of a body's `messages`. */
