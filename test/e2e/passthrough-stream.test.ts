@@ -2,7 +2,7 @@
 // arrives byte-identical; a body without a declared length is read whole and still counted
 // against the limit, so the 413 contract holds either way.
 import { request } from 'node:http';
-import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
+import { startFakeUpstream, type FakeUpstream, type RecordedRequest, type ScriptedReply } from '../support/fake-upstream';
 import { startGateway, type GatewayHarness } from '../support/gateway-harness';
 import { jsonScript } from '../support/scripted-model';
 import { agentSteps, openaiTurn } from '../support/transcripts';
@@ -10,8 +10,17 @@ import { agentSteps, openaiTurn } from '../support/transcripts';
 let upstream: FakeUpstream;
 let gateway: GatewayHarness;
 
+/** The scripted answers, sent with a declared length as providers send a JSON answer. */
+const script = jsonScript({ expand: false });
+const withLength = (req: RecordedRequest): ScriptedReply => {
+  const reply = script(req);
+  if (reply.kind !== 'json') return reply;
+  const text = JSON.stringify(reply.body);
+  return { kind: 'raw', status: 200, body: text, headers: { 'content-length': String(Buffer.byteLength(text)) } };
+};
+
 beforeAll(async () => {
-  upstream = await startFakeUpstream(jsonScript({ expand: false }));
+  upstream = await startFakeUpstream(withLength);
   gateway = await startGateway(upstream.url, { PRESET: 'off', BODY_LIMIT_BYTES: '200000' });
 });
 afterAll(async () => {
@@ -20,7 +29,7 @@ afterAll(async () => {
 });
 
 /** Posts `parts` one write at a time; without `length`, the body goes out chunked. */
-function post(parts: string[], length: boolean): Promise<{ status: number; text: string }> {
+function post(parts: string[], length: boolean): Promise<{ status: number; text: string; headers: Record<string, unknown> }> {
   const total = parts.reduce((n, p) => n + Buffer.byteLength(p), 0);
   return new Promise((resolve, reject) => {
     const req = request(
@@ -30,7 +39,7 @@ function post(parts: string[], length: boolean): Promise<{ status: number; text:
         let text = '';
         res.setEncoding('utf8');
         res.on('data', (c: string) => (text += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text, headers: res.headers }));
       },
     );
     req.on('error', reject);
@@ -52,6 +61,9 @@ describe('preset off forwards the client body as it is', () => {
     expect(got.raw).toBe(body);
     expect(got.headers['content-length']).toBe(String(Buffer.byteLength(body)));
     expect(got.headers['transfer-encoding']).toBeUndefined();
+    // The answer is relayed as the upstream's bytes, so its declared length goes to the client too.
+    expect(res.headers['content-length']).toBe(String(Buffer.byteLength(res.text)));
+    expect(res.headers['transfer-encoding']).toBeUndefined();
   });
 
   it('forwards a chunked body under the limit byte-identical', async () => {

@@ -97,6 +97,30 @@ describe('stream relay', () => {
     expect(await reply.usageDone).toEqual({ fresh: 11, cacheRead: 0, cacheWrite: 0, output: 60000 });
   });
 
+  it('keeps the upstream length on a relayed JSON answer, never on an event stream', async () => {
+    const relay = (contentType: string, body: string) =>
+      runExpandLoop({
+        dialect: 'anthropic',
+        requestRaw: anthropicRequestRaw(false),
+        advertised: false,
+        first: {
+          status: 200,
+          headers: { 'content-type': contentType, 'content-length': String(body.length) },
+          body: Readable.from([Buffer.from(body)]),
+        },
+        call: scriptedUpstream([]).call,
+        hooks: stashHooks({}),
+      });
+    const json = await relay(
+      'application/json',
+      JSON.stringify(anthropicMessage([{ type: 'text', text: 'ok' }], { input_tokens: 1, output_tokens: 1 })),
+    );
+    expect(json.keepsLength).toBe(true);
+    const sse = await relay('text/event-stream', anthropicTextSse('ok'));
+    expect(sse.keepsLength).toBeUndefined();
+    await Promise.all([readBody(json.body), readBody(sse.body)]);
+  });
+
   it('settles and releases upstream when the client never reads', async () => {
     const source = new PassThrough();
     const relay = observeStream({ source, dialect: 'openai', sse: true, watchName: false });

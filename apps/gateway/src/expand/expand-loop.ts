@@ -79,7 +79,9 @@ function relayReply(reply: UpstreamReply, relay: Relay, rounds: number): ClientR
 function passThrough(reply: UpstreamReply, o: ExpandLoopOptions): ClientReply {
   const sse = isEventStream(reply.headers);
   const watchName = o.advertised && sse && reply.status >= 200 && reply.status < 300;
-  return relayReply(reply, observeStream({ source: reply.body, dialect: o.dialect, sse, watchName }), 0);
+  const out = relayReply(reply, observeStream({ source: reply.body, dialect: o.dialect, sse, watchName }), 0);
+  if (!sse) out.keepsLength = true;
+  return out;
 }
 
 export async function runExpandLoop(o: ExpandLoopOptions): Promise<ClientReply> {

@@ -57,6 +57,11 @@ export interface ClientReply {
   expandAfterStream?: boolean;
   /** Resolves once a streamed body ended (or was torn down); immediately for a Buffer. */
   streamDone: Promise<StreamOutcome>;
+  /**
+   * The body is the upstream's own bytes, unchanged and not an event stream, so its declared
+   * content-length holds for the client too (no chunked framing: one write fewer per answer).
+   */
+  keepsLength?: boolean;
 }
 
 export interface StreamOutcome {

@@ -1,7 +1,7 @@
 // Relays an upstream body to the client chunk by chunk (never held back) while watching it on the
 // side: usage for accounting and mentions of the expand tool. Watching costs bounded memory whatever
 // the stream's length.
-import { Transform, type Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { EXPAND_TOOL_NAME } from './expand-calls';
 import type { Dialect, StreamOutcome, Usage } from './expand.types';
 import { parseJson } from './json-shape';
@@ -105,11 +105,14 @@ export interface Relay {
 }
 
 /**
- * The relay for a body the expand loop does not intercept (the common case): a Transform in the
- * pipe rather than an async generator, so each chunk costs one synchronous callback.
+ * The relay for a body the expand loop does not intercept (the common case): the upstream body
+ * itself goes to the client, watched by a listener beside the pipe — no stream in between, so a
+ * chunk costs one synchronous callback and no extra ticks. It stays paused until the pipe starts it
+ * (a listener alone would start the flow before the client side is attached).
  */
 export function observeStream(input: RelayInput): Relay {
   const observer = new StreamObserver(input.dialect, input.sse, input.watchName);
+  const source = input.source;
   let settled = false;
   let settle!: (o: StreamOutcome) => void;
   const done = new Promise<StreamOutcome>((resolve) => (settle = resolve));
@@ -118,27 +121,11 @@ export function observeStream(input: RelayInput): Relay {
     settled = true;
     settle({ usage: observer.finish(), expandAfterStream: observer.mentioned, bytes: observer.bytes, ...extra });
   };
-  const body = new Transform({
-    transform(chunk: Buffer, _enc, cb) {
-      const c = toBuffer(chunk);
-      observer.add(c);
-      cb(null, c);
-    },
-    flush(cb) {
-      finish({});
-      cb();
-    },
-  });
-  input.source.once('error', (err: unknown) => {
-    finish({ error: err });
-    body.destroy(err instanceof Error ? err : new Error(String(err)));
-  });
-  input.source.pipe(body);
-  // A client that goes away must release the upstream socket too.
-  body.once('close', () => {
-    if (settled) return;
-    if (!input.source.destroyed) input.source.destroy();
-    finish({ aborted: true });
-  });
-  return { body, done };
+  source.on('data', (chunk: unknown) => observer.add(toBuffer(chunk)));
+  source.pause();
+  source.once('end', () => finish({}));
+  source.once('error', (err: unknown) => finish({ error: err }));
+  // A client that goes away destroys the body (HotReply.send), which releases the upstream socket.
+  source.once('close', () => finish({ aborted: true }));
+  return { body: source, done };
 }

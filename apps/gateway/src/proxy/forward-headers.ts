@@ -38,10 +38,16 @@ export function upstreamRequestHeaders(inbound: IncomingHttpHeaders): Record<str
 
 const RESPONSE_DROP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'trailer', 'upgrade', 'set-cookie']);
 
-export function clientResponseHeaders(upstream: Record<string, string | string[] | undefined>): Record<string, string | string[]> {
+/** `keepLength`: the body goes out as the upstream's bytes, so its content-length stays true. */
+export function clientResponseHeaders(
+  upstream: Record<string, string | string[] | undefined>,
+  keepLength = false,
+): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(upstream)) {
-    if (value === undefined || RESPONSE_DROP.has(name.toLowerCase())) continue;
+    if (value === undefined) continue;
+    const lower = name.toLowerCase();
+    if (RESPONSE_DROP.has(lower) && !(keepLength && lower === 'content-length')) continue;
     out[name] = value;
   }
   return out;

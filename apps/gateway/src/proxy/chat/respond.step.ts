@@ -17,7 +17,7 @@ export function respondStep(x: ChatExchange, reply: HotReply, a: Answered): HotR
   if (result.mode !== 'json') report.sse = result.mode;
   report.expandAfterStream = result.expandAfterStream;
   markKept(x, a);
-  reply.code(result.status).headers(clientResponseHeaders(result.headers));
+  reply.code(result.status).headers(clientResponseHeaders(result.headers, result.keepsLength === true));
   if (Buffer.isBuffer(result.body)) {
     report.usage = result.usage;
     reply.send(result.body);
