@@ -4,7 +4,7 @@
 // changed message prefix or a changed tools/system head while the provider still held it — or a
 // session billed more than without the gateway fails it. The full figures are `npm run bench --
 // billing`.
-import { PRESET_NAMES } from '@context-guru/components';
+import { PRESET_NAMES, type Dialect } from '@context-guru/components';
 import { trajectorySession } from '../../../bench/billing.bench';
 import { replaySession } from '../../../bench/billing-replay';
 import { trajectories } from '../../../bench/trajectories';
@@ -16,14 +16,17 @@ const sessions = trajectories().map(trajectorySession);
 /**
  * Known misses of the target, measured and bounded rather than hidden: on `late-4` (first offload
  * on turn 4) balanced and mcp save less than the session-stable expand tool costs on every turn
- * from the first (about +1.2 % over bypass in both dialects). A miss growing past its bound, a new
- * miss, or this one disappearing (delete the entry) fails the gate. See README "Known gaps".
+ * from the first. Measured with the 53/59-token tool: +0.63 % over bypass on Anthropic, +1.08 % on
+ * OpenAI (its 128-token cache steps shift with the tool's tokens); +1.20 % / +1.41 % with the
+ * earlier 100/106-token wording. A miss growing past its bound, a new miss, or this one
+ * disappearing (delete the entry) fails the gate. See README "Known gaps".
  */
-const KNOWN_OVER_BYPASS: Record<string, number> = { 'balanced/late-4': 0.02, 'mcp/late-4': 0.02 };
+const LATE_4_OVER: Record<Dialect, number> = { anthropic: 0.0075, openai: 0.012 };
+const KNOWN_OVER_BYPASS: Record<string, Record<Dialect, number>> = { 'balanced/late-4': LATE_4_OVER, 'mcp/late-4': LATE_4_OVER };
 
-function verdict(preset: string, session: string, withUsd: number, withoutUsd: number): string {
+function verdict(dialect: Dialect, preset: string, session: string, withUsd: number, withoutUsd: number): string {
   const over = withUsd / withoutUsd - 1;
-  const bound = KNOWN_OVER_BYPASS[`${preset}/${session}`];
+  const bound = KNOWN_OVER_BYPASS[`${preset}/${session}`]?.[dialect];
   if (bound !== undefined) return over > 1e-9 && over <= bound ? 'ok' : `known miss out of its bound: ${(over * 100).toFixed(2)} %`;
   return withUsd <= withoutUsd + 1e-9 ? 'ok' : `billed ${withUsd} > ${withoutUsd}`;
 }
@@ -33,7 +36,7 @@ describe.each(['anthropic', 'openai'] as const)('billing replay on %s', (dialect
     const results: Array<[string, number, number, string]> = [];
     for (const spec of sessions) {
       const b = await replaySession({ name: preset, preset }, dialect, spec, 'steady');
-      results.push([spec.name, b.prefixBusts, b.headBusts, verdict(preset, spec.name, b.with.usd, b.without.usd)]);
+      results.push([spec.name, b.prefixBusts, b.headBusts, verdict(dialect, preset, spec.name, b.with.usd, b.without.usd)]);
     }
     expect(results).toEqual(sessions.map((s) => [s.name, 0, 0, 'ok']));
   });

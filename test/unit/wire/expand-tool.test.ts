@@ -1,7 +1,7 @@
 // The expand tool is appended last to `tools` with fixed bytes, never twice, and never when the
 // caller forces a tool choice; the proxy decides policy, the encoder enforces these floors.
 import type { Dialect } from '@context-guru/components';
-import { EXPAND_TOOL_NAME } from '@context-guru/components';
+import { countTokens, EXPAND_TOOL_NAME } from '@context-guru/components';
 import { expandToolJson } from '../../../apps/gateway/src/wire/expand-tool';
 import { decodeRequest, encodeRequest } from '../../../apps/gateway/src/wire/request.wire';
 import { validateProviderShape } from '../../../apps/gateway/src/wire/shape-validator';
@@ -12,13 +12,20 @@ const INJECT = { injectExpand: true };
 describe('expand tool bytes', () => {
   it('has a fixed key order in both dialects', () => {
     const desc = JSON.stringify(JSON.parse(expandToolJson('anthropic')).description);
-    const schema =
-      '{"type":"object","properties":{"id":{"type":"string","description":"The HASH from a <<cg:HASH>> marker, or the whole marker."}},"required":["id"]}';
+    const schema = '{"type":"object","properties":{"id":{"type":"string"}},"required":["id"]}';
     expect(expandToolJson('openai')).toBe(
       `{"type":"function","function":{"name":"${EXPAND_TOOL_NAME}","description":${desc},"parameters":${schema}}}`,
     );
     expect(expandToolJson('anthropic')).toBe(`{"name":"${EXPAND_TOOL_NAME}","description":${desc},"input_schema":${schema}}`);
     expect(desc).toContain('<<cg:HASH>>');
+    // The model is told both spellings of the id are accepted (SPEC §3).
+    expect(desc).toContain('id: the HASH or the whole marker');
+  });
+
+  it('costs what its wording is worth: at most 55 / 61 o200k tokens (Anthropic / OpenAI)', () => {
+    // Billed on every turn of every offering session; the earlier wording cost 100 / 106.
+    expect(countTokens(expandToolJson('anthropic'))).toBeLessThanOrEqual(55);
+    expect(countTokens(expandToolJson('openai'))).toBeLessThanOrEqual(61);
   });
 });
 

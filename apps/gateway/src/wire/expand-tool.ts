@@ -4,25 +4,19 @@
 import { EXPAND_TOOL_NAME, isObject, type Pipeline } from '@context-guru/components';
 import type { Dialect } from './wire.types';
 
-const EXPAND_DESCRIPTION =
-  'Retrieve the full original content that was compressed and replaced by a <<cg:HASH>> marker in ' +
-  'this conversation. Call it with the HASH from the marker (the whole <<cg:HASH>> marker works too) ' +
-  'when you need the exact original text.';
-const EXPAND_ID_DESCRIPTION = 'The HASH from a <<cg:HASH>> marker, or the whole marker.';
+// Sent on every turn of every offering session, so every word is billed each turn: the markers
+// themselves say what they are ("[full output: call context_guru_expand]"), the description only
+// says what the tool returns and what `id` takes (53 o200k tokens in all for Anthropic, 59 for
+// OpenAI; the longer wording before cost 100 and 106).
+const EXPAND_DESCRIPTION = 'Returns the original text a <<cg:HASH>> marker replaced. id: the HASH or the whole marker.';
 
-function schema(): Record<string, unknown> {
-  return {
-    type: 'object',
-    properties: { id: { type: 'string', description: EXPAND_ID_DESCRIPTION } },
-    required: ['id'],
-  };
-}
+const SCHEMA = { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] };
 
 const OPENAI_JSON = JSON.stringify({
   type: 'function',
-  function: { name: EXPAND_TOOL_NAME, description: EXPAND_DESCRIPTION, parameters: schema() },
+  function: { name: EXPAND_TOOL_NAME, description: EXPAND_DESCRIPTION, parameters: SCHEMA },
 });
-const ANTHROPIC_JSON = JSON.stringify({ name: EXPAND_TOOL_NAME, description: EXPAND_DESCRIPTION, input_schema: schema() });
+const ANTHROPIC_JSON = JSON.stringify({ name: EXPAND_TOOL_NAME, description: EXPAND_DESCRIPTION, input_schema: SCHEMA });
 
 export function expandToolJson(dialect: Dialect): string {
   return dialect === 'openai' ? OPENAI_JSON : ANTHROPIC_JSON;
