@@ -1,5 +1,6 @@
-// The environment is parsed once at boot; every bad value is reported together so an operator
-// fixes a deployment in one pass instead of one crash at a time.
+// The environment is parsed once at boot; every bad value is reported together, each with its code
+// (env-errors.ts), so an operator fixes a deployment in one pass instead of one crash at a time.
+import { EnvError, envProblem, type EnvProblem } from './env-errors';
 import { readModelEnv, type ModelEnv } from './model/model-env';
 import { readPriceTable, type FamilyPrice } from './observability/price-table';
 
@@ -52,23 +53,17 @@ export interface Env {
   prices: FamilyPrice[];
 }
 
-export class EnvError extends Error {
-  constructor(readonly problems: string[]) {
-    super(`invalid environment:\n  - ${problems.join('\n  - ')}`);
-    this.name = 'EnvError';
-  }
-}
-
 type Source = Record<string, string | undefined>;
 
 export function parseEnv(src: Source = process.env): Env {
-  const problems: string[] = [];
+  const problems: EnvProblem[] = [];
   const int = (key: string, def: number, min = 0, max = Number.MAX_SAFE_INTEGER): number => {
     const v = src[key];
     if (v === undefined || v === '') return def;
     const n = Number(v);
     if (!Number.isInteger(n) || n < min || n > max) {
-      problems.push(`${key}=${JSON.stringify(v)}: expected an integer between ${min} and ${max}`);
+      const range = max === Number.MAX_SAFE_INTEGER ? `an integer ≥ ${min}` : `an integer between ${min} and ${max}`;
+      problems.push(envProblem('invalid_integer', key, v, range));
       return def;
     }
     return n;
@@ -77,7 +72,7 @@ export function parseEnv(src: Source = process.env): Env {
     const v = src[key];
     if (v === undefined || v === '') return def;
     if (!(allowed as readonly string[]).includes(v)) {
-      problems.push(`${key}=${JSON.stringify(v)}: expected one of ${allowed.join(', ')}`);
+      problems.push(envProblem('invalid_choice', key, v, `one of ${allowed.join(', ')}`));
       return def;
     }
     return v as T;
@@ -85,14 +80,12 @@ export function parseEnv(src: Source = process.env): Env {
   const url = (key: string, def: string | undefined): string | undefined => {
     const v = src[key] || def;
     if (v === undefined) return undefined;
-    try {
-      const u = new URL(v);
-      if (key.endsWith('_UPSTREAM') && !/^https?:$/.test(u.protocol)) throw new Error('scheme');
-      return v.replace(/\/+$/, '');
-    } catch {
-      problems.push(`${key}=${JSON.stringify(v)}: not a valid URL`);
+    const web = key.endsWith('_UPSTREAM');
+    if (!URL.canParse(v) || (web && !/^https?:$/.test(new URL(v).protocol))) {
+      problems.push(envProblem('invalid_url', key, v, web ? 'an http(s) URL' : 'a URL'));
       return def;
     }
+    return v.replace(/\/+$/, '');
   };
   const env: Env = {
     port: int('PORT', 4000, 0, 65535),

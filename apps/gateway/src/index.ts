@@ -1,6 +1,7 @@
 // The gateway's public surface, for the composition entry (apps/embedded) and the admin's dry-run.
 // Nothing else of the gateway is imported from outside it; the gateway itself imports no app.
-export { parseEnv, EnvError, type Env } from './env';
+export { parseEnv, type Env } from './env';
+export { EnvError } from './env-errors';
 export { createGatewayContext, type GatewayContext, type ContextOverrides } from './gateway-context';
 export { createGatewayServer } from './server';
 export { createLogger, type Logger } from './observability/logger';

@@ -1,4 +1,5 @@
-import { ModelEnvError, parseDuration, parseModelEnv, readModelEnv } from '../../../apps/gateway/src/model/model-env';
+import { EnvError, envProblem, type EnvProblem } from '../../../apps/gateway/src/env-errors';
+import { parseDuration, parseModelEnv, readModelEnv } from '../../../apps/gateway/src/model/model-env';
 
 describe('parseModelEnv', () => {
   it('has no cheap model by default, a cap of 4 and the 90 s / 300 s timeouts', () => {
@@ -50,14 +51,17 @@ describe('parseModelEnv', () => {
     } catch (e) {
       err = e;
     }
-    expect(err).toBeInstanceOf(ModelEnvError);
-    const problems = (err as ModelEnvError).problems.join('\n');
-    for (const key of ['CHEAP_MODEL_PROVIDER', 'CHEAP_MODEL_BASE', 'CHEAP_MODEL_CONCURRENT', 'CONTEXT_GURU_LLM_TIMEOUT'])
-      expect(problems).toContain(key);
+    expect(err).toBeInstanceOf(EnvError);
+    expect((err as EnvError).problems.map((p) => [p.code, p.variable])).toEqual([
+      ['invalid_integer', 'CHEAP_MODEL_CONCURRENT'],
+      ['invalid_duration', 'CONTEXT_GURU_LLM_TIMEOUT'],
+      ['invalid_choice', 'CHEAP_MODEL_PROVIDER'],
+      ['invalid_url', 'CHEAP_MODEL_BASE'],
+    ]);
   });
 
   it('collects problems into a caller list (for env.ts) and keeps the defaults', () => {
-    const problems: string[] = ['PORT=x: bad'];
+    const problems: EnvProblem[] = [envProblem('invalid_integer', 'PORT', 'x', 'an integer between 0 and 65535')];
     expect(readModelEnv({ CHEAP_MODEL_CONCURRENT: 'many' }, problems)).toEqual({
       concurrent: 4,
       extractTimeoutMs: 90_000,

@@ -2,6 +2,7 @@
 // and the rate each removed token is priced at depending on what the provider billed that turn.
 import { createPriceTable, parsePriceTable, readPriceTable } from '../../../apps/gateway/src/observability/price-table';
 import { billedUsd, savedUsd } from '../../../apps/gateway/src/observability/money';
+import type { EnvProblem } from '../../../apps/gateway/src/env-errors';
 import { parseEnv } from '../../../apps/gateway/src/env';
 import { headModel } from '../../../apps/gateway/src/observability/labels';
 
@@ -41,7 +42,7 @@ describe('price table', () => {
     expect(() => parseEnv({ PRICE_TABLE: 'families: [{ family: x, match: [x], input: -1, output: 1 }]' })).toThrow(
       /PRICE_TABLE: \/families\/0\/input/,
     );
-    const problems: string[] = [];
+    const problems: EnvProblem[] = [];
     expect(readPriceTable({ PRICE_TABLE: '{"families": []}' }, problems)).toEqual([]);
     expect(problems).toEqual([]);
   });

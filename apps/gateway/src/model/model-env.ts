@@ -2,6 +2,7 @@
 // cheap model (CHEAP_MODEL*), the process-wide concurrency cap and the per-call timeouts. Every bad
 // value is reported together; env.ts folds these problems into its own (readModelEnv).
 import type { Dialect } from '@context-guru/components';
+import { EnvError, envProblem, type EnvProblem } from '../env-errors';
 
 type ModelAuth = 'x-api-key' | 'bearer';
 
@@ -44,32 +45,24 @@ export function parseDuration(v: string): number | null {
 
 type Source = Record<string, string | undefined>;
 
-/** @internal exported for tests */
-export class ModelEnvError extends Error {
-  constructor(readonly problems: string[]) {
-    super(`invalid environment:\n  - ${problems.join('\n  - ')}`);
-    this.name = 'ModelEnvError';
-  }
-}
-
 /**
- * Throws ModelEnvError listing every bad value.
+ * Throws EnvError listing every bad value.
  * @internal exported for tests
  */
 export function parseModelEnv(src: Source = process.env): ModelEnv {
-  const problems: string[] = [];
+  const problems: EnvProblem[] = [];
   const env = readModelEnv(src, problems);
-  if (problems.length) throw new ModelEnvError(problems);
+  if (problems.length) throw new EnvError(problems);
   return env;
 }
 
 /** Reads the model environment, appending each bad value to `problems` (defaults stand in). */
-export function readModelEnv(src: Source, problems: string[]): ModelEnv {
+export function readModelEnv(src: Source, problems: EnvProblem[]): ModelEnv {
   const duration = (key: string, def: number): number => {
     const v = src[key];
     if (v === undefined || v === '') return def;
     const ms = parseDuration(v);
-    if (ms === null) problems.push(`${key}=${JSON.stringify(v)}: expected a duration like 90s, 5m or bare seconds`);
+    if (ms === null) problems.push(envProblem('invalid_duration', key, v, 'a positive duration like 90s, 1m30s, 1500ms or bare seconds'));
     return ms ?? def;
   };
   const env: ModelEnv = {
@@ -82,26 +75,26 @@ export function readModelEnv(src: Source, problems: string[]): ModelEnv {
   return env;
 }
 
-function readConcurrent(src: Source, problems: string[]): number {
+function readConcurrent(src: Source, problems: EnvProblem[]): number {
   const raw = src.CHEAP_MODEL_CONCURRENT;
   if (raw === undefined || raw === '') return 4;
   const n = Number(raw);
   if (Number.isInteger(n) && n >= 0) return n;
-  problems.push(`CHEAP_MODEL_CONCURRENT=${JSON.stringify(raw)}: expected an integer ≥ 0 (0 = unlimited)`);
+  problems.push(envProblem('invalid_integer', 'CHEAP_MODEL_CONCURRENT', raw, 'an integer ≥ 0 (0 = unlimited)'));
   return 4;
 }
 
 /** A value from a fixed set; any other value is a problem and `def` stands in. */
-function oneOf<T extends string>(src: Source, key: string, allowed: readonly T[], def: T, problems: string[]): T {
+function oneOf<T extends string>(src: Source, key: string, allowed: readonly T[], def: T, problems: EnvProblem[]): T {
   const v = src[key]?.trim();
   if (!v) return def;
   const found = allowed.find((a) => a === v);
-  if (!found) problems.push(`${key}=${JSON.stringify(v)}: expected ${allowed.join(' or ')}`);
+  if (!found) problems.push(envProblem('invalid_choice', key, v, `one of ${allowed.join(', ')}`));
   return found ?? def;
 }
 
 /** CHEAP_MODEL is set: the provider (guessed from the model name unless given), auth, base URL and key. */
-function readCheapModel(src: Source, model: string, problems: string[]): CheapModel {
+function readCheapModel(src: Source, model: string, problems: EnvProblem[]): CheapModel {
   const guessed: Dialect = /claude|anthropic/i.test(model) ? 'anthropic' : 'openai';
   const provider = oneOf<Dialect>(src, 'CHEAP_MODEL_PROVIDER', ['anthropic', 'openai'], guessed, problems);
   const auth = oneOf<ModelAuth>(
@@ -116,7 +109,7 @@ function readCheapModel(src: Source, model: string, problems: string[]): CheapMo
     if (!/^https?:$/.test(new URL(base).protocol)) throw new Error('scheme');
     base = base.replace(/\/+$/, '');
   } catch {
-    problems.push(`CHEAP_MODEL_BASE=${JSON.stringify(base)}: not an http(s) URL`);
+    problems.push(envProblem('invalid_url', 'CHEAP_MODEL_BASE', base, 'an http(s) URL'));
   }
   const key = src.CHEAP_MODEL_KEY || (provider === 'anthropic' ? src.ANTHROPIC_API_KEY : src.OPENAI_API_KEY) || undefined;
   return { provider, model, base, key, auth };

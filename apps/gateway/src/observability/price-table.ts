@@ -8,6 +8,7 @@ import type { Dialect } from '@context-guru/components';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { parse as parseYaml } from 'yaml';
+import type { EnvProblem } from '../env-errors';
 
 /** USD per million tokens. */
 export interface FamilyPrice {
@@ -77,6 +78,9 @@ const PriceEntry = Type.Object(
 );
 const PriceDocument = Type.Object({ families: Type.Array(PriceEntry) }, { additionalProperties: false });
 type PriceDocument = Static<typeof PriceDocument>;
+/** What a PRICE_TABLE problem says the variable accepts. */
+const PRICE_DOCUMENT_SHAPE =
+  'families: [{family, match: [model id prefix, …], input, output, cache_write?, cache_read?}] in USD per million tokens, each ≥ 0';
 
 export interface PriceTable {
   /** Rates for a model id (USD per million tokens); `model` may be unknown or empty. */
@@ -145,14 +149,18 @@ export function parsePriceTable(text: string): FamilyPrice[] {
 }
 
 /** PRICE_TABLE for env.ts (a file path, or the document itself): problems are appended, the defaults stand in. */
-export function readPriceTable(src: Record<string, string | undefined>, problems: string[]): FamilyPrice[] {
+export function readPriceTable(src: Record<string, string | undefined>, problems: EnvProblem[]): FamilyPrice[] {
   const value = src.PRICE_TABLE;
   if (!value) return [];
   try {
     const isFile = !value.includes('\n') && !value.trimStart().startsWith('{') && existsSync(value);
     return parsePriceTable(isFile ? readFileSync(value, 'utf8') : value);
   } catch (err) {
-    problems.push(`PRICE_TABLE: ${err instanceof Error ? err.message : String(err)}`);
+    problems.push({
+      code: 'invalid_price_table',
+      variable: 'PRICE_TABLE',
+      message: `PRICE_TABLE: ${err instanceof Error ? err.message : String(err)}; expected ${PRICE_DOCUMENT_SHAPE}`,
+    });
     return [];
   }
 }

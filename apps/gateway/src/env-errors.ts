@@ -1,0 +1,50 @@
+// The one table of boot-time environment codes. Every variable the gateway (or the embedded
+// process, which parses the same environment) refuses to start with is one EnvProblem with a code
+// from here, naming the variable, its value and what it accepts; all of them are reported at once.
+// docs/errors.md lists the same codes, and a test boots the gateway with a bad value of each.
+/**
+ * Each code and what it means, as docs/errors.md lists them.
+ * @internal exported for tests (the anti-drift test compares it with the page)
+ */
+export const ENV_ERRORS = {
+  invalid_integer: {
+    meaning:
+      'not a whole number in the range the variable takes (PORT, ADMIN_PORT, BODY_LIMIT_BYTES, the UPSTREAM_*_TIMEOUT_MS, …); the message gives the range',
+  },
+  invalid_choice: {
+    meaning:
+      'not one of the values the variable takes (CG_ROLE, INJECT_EXPAND, CACHE_MODE, LOG_LEVEL, HOT_STORE, …); the message lists them',
+  },
+  invalid_url: {
+    meaning: 'not a URL (REDIS_URL, DATABASE_URL), or not an http(s) one (OPENAI_UPSTREAM, ANTHROPIC_UPSTREAM, CHEAP_MODEL_BASE)',
+  },
+  invalid_duration: {
+    meaning:
+      'CONTEXT_GURU_LLM_TIMEOUT or CONTEXT_GURU_SUMMARIZE_TIMEOUT is not a positive duration like 90s, 1m30s, 1500ms or bare seconds',
+  },
+  invalid_price_table: {
+    meaning: 'PRICE_TABLE (a file or the document) is not YAML or JSON, or not a price document; the message gives the first wrong path',
+  },
+} as const;
+
+export type EnvErrorCode = keyof typeof ENV_ERRORS;
+
+export interface EnvProblem {
+  code: EnvErrorCode;
+  variable: string;
+  /** `VAR="value": expected …`: the variable, what it was and what it accepts. */
+  message: string;
+}
+
+/** One bad variable: `expected` says what the variable accepts. */
+export function envProblem(code: EnvErrorCode, variable: string, value: string, expected: string): EnvProblem {
+  return { code, variable, message: `${variable}=${JSON.stringify(value)}: expected ${expected}` };
+}
+
+/** Every problem of one environment, one line each (`code: VAR="value": expected …`). */
+export class EnvError extends Error {
+  constructor(readonly problems: readonly EnvProblem[]) {
+    super(`invalid environment:\n  - ${problems.map((p) => `${p.code}: ${p.message}`).join('\n  - ')}`);
+    this.name = 'EnvError';
+  }
+}

@@ -1,0 +1,92 @@
+// The gateway's boot-time environment table: every code of ENV_ERRORS comes from parseEnv for one
+// bad variable, with a message naming the variable and what it accepts; a real gateway (and the
+// embedded process) given a bad value of each refuses to start and prints them all, one line
+// each; docs/errors.md lists exactly those codes.
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { parseEnv } from '../../apps/gateway/src/env';
+import { ENV_ERRORS, EnvError, type EnvErrorCode, type EnvProblem } from '../../apps/gateway/src/env-errors';
+import { documentedCodes } from '../support/error-docs';
+
+const ROOT = path.join(__dirname, '../..');
+const run = promisify(execFile);
+
+/** [code, variable, bad value, the whole message it must get]. */
+const CASES: Array<[EnvErrorCode, string, string, string | RegExp]> = [
+  ['invalid_integer', 'PORT', 'eighty', 'PORT="eighty": expected an integer between 0 and 65535'],
+  ['invalid_integer', 'UPSTREAM_IDLE_TIMEOUT_MS', '0', 'UPSTREAM_IDLE_TIMEOUT_MS="0": expected an integer ≥ 1'],
+  ['invalid_choice', 'INJECT_EXPAND', 'sometimes', 'INJECT_EXPAND="sometimes": expected one of auto, always, never'],
+  ['invalid_url', 'OPENAI_UPSTREAM', 'ftp://example.com', 'OPENAI_UPSTREAM="ftp://example.com": expected an http(s) URL'],
+  ['invalid_url', 'REDIS_URL', '127.0.0.1:6379', 'REDIS_URL="127.0.0.1:6379": expected a URL'],
+  [
+    'invalid_duration',
+    'CONTEXT_GURU_LLM_TIMEOUT',
+    'soon',
+    'CONTEXT_GURU_LLM_TIMEOUT="soon": expected a positive duration like 90s, 1m30s, 1500ms or bare seconds',
+  ],
+  [
+    'invalid_price_table',
+    'PRICE_TABLE',
+    'families: [{ family: x, match: [x], input: -1, output: 1 }]',
+    /^PRICE_TABLE: \/families\/0\/input: .+; expected families: \[\{family, match: \[model id prefix, …\], input, output, cache_write\?, cache_read\?\}\]/,
+  ],
+];
+
+function problemsOf(env: Record<string, string>): readonly EnvProblem[] {
+  try {
+    parseEnv(env);
+  } catch (err) {
+    expect(err).toBeInstanceOf(EnvError);
+    return (err as EnvError).problems;
+  }
+  return [];
+}
+
+async function boot(entry: string, env: Record<string, string>): Promise<{ code: number; stderr: string }> {
+  try {
+    await run(process.execPath, ['-r', './scripts/register-ts.cjs', entry], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...env } });
+    return { code: 0, stderr: '' };
+  } catch (e) {
+    const x = e as { code: number; stderr: string };
+    return { code: x.code, stderr: x.stderr };
+  }
+}
+
+describe('gateway environment error codes', () => {
+  it('an environment of good values parses (each case below sets one bad one)', () => {
+    expect(
+      problemsOf({ PORT: '4000', INJECT_EXPAND: 'never', OPENAI_UPSTREAM: 'http://127.0.0.1:9', CONTEXT_GURU_LLM_TIMEOUT: '1m' }),
+    ).toEqual([]);
+  });
+
+  const expectMessage = (text: string | undefined, message: string | RegExp) =>
+    typeof message === 'string' ? expect(text).toBe(message) : expect(text).toMatch(message);
+
+  it.each(CASES)('%s: %s=%j', (code, variable, value, message) => {
+    const problems = problemsOf({ [variable]: value });
+    expect(problems.map((p) => [p.code, p.variable])).toEqual([[code, variable]]);
+    expectMessage(problems[0]!.message, message);
+  });
+
+  const everyBadValue = Object.fromEntries(CASES.map(([, variable, value]) => [variable, value]));
+  it.each(['apps/gateway/src/main.ts', 'apps/embedded/src/main.ts'])(
+    '%s refuses to start, printing every bad variable with its code',
+    async (entry) => {
+      const { code, stderr } = await boot(entry, everyBadValue);
+      expect(code).toBe(1);
+      const [head, ...lines] = stderr.trimEnd().split('\n');
+      expect(head).toBe('context-guru cannot start: invalid environment:');
+      expect(lines).toHaveLength(CASES.length);
+      for (const [c, variable, , message] of CASES) {
+        const line = lines.find((l) => l.startsWith(`  - ${c}: ${variable}`));
+        expectMessage(line?.slice(`  - ${c}: `.length), message);
+      }
+    },
+  );
+
+  it('covers every code of the table, and docs/errors.md lists exactly those codes', () => {
+    expect([...new Set(CASES.map(([c]) => c))].sort()).toEqual(Object.keys(ENV_ERRORS).sort());
+    expect(documentedCodes('Gateway environment').map((d) => d.code)).toEqual(Object.keys(ENV_ERRORS));
+  });
+});
