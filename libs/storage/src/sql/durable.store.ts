@@ -3,6 +3,7 @@
 // Every write is a set-based statement over arrays, so a batch of any size is one round trip.
 import type { Arm, TurnRecord } from '@context-guru/components';
 import { LookupBatcher } from './lookup-batcher';
+import { keptKey, PresenceFilter, sessionKey } from './presence-filter';
 import { loadCheckpoints, loadTurns, type Checkpoint, type CheckpointAsk, type TurnAsk } from './session-lookups';
 import { col, type SqlClient } from './sql-client';
 import { storableText } from './storable-text';
@@ -56,6 +57,15 @@ export interface DurableStoreOptions {
 const DAY_MS = 86_400_000;
 /** Look-up statements in flight at once on a Postgres pool (it has ten connections by default). */
 const LOOKUPS_IN_FLIGHT_ON_A_POOL = 4;
+/** One filter per client object, whatever number of stores share it. */
+const presenceByClient = new WeakMap<SqlClient, PresenceFilter>();
+
+function presenceOf(sql: SqlClient): PresenceFilter | undefined {
+  if (!sql.exclusive) return undefined;
+  let p = presenceByClient.get(sql);
+  if (!p) presenceByClient.set(sql, (p = new PresenceFilter()));
+  return p;
+}
 
 export class DurableStore {
   readonly retentionMs: number;
@@ -65,6 +75,8 @@ export class DurableStore {
   /** First-sight look-ups, coalesced (see LookupBatcher). */
   private readonly turns: LookupBatcher<TurnAsk, TurnRecord | null>;
   private readonly checkpoints: LookupBatcher<CheckpointAsk, Checkpoint>;
+  /** What this store may hold, when its client is the database's only writer. */
+  private readonly presence: PresenceFilter | undefined;
 
   constructor(
     readonly sql: SqlClient,
@@ -76,6 +88,7 @@ export class DurableStore {
     const batching = { maxInFlight: sql.kind === 'pglite' ? 1 : LOOKUPS_IN_FLIGHT_ON_A_POOL };
     this.turns = new LookupBatcher((asks) => loadTurns(sql, asks), batching);
     this.checkpoints = new LookupBatcher((asks) => loadCheckpoints(sql, asks), batching);
+    this.presence = presenceOf(sql);
   }
 
   get kind(): string {
@@ -128,6 +141,7 @@ export class DurableStore {
 
   /** Upserts frozen decisions (last write wins per slot) and sticky flags of many sessions at once. */
   async saveCheckpoints(batch: readonly CheckpointWrite[]): Promise<void> {
+    for (const w of batch) this.presence?.add(sessionKey(w.tenant, w.session));
     const slots = new Map<string, [string, string, string, string]>();
     const flagged = new Map<string, [string, string, boolean, Arm | null]>();
     for (const w of batch) {
@@ -181,7 +195,13 @@ export class DurableStore {
    * burst of new sessions) share one statement.
    */
   loadCheckpoint(tenant: string, session: string, contentKeys?: readonly string[]): Promise<Checkpoint> {
-    return this.checkpoints.load({ tenant, session, cutoff: this.cutoff(), ...(contentKeys ? { contentKeys } : {}) });
+    let keys = contentKeys;
+    if (this.surelyNew(tenant, session)) {
+      // No slot or flag of this session exists: only kept marks may, and only among these keys.
+      keys = contentKeys?.filter((ck) => this.presence!.mayHold(keptKey(tenant, ck))) ?? [];
+      if (keys.length === 0) return Promise.resolve({ frozen: new Map(), offloaded: false, kept: new Set() });
+    }
+    return this.checkpoints.load({ tenant, session, cutoff: this.cutoff(), ...(keys ? { contentKeys: keys } : {}) });
   }
 
   /**
@@ -189,6 +209,7 @@ export class DurableStore {
    * one with only `rewritten` updates the rewrites of the row already there.
    */
   async saveTurns(batch: readonly TurnWrite[]): Promise<void> {
+    for (const w of batch) this.presence?.add(sessionKey(w.tenant, w.session));
     const full = batch.filter((w): w is TurnWrite & { turn: TurnRecord } => w.turn !== undefined);
     const partial = batch.filter(
       (w): w is TurnWrite & { rewritten: readonly number[]; at: number } => !w.turn && w.rewritten !== undefined && w.at !== undefined,
@@ -236,11 +257,20 @@ export class DurableStore {
 
   /** A conversation's last turn record; look-ups asked together share one statement. */
   loadTurn(tenant: string, session: string): Promise<TurnRecord | null> {
+    if (this.surelyNew(tenant, session)) return Promise.resolve(null);
     return this.turns.load({ tenant, session, cutoff: this.cutoff() });
+  }
+
+  /** No row of this session can exist (an exclusive store that never wrote it nor found it at boot). */
+  private surelyNew(tenant: string, session: string): boolean {
+    if (!this.presence) return false;
+    this.presence.scanOnce(this.sql);
+    return !this.presence.mayHold(sessionKey(tenant, session));
   }
 
   async markKept(tenant: string, contentKeys: readonly string[]): Promise<void> {
     const keys = [...new Set(contentKeys)];
+    for (const ck of keys) this.presence?.add(keptKey(tenant, ck));
     if (keys.length === 0) return;
     await this.sql.query(
       `INSERT INTO kept (tenant, content_key, created_at) SELECT $1, k, $3 FROM unnest($2::text[]) AS b(k)

@@ -71,6 +71,8 @@ class Mutex {
 
 export class PgliteSqlClient implements SqlClient {
   readonly kind = 'pglite';
+  /** The data directory's lock admits one open client, in one process (an in-memory one is private). */
+  readonly exclusive = true;
   private readonly lock = new Mutex();
   private constructor(
     private readonly db: Pick<PGlite, 'query' | 'exec' | 'close'>,

@@ -12,6 +12,12 @@ export interface SqlQueryable {
 
 export interface SqlClient extends SqlQueryable {
   readonly kind: 'postgres' | 'pglite';
+  /**
+   * True when this client object is the only writer of its database (PGlite: one process per
+   * data directory, one client per process), so what it has not written since boot and did not
+   * find at boot is not there. Postgres, shared by replicas, never is.
+   */
+  readonly exclusive?: boolean;
   /** Runs fn on one dedicated session (session-level advisory locks need it); exclusive on PGlite. */
   withConnection<T>(fn: (c: SqlQueryable) => Promise<T>): Promise<T>;
   /** BEGIN … COMMIT around fn on one session; ROLLBACK when fn throws. */
