@@ -60,6 +60,12 @@ const LOOKUPS_IN_FLIGHT_ON_A_POOL = 4;
 /** One filter per client object, whatever number of stores share it. */
 const presenceByClient = new WeakMap<SqlClient, PresenceFilter>();
 
+/** No row of this session can exist: the exclusive client never wrote it nor found it at boot. */
+function surelyNew(p: PresenceFilter, sql: SqlClient, tenant: string, session: string): boolean {
+  p.scanOnce(sql);
+  return !p.mayHold(sessionKey(tenant, session));
+}
+
 function presenceOf(sql: SqlClient): PresenceFilter | undefined {
   if (!sql.exclusive) return undefined;
   let p = presenceByClient.get(sql);
@@ -196,9 +202,10 @@ export class DurableStore {
    */
   loadCheckpoint(tenant: string, session: string, contentKeys?: readonly string[]): Promise<Checkpoint> {
     let keys = contentKeys;
-    if (this.surelyNew(tenant, session)) {
+    const p = this.presence;
+    if (p && surelyNew(p, this.sql, tenant, session)) {
       // No slot or flag of this session exists: only kept marks may, and only among these keys.
-      keys = contentKeys?.filter((ck) => this.presence!.mayHold(keptKey(tenant, ck))) ?? [];
+      keys = contentKeys?.filter((ck) => p.mayHold(keptKey(tenant, ck))) ?? [];
       if (keys.length === 0) return Promise.resolve({ frozen: new Map(), offloaded: false, kept: new Set() });
     }
     return this.checkpoints.load({ tenant, session, cutoff: this.cutoff(), ...(keys ? { contentKeys: keys } : {}) });
@@ -257,15 +264,8 @@ export class DurableStore {
 
   /** A conversation's last turn record; look-ups asked together share one statement. */
   loadTurn(tenant: string, session: string): Promise<TurnRecord | null> {
-    if (this.surelyNew(tenant, session)) return Promise.resolve(null);
+    if (this.presence && surelyNew(this.presence, this.sql, tenant, session)) return Promise.resolve(null);
     return this.turns.load({ tenant, session, cutoff: this.cutoff() });
-  }
-
-  /** No row of this session can exist (an exclusive store that never wrote it nor found it at boot). */
-  private surelyNew(tenant: string, session: string): boolean {
-    if (!this.presence) return false;
-    this.presence.scanOnce(this.sql);
-    return !this.presence.mayHold(sessionKey(tenant, session));
   }
 
   async markKept(tenant: string, contentKeys: readonly string[]): Promise<void> {

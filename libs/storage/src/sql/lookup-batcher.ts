@@ -7,6 +7,8 @@
 // waits for nothing; a failed batch rejects every look-up in it with the batch's error, as each
 // would have failed on its own.
 
+import { InvariantError, itemAt } from '@context-guru/components';
+
 interface Waiting<Q, R> {
   ask: Q;
   resolve(r: R): void;
@@ -27,7 +29,7 @@ export class LookupBatcher<Q, R> {
   private readonly maxBatch: number;
   private readonly maxInFlight: number;
 
-  /** `run` answers a batch of asks in their order (one answer per ask). */
+  /** `run` answers a batch of asks in their order (one answer per ask, never undefined). */
   constructor(
     private readonly run: (asks: readonly Q[]) => Promise<R[]>,
     o: LookupBatcherOptions = {},
@@ -73,6 +75,11 @@ export class LookupBatcher<Q, R> {
       for (const w of batch) w.reject(err);
       return;
     }
-    batch.forEach((w, i) => w.resolve(out[i]!));
+    if (out.length !== batch.length) {
+      const err = new InvariantError(`${out.length} answers to ${batch.length} look-ups`);
+      for (const w of batch) w.reject(err);
+      return;
+    }
+    batch.forEach((w, i) => w.resolve(itemAt(out, i, 'look-up answer')));
   }
 }

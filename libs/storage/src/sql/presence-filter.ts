@@ -48,7 +48,7 @@ export class PresenceFilter {
     const [a, b] = hashes(key);
     for (let i = 0; i < HASHES; i++) {
       const bit = (a + Math.imul(i, b)) & this.mask;
-      this.bits[bit >>> 5]! |= 1 << (bit & 31);
+      this.bits[bit >>> 5] = (this.bits[bit >>> 5] ?? 0) | (1 << (bit & 31));
     }
   }
 
@@ -58,7 +58,7 @@ export class PresenceFilter {
     const [a, b] = hashes(key);
     for (let i = 0; i < HASHES; i++) {
       const bit = (a + Math.imul(i, b)) & this.mask;
-      if ((this.bits[bit >>> 5]! & (1 << (bit & 31))) === 0) return false;
+      if (((this.bits[bit >>> 5] ?? 0) & (1 << (bit & 31))) === 0) return false;
     }
     return true;
   }
@@ -102,8 +102,8 @@ async function scanStoredKeys(sql: SqlQueryable, add: (key: string) => void): Pr
         after ?? [],
       );
       for (const r of rows) add(s.key(col.str(r, 'tenant'), col.str(r, 'k')));
-      if (rows.length < SCAN_PAGE) break;
-      const last: Row = rows[rows.length - 1]!;
+      const last: Row | undefined = rows.at(-1);
+      if (rows.length < SCAN_PAGE || !last) break;
       after = [col.str(last, 'tenant'), col.str(last, 'k')];
     }
   }

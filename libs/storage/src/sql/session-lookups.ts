@@ -2,7 +2,7 @@
 // (frozen slots, sticky flag and arm, kept marks) of every ask, answered in the asks' order.
 // Each ask carries its ordinal through the statement, so asks for the same session, or for
 // different tenants, never mix; every row is filtered exactly as a look-up of that ask alone.
-import type { Arm, TurnRecord } from '@context-guru/components';
+import { itemAt, type Arm, type TurnRecord } from '@context-guru/components';
 import { col, type Row, type SqlQueryable } from './sql-client';
 import { storableText } from './storable-text';
 
@@ -32,18 +32,26 @@ export interface Checkpoint {
  */
 const askable = (a: TurnAsk) => storableText(a.tenant) && storableText(a.session);
 
+/** The asks that go into the statement (its ordinal k + 1 is q[k]), with their places among all asks. */
+function queried<A extends TurnAsk>(asks: readonly A[]): Array<{ ask: A; at: number }> {
+  return asks.flatMap((ask, at) => (askable(ask) ? [{ ask, at }] : []));
+}
+
+/** The place among all asks of the ask a row answers (its 1-based ordinal in the statement). */
+const askOf = (q: ReadonlyArray<{ at: number }>, r: Row): number => itemAt(q, col.num(r, 'i') - 1, 'look-up ordinal').at;
+
 export async function loadTurns(sql: SqlQueryable, asks: readonly TurnAsk[]): Promise<Array<TurnRecord | null>> {
   const out: Array<TurnRecord | null> = asks.map(() => null);
-  const idx = asks.flatMap((a, i) => (askable(a) ? [i] : []));
-  if (idx.length === 0) return out;
+  const q = queried(asks);
+  if (q.length === 0) return out;
   const rows = await sql.query(
     `SELECT b.i, st.n, st.at_ms, st.ttl_ms, st.rewritten
        FROM unnest($1::text[], $2::text[], $3::timestamptz[]) WITH ORDINALITY AS b(t, s, c, i)
        JOIN session_turn st ON st.tenant = b.t AND st.session = b.s
       WHERE st.updated_at > b.c`,
-    [idx.map((i) => asks[i]!.tenant), idx.map((i) => asks[i]!.session), idx.map((i) => asks[i]!.cutoff)],
+    [q.map((x) => x.ask.tenant), q.map((x) => x.ask.session), q.map((x) => x.ask.cutoff)],
   );
-  for (const r of rows) out[idx[col.num(r, 'i') - 1]!] = turnOf(r);
+  for (const r of rows) out[askOf(q, r)] = turnOf(r);
   return out;
 }
 
@@ -59,13 +67,13 @@ function turnOf(r: Row): TurnRecord {
 
 export async function loadCheckpoints(sql: SqlQueryable, asks: readonly CheckpointAsk[]): Promise<Checkpoint[]> {
   const out: Checkpoint[] = asks.map(() => ({ frozen: new Map(), offloaded: false, kept: new Set() }));
-  const idx = asks.flatMap((a, i) => (askable(a) ? [i] : []));
-  if (idx.length === 0) return out;
+  const q = queried(asks);
+  if (q.length === 0) return out;
   // Wanted content keys as (ordinal, key) pairs: the asks' lists differ in length.
   const wantOrd: number[] = [];
   const wantKey: string[] = [];
-  idx.forEach((i, k) => {
-    for (const key of asks[i]!.contentKeys ?? []) {
+  q.forEach((x, k) => {
+    for (const key of x.ask.contentKeys ?? []) {
       if (!storableText(key)) continue;
       wantOrd.push(k + 1);
       wantKey.push(key);
@@ -91,15 +99,15 @@ export async function loadCheckpoints(sql: SqlQueryable, asks: readonly Checkpoi
        JOIN kept kp ON kp.tenant = ($1::text[])[w.i] AND kp.content_key = w.ck
       WHERE kp.created_at > ($4::timestamptz[])[w.i]`,
     [
-      idx.map((i) => asks[i]!.tenant),
-      idx.map((i) => asks[i]!.session),
-      idx.map((i) => asks[i]!.contentKeys === undefined),
-      idx.map((i) => asks[i]!.cutoff),
+      q.map((x) => x.ask.tenant),
+      q.map((x) => x.ask.session),
+      q.map((x) => x.ask.contentKeys === undefined),
+      q.map((x) => x.ask.cutoff),
       wantOrd,
       wantKey,
     ],
   );
-  for (const r of rows) addRow(out[idx[col.num(r, 'i') - 1]!]!, r);
+  for (const r of rows) addRow(itemAt(out, askOf(q, r), 'checkpoint of a look-up'), r);
   return out;
 }
 
