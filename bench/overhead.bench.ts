@@ -3,11 +3,9 @@
 // and agent, on the first (cold) turn of a session and on warm later turns. In-process, memory
 // store, no network: this is exactly the time the gateway adds to a request.
 import { MemoryHotStore } from '@context-guru/storage';
-import { systemClock } from '@context-guru/components';
 import { prepareRequest } from '../apps/gateway/src/proxy/prepare-request';
-import { createLogger } from '../apps/gateway/src/observability/logger';
-import { TurnCache } from '../apps/gateway/src/wire/turn-cache';
 import { createTenantRuntime } from '../apps/gateway/src/tenancy/tenant-runtime';
+import { prepareDeps } from '../test/support/prepare-deps';
 import { agentSteps, openaiTurn, anthropicTurn } from '../test/support/transcripts';
 import { percentile, table } from './bench-util';
 
@@ -21,13 +19,7 @@ export async function runOverhead(): Promise<string> {
     for (const preset of ['off', 'agent']) {
       const store = new MemoryHotStore({ ttlSeconds: 10_000, maxEntries: 100_000 });
       const tenant = createTenantRuntime('bench', { preset }, 1);
-      const deps = {
-        store,
-        turns: new TurnCache(),
-        clock: systemClock,
-        log: createLogger('error', () => undefined),
-        injectMode: 'auto' as const,
-      };
+      const deps = prepareDeps(store);
       // Bodies arrive as bytes, exactly as the route gets them; decoding them is part of the cost.
       const body = (t: number) => Buffer.from(JSON.stringify(dialect === 'openai' ? openaiTurn(steps, t) : anthropicTurn(steps, t)));
       const run = async (bytes: Buffer, session: string) => {

@@ -8,12 +8,10 @@ import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { systemClock } from '@context-guru/components';
 import { MemoryHotStore } from '@context-guru/storage';
-import { createLogger } from '../apps/gateway/src/observability/logger';
 import { prepareRequest } from '../apps/gateway/src/proxy/prepare-request';
 import { createTenantRuntime } from '../apps/gateway/src/tenancy/tenant-runtime';
-import { TurnCache } from '../apps/gateway/src/wire/turn-cache';
+import { prepareDeps } from '../test/support/prepare-deps';
 import { agentSteps, openaiTurn } from '../test/support/transcripts';
 import { agentPayload } from './agent-payload';
 import { load, startGatewayProc, startScript, writeTemp } from './bench-procs';
@@ -59,13 +57,7 @@ async function profileWarmTurns(): Promise<string> {
   const steps = agentSteps(140, 11);
   const store = new MemoryHotStore({ ttlSeconds: 10_000, maxEntries: 100_000 });
   const tenant = createTenantRuntime('prof', { preset: 'agent' }, 1);
-  const deps = {
-    store,
-    turns: new TurnCache(),
-    clock: systemClock,
-    log: createLogger('error', () => undefined),
-    injectMode: 'auto' as const,
-  };
+  const deps = prepareDeps(store);
   const turn = (t: number) =>
     prepareRequest(deps, {
       route: 'openai',

@@ -1,12 +1,11 @@
 // The cost of shared state: the gateway's added time per request with the in-memory store against
 // Redis (hot) + Postgres (durable, written behind), at 1 and 32 concurrent sessions, and the
 // Redis round trips one request makes. Needs REDIS_URL / DATABASE_URL (defaults: loopback).
-import { systemClock, type HotStore } from '@context-guru/components';
+import { type HotStore } from '@context-guru/components';
 import { createStores, MemoryHotStore, RedisHotStore, TieredHotStore } from '@context-guru/storage';
-import { createLogger } from '../apps/gateway/src/observability/logger';
 import { prepareRequest } from '../apps/gateway/src/proxy/prepare-request';
 import { createTenantRuntime } from '../apps/gateway/src/tenancy/tenant-runtime';
-import { TurnCache } from '../apps/gateway/src/wire/turn-cache';
+import { prepareDeps } from '../test/support/prepare-deps';
 import { agentSteps, anthropicTurn } from '../test/support/transcripts';
 import { percentile, table } from './bench-util';
 
@@ -16,13 +15,7 @@ const TURNS = 30;
 
 async function drive(store: HotStore, sessions: number, warmStart?: () => void): Promise<number[]> {
   const tenant = createTenantRuntime(`bench-${Date.now()}`, { preset: 'agent' }, 1);
-  const deps = {
-    store,
-    turns: new TurnCache(),
-    clock: systemClock,
-    log: createLogger('error', () => undefined),
-    injectMode: 'auto' as const,
-  };
+  const deps = prepareDeps(store);
   const steps = agentSteps(TURNS, 9);
   const bodies = Array.from({ length: TURNS }, (_, t) => JSON.stringify(anthropicTurn(steps, t + 1)));
   const times: number[] = [];

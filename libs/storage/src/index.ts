@@ -11,6 +11,7 @@ export * from './sql/migrate';
 export * from './sql/durable.store';
 export * from './write-behind.queue';
 export * from './tiered.store';
+export * from './commit-turn';
 export * from './create-stores';
 export * from './memory/ephemeral-hot.store';
 export * from './control/generation';

@@ -11,7 +11,9 @@ import {
   type StashEntry,
   type StoreHealth,
   type TurnRecord,
+  type TurnWrites,
 } from '@context-guru/components';
+import { commitTurnInParts } from './commit-turn';
 import type { Checkpoint, CheckpointWrite, DurableStore } from './sql/durable.store';
 import { StorageError } from './storage-errors';
 import { errorText, silentLogger, type StorageLogger } from './storage-logger';
@@ -87,9 +89,12 @@ export class TieredHotStore implements HotStore {
       await this.durable.archiveStash(archived).catch(() => Promise.reject(hotFailure(err)));
       return;
     }
-    // A replayed decision re-puts its original on every turn (keeping the hot copy alive); the
-    // archive already holds it, so only originals this process has not archived lately go behind.
-    const fresh = archived.filter((a) => this.archivedLately.add(`${tenant}\u0000${session}\u0000${a.id}`));
+    this.stashBehind(archived);
+  }
+
+  /** A replayed decision re-puts its original every turn; only what this process has not archived lately goes behind. */
+  private stashBehind(archived: { tenant: string; session: string; id: string; text: string }[]): void {
+    const fresh = archived.filter((a) => this.archivedLately.add(`${a.tenant}\u0000${a.session}\u0000${a.id}`));
     if (fresh.length > 0) this.queue.enqueueStash(fresh);
   }
 
@@ -129,8 +134,20 @@ export class TieredHotStore implements HotStore {
       const cp = await this.durable.loadCheckpoint(tenant, session, contentKeys);
       return { frozen: cp.frozen, lost: new Set(), kept: cp.kept, offloaded: cp.offloaded, ...(cp.arm ? { arm: cp.arm } : {}) };
     }
-    // The hot store knows this session (decisions, the sticky flag or its arm) and lost nothing: done.
-    // Otherwise it is new, or its hot state vanished (a flush leaves no trace): ask the checkpoint.
+    return this.completed(tenant, session, contentKeys, snap);
+  }
+
+  /**
+   * The hot store's answer, completed: when it knows this session (decisions, the sticky flag or
+   * its arm) and lost nothing, as is; otherwise the session is new, or its hot state vanished (a
+   * flush leaves no trace), and the checkpoint fills the gap.
+   */
+  private async completed(
+    tenant: string,
+    session: string,
+    contentKeys: readonly string[],
+    snap: SessionSnapshot,
+  ): Promise<SessionSnapshot> {
     if (snap.lost.size === 0 && (snap.frozen.size > 0 || snap.offloaded || snap.arm !== undefined)) return snap;
     try {
       await this.repair(tenant, session, contentKeys, snap);
@@ -186,6 +203,49 @@ export class TieredHotStore implements HotStore {
 
   async recordRewrites(tenant: string, session: string, rewritten: readonly number[]): Promise<void> {
     await this.hot.recordRewrites(tenant, session, rewritten);
+    this.rewritesBehind(tenant, session, rewritten);
+  }
+
+  /**
+   * One hot round trip for the turn's writes, guarded by the keys the run could not ask for up
+   * front. A session the run saw without any flag may be one whose hot state vanished: loadSession
+   * would ask the checkpoint about those keys then, so it is asked first; when it knows anything
+   * the turn goes the long way (load, repair, write), as it would have through loadSession.
+   */
+  async commitTurn(tenant: string, w: TurnWrites): Promise<SessionSnapshot | null> {
+    if (!this.hot.commitTurn) return commitTurnInParts(this, tenant, w);
+    const unflagged = w.unknown.length > 0 && !w.seen.offloaded && w.seen.arm === undefined;
+    if (unflagged && (await this.checkpointKnows(tenant, w.session, w.unknown))) return commitTurnInParts(this, tenant, w);
+    let known: SessionSnapshot | null;
+    try {
+      known = await this.hot.commitTurn(tenant, w);
+    } catch {
+      // Hot store away: each write falls back to the durable store as it does on its own.
+      return commitTurnInParts(this, tenant, w);
+    }
+    // The hot store knew something about those keys and wrote nothing: complete it for the re-run.
+    if (known) return this.completed(tenant, w.session, w.unknown, known);
+    if (w.stash.length > 0) this.stashBehind(w.stash.map((e) => ({ tenant, session: w.session, id: e.id, text: e.text })));
+    if (w.writes) this.queue.enqueueCheckpoint(tenant, w.session, w.writes.frozen, w.writes.offloaded, w.writes.arm);
+    if (w.rewritten) this.rewritesBehind(tenant, w.conversation, w.rewritten);
+    return null;
+  }
+
+  /** The checkpoint (or a write still queued for it) holds a decision or kept mark for one of `keys`. */
+  private async checkpointKnows(tenant: string, session: string, keys: readonly string[]): Promise<boolean> {
+    try {
+      const cp = await this.durable.loadCheckpoint(tenant, session, keys);
+      const none: SessionSnapshot = { frozen: new Map(), lost: new Set(), kept: new Set() };
+      const gap = missingFromSnapshot(cp, this.queue.pendingCheckpoint(tenant, session), keys, none);
+      return gap !== null && (gap.frozen.size > 0 || gap.kept.length > 0);
+    } catch (err) {
+      // As loadSession's repair: without the checkpoint's word, the hot store's is served.
+      this.log.warn('checkpoint lookup failed; serving the hot snapshot', { err: errorText(err) });
+      return false;
+    }
+  }
+
+  private rewritesBehind(tenant: string, session: string, rewritten: readonly number[]): void {
     const at = this.turnAt.get(`${tenant}\u0000${session}`);
     if (at !== undefined) this.queue.enqueueRewrites(tenant, session, rewritten, at);
   }

@@ -57,9 +57,16 @@ export async function prepareRequest(deps: PrepareDeps, input: PrepareInput): Pr
       // The store moved on since: the full run, on a decode of its own (the turn cache's bookkeeping).
       d = decodeStep(p);
     }
-    const ran = await runPipelineStep(p, d, opened);
-    const encoded = encodeStep(p, d, opened, ran);
-    await flushStep(p, d, at, ran, encoded, arm.record);
+    let ran = await runPipelineStep(p, d, opened);
+    let encoded = encodeStep(p, d, opened, ran);
+    // The write is guarded by the keys the run could not ask for up front; when the store knew
+    // something about them it wrote nothing, and the turn runs again on what it knew.
+    let known = await flushStep(p, d, at, ran, encoded, arm.record);
+    while (known) {
+      ran = await runPipelineStep(p, d, opened, { after: ran, known });
+      encoded = encodeStep(p, d, opened, ran);
+      known = await flushStep(p, d, at, ran, encoded, arm.record);
+    }
     rememberRun(p, d, at, opened, ran, encoded, arm.record);
     p.report.enforced = true;
     p.report.addedMs = performance.now() - p.started;

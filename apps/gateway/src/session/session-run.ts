@@ -2,10 +2,12 @@
 // the content its components ask about — even content a Reformat rewrote first. Components are
 // synchronous, so the store is prefetched; but `format` (or `toon`) hands later components text
 // whose content key the gateway cannot compute up front, and a replay missed there would flip a
-// cached message. So the run records every key asked for; keys the prefetch missed are fetched,
-// and when the store knew something about them the pipeline runs again on the completed snapshot.
-// Those keys are remembered for the session, so the extra run happens once per new content.
+// cached message. So the run records every key asked for; the keys the prefetch missed are looked
+// up — by the request path inside its guarded write (no extra round trip), by runWithSession before
+// — and when the store knew something about them the pipeline runs again on the completed
+// snapshot. Those keys are remembered for the session, so the extra run happens once per new content.
 import { BufferedStash, SnapshotSessionView, type HotStore, type PipelineResult, type SessionSnapshot } from '@context-guru/components';
+import { knowsAnything } from '@context-guru/storage';
 
 /** A session view that remembers every content key a component asked about. */
 class RecordingSessionView extends SnapshotSessionView {
@@ -65,6 +67,13 @@ export interface SessionRun {
   snapshot: SessionSnapshot;
   /** Pipeline runs this request needed (1 unless the prefetch missed something the store knew). */
   runs: number;
+  /**
+   * Keys this run asked about that no load fetched: what the turn's write is guarded on (empty
+   * once MAX_RUNS runs were made: the last run stands).
+   */
+  unknown: string[];
+  /** Every key looked up or learned so far, and the snapshot this run saw. */
+  loaded: LoadedSession;
 }
 
 export interface SessionRunInput {
@@ -95,38 +104,44 @@ export async function loadSessionFor(
 
 const MAX_RUNS = 3;
 
-function knowsAnything(s: SessionSnapshot): boolean {
-  return s.frozen.size > 0 || s.lost.size > 0 || s.kept.size > 0;
-}
-
 function merge(a: SessionSnapshot, b: SessionSnapshot): SessionSnapshot {
   return {
     frozen: new Map([...a.frozen, ...b.frozen]),
     lost: new Set([...a.lost, ...b.lost]),
     kept: new Set([...a.kept, ...b.kept]),
     offloaded: a.offloaded === true || b.offloaded === true,
+    ...((a.arm ?? b.arm) && { arm: a.arm ?? b.arm }),
   };
 }
 
+async function runOnce(i: SessionRunInput, loaded: LoadedSession, runs: number): Promise<SessionRun> {
+  const stash = new BufferedStash(i.store.persistent);
+  const state = new RecordingSessionView(loaded.snapshot);
+  const result = await i.run(stash, state);
+  const missing = [...state.asked].filter((k) => !loaded.asked.has(k));
+  for (const k of missing) loaded.asked.add(k);
+  if (missing.length > 0) i.learned.add(`${i.tenant}\u0000${i.session}`, missing);
+  return { result, state, stash, snapshot: loaded.snapshot, runs, unknown: runs >= MAX_RUNS ? [] : missing, loaded };
+}
+
+/** The request's first run, over its first load (started by the caller, or here). */
+export async function firstRun(i: SessionRunInput): Promise<SessionRun> {
+  return runOnce(i, await (i.loaded ?? loadSessionFor(i)), 1);
+}
+
+/** The next run, once the store said what it knew (`known`) about the previous run's unknown keys. */
+export function rerun(i: SessionRunInput, prev: SessionRun, known: SessionSnapshot): Promise<SessionRun> {
+  return runOnce(i, { asked: prev.loaded.asked, snapshot: merge(prev.snapshot, known) }, prev.runs + 1);
+}
+
+/** Runs, looking the missed keys up itself before returning (for a caller that writes separately). */
 export async function runWithSession(i: SessionRunInput): Promise<SessionRun> {
-  const learned = i.learned;
-  const scope = `${i.tenant}\u0000${i.session}`;
-  const first = await (i.loaded ?? loadSessionFor(i));
-  const asked = first.asked;
-  let snapshot = first.snapshot;
-  for (let runs = 1; ; runs++) {
-    const stash = new BufferedStash(i.store.persistent);
-    const state = new RecordingSessionView(snapshot);
-    const result = await i.run(stash, state);
-    const missing = [...state.asked].filter((k) => !asked.has(k));
-    const done = (): SessionRun => ({ result, state, stash, snapshot, runs });
-    if (missing.length === 0) return done();
-    for (const k of missing) asked.add(k);
-    learned.add(scope, missing);
-    if (runs >= MAX_RUNS) return done();
-    const extra = await i.store.loadSession(i.tenant, i.session, missing);
+  let run = await firstRun(i);
+  while (run.unknown.length > 0) {
+    const extra = await i.store.loadSession(i.tenant, i.session, run.unknown);
     // Nothing stored under those keys: this run already saw the truth.
-    if (!knowsAnything(extra)) return done();
-    snapshot = merge(snapshot, extra);
+    if (!knowsAnything(extra)) return run;
+    run = await rerun(i, run, extra);
   }
+  return run;
 }

@@ -28,6 +28,27 @@ export interface SessionWrites {
   arm?: Arm;
 }
 
+/** One turn's writes, issued together: the originals, the session's new state, the rewrites. */
+export interface TurnWrites {
+  /** Owner of the stash entries and the session state. */
+  session: string;
+  /** The conversation whose turn record the rewrites belong to. */
+  conversation: string;
+  stash: readonly StashEntry[];
+  /** Absent: nothing to commit for the session. */
+  writes?: SessionWrites;
+  /** Absent: the turn rewrote nothing (the advance already cleared the record). */
+  rewritten?: readonly number[];
+  /**
+   * Content keys the run asked about that no load fetched (text a Reformat rewrote). When the
+   * store holds a decision, lost mark or kept mark for one of them, nothing is written and that
+   * knowledge comes back, so the turn is run again on it instead of deciding the content anew.
+   */
+  unknown: readonly string[];
+  /** The snapshot the run saw (a store that repairs from a checkpoint reads its flags). */
+  seen: SessionSnapshot;
+}
+
 export interface StoreHealth {
   /** Pinned (frozen) entries removed by expiry or eviction. */
   frozenDropped: number;
@@ -54,6 +75,12 @@ export interface HotStore {
   advanceTurn(tenant: string, session: string, turn: TurnRecord): Promise<TurnRecord | null>;
   /** Records which normalized indices the current turn's forwarded body rewrote. */
   recordRewrites(tenant: string, session: string, rewritten: readonly number[]): Promise<void>;
+  /**
+   * Optional: a turn's writes guarded by `w.unknown` in one round trip (absent: `commitTurn` in
+   * @context-guru/storage does it with the methods above). Resolves null once written, or with what
+   * the store knows about the unknown keys when it wrote nothing.
+   */
+  commitTurn?(tenant: string, w: TurnWrites): Promise<SessionSnapshot | null>;
   health(): StoreHealth;
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -1,11 +1,11 @@
 // The shared hot store: any number of gateway replicas see one state. Every method is one round
 // trip (a pipeline, MULTI or script) and rejects promptly while Redis is down so the gateway can
 // fail open; the client reconnects by itself when Redis returns.
-import type { HotStore, SessionSnapshot, SessionWrites, StashEntry, StoreHealth, TurnRecord } from '@context-guru/components';
+import type { HotStore, SessionSnapshot, SessionWrites, StashEntry, StoreHealth, TurnRecord, TurnWrites } from '@context-guru/components';
 import { Redis, ReplyError, type RedisOptions } from 'ioredis';
 import { StorageError } from '../storage-errors';
 import { errorText, silentLogger, type StorageLogger } from '../storage-logger';
-import { ADVANCE_TURN, GET_STASH, LOAD_SESSION, TRIM_STASH } from './redis-scripts';
+import { ADVANCE_TURN, GET_STASH, LOAD_SESSION, WRITE_TURN } from './redis-scripts';
 
 export interface RedisHotStoreOptions {
   url: string;
@@ -29,8 +29,13 @@ export interface RedisHotStoreOptions {
 interface Scripts {
   cgAdvanceTurn(key: string, rwKey: string, n: number, at: number, ttlMs: number, ex: number): Promise<[string, string] | null>;
   cgGetStash(stashKey: string, lruKey: string, ttl: number, now: number, id: string): Promise<string | null>;
-  cgLoadSession(numKeys: number, ...args: (string | number)[]): Promise<[string[], string[], string[], number, number, string | null]>;
+  cgLoadSession(numKeys: number, ...args: (string | number)[]): Promise<LoadReply>;
+  cgWriteTurn(numKeys: number, ...args: (string | number)[]): Promise<[1, number] | [0, LoadReply]>;
 }
+/** frozen flat [slot, replacement, …], lost slots, kept content keys, offloaded 0|1, newly lost, arm. */
+type LoadReply = [string[], string[], string[], number, number, string | null];
+/** What one write script call carries (a turn's, or one method's part of it). */
+type WriteParts = Pick<TurnWrites, 'session' | 'conversation' | 'stash' | 'writes' | 'rewritten' | 'unknown'>;
 type ScriptedRedis = Redis & Scripts;
 
 export class RedisHotStore implements HotStore {
@@ -79,8 +84,8 @@ export class RedisHotStore implements HotStore {
     const redis = new Redis(o.url, opts) as ScriptedRedis;
     redis.defineCommand('cgAdvanceTurn', { lua: ADVANCE_TURN, numberOfKeys: 2 });
     redis.defineCommand('cgGetStash', { lua: GET_STASH, numberOfKeys: 2 });
-    redis.defineCommand('cgTrimStash', { lua: TRIM_STASH, numberOfKeys: 1 });
     redis.defineCommand('cgLoadSession', { lua: LOAD_SESSION });
+    redis.defineCommand('cgWriteTurn', { lua: WRITE_TURN });
     let down = false;
     redis.on('error', (err: unknown) => {
       if (!down) log.warn('redis unavailable', { err: errorText(err) });
@@ -96,17 +101,7 @@ export class RedisHotStore implements HotStore {
 
   async putStash(tenant: string, session: string, entries: readonly StashEntry[]): Promise<void> {
     if (entries.length === 0) return;
-    const t = this.tenantPrefix(tenant);
-    const now = this.now();
-    const ids = entries.map((e) => e.id);
-    const p = this.redis.pipeline();
-    for (const e of entries) p.set(`${t}s:${e.id}`, e.text, 'EX', this.ttl);
-    p.zadd(`${t}lru`, ...ids.flatMap((id) => [now, id]));
-    p.expire(`${t}lru`, this.ttl);
-    p.sadd(`${t}own:${session}`, ...ids);
-    p.expire(`${t}own:${session}`, this.ttl);
-    (p as unknown as { cgTrimStash(k: string, max: number, pfx: string): void }).cgTrimStash(`${t}lru`, this.maxEntries, `${t}s:`);
-    await this.exec(p);
+    await this.write(tenant, { session, conversation: session, stash: entries, unknown: [] });
   }
 
   async getStash(tenant: string, id: string): Promise<string | null> {
@@ -123,49 +118,22 @@ export class RedisHotStore implements HotStore {
   async loadSession(tenant: string, session: string, contentKeys: readonly string[]): Promise<SessionSnapshot> {
     const t = this.tenantPrefix(tenant);
     const cks = [...new Set(contentKeys)];
-    const keys = [
-      `${t}frz:${session}`,
-      `${t}fidx:${session}`,
-      `${t}flost:${session}`,
-      `${t}off:${session}`,
-      `${t}arm:${session}`,
-      ...cks.map((ck) => `${t}kept:${ck}`),
-    ];
+    const keys = [...this.sessionKeys(t, session), ...cks.map((ck) => `${t}kept:${ck}`)];
     this.trip();
-    const [flat, lost, kept, off, newly, arm] = await answered(
-      this.redis.cgLoadSession(keys.length, ...keys, this.ttl, this.indexTtl, ...cks),
-    );
-    this.dropped += newly;
-    const frozen = new Map<string, string>();
-    for (let i = 0; i + 1 < flat.length; i += 2) {
-      const [k, v] = [flat[i], flat[i + 1]];
-      if (k !== undefined && v !== undefined) frozen.set(k, v); // i + 1 < length: always both
-    }
-    const snap: SessionSnapshot = { frozen, lost: new Set(lost), kept: new Set(kept), offloaded: off === 1 };
-    if (arm === 'treated' || arm === 'holdout') snap.arm = arm;
-    return snap;
+    return this.snapshotOf(await answered(this.redis.cgLoadSession(keys.length, ...keys, this.ttl, this.indexTtl, ...cks)));
   }
 
   async commitSession(tenant: string, session: string, writes: SessionWrites): Promise<void> {
     if (writes.frozen.size === 0 && !writes.offloaded && !writes.arm) return;
-    const t = this.tenantPrefix(tenant);
-    // MULTI: the value, its index entry and the lost-mark removal land together or not at all.
-    const m = this.redis.multi();
-    let repairIdx = -1;
-    if (writes.frozen.size > 0) {
-      const slots = [...writes.frozen.keys()];
-      m.hset(`${t}frz:${session}`, Object.fromEntries(writes.frozen));
-      m.expire(`${t}frz:${session}`, this.ttl);
-      m.sadd(`${t}fidx:${session}`, ...slots);
-      m.expire(`${t}fidx:${session}`, this.indexTtl);
-      m.srem(`${t}flost:${session}`, ...slots);
-      repairIdx = 4;
-    }
-    if (writes.offloaded) m.set(`${t}off:${session}`, '1', 'EX', this.ttl);
-    // NX: the first arm recorded stays (two replicas seeing a session's first turn agree anyway).
-    if (writes.arm) m.set(`${t}arm:${session}`, writes.arm, 'EX', this.ttl, 'NX');
-    const res = await this.exec(m);
-    if (repairIdx >= 0) this.repaired += Number(res[repairIdx] ?? 0);
+    await this.write(tenant, { session, conversation: session, stash: [], writes, unknown: [] });
+  }
+
+  /**
+   * The stash, the session's decisions and the rewrites in one script: atomic, one round trip,
+   * and guarded — when the session holds anything about `w.unknown`, nothing is written.
+   */
+  commitTurn(tenant: string, w: TurnWrites): Promise<SessionSnapshot | null> {
+    return this.write(tenant, w);
   }
 
   async markKept(tenant: string, contentKeys: readonly string[]): Promise<void> {
@@ -195,8 +163,7 @@ export class RedisHotStore implements HotStore {
   }
 
   async recordRewrites(tenant: string, session: string, rewritten: readonly number[]): Promise<void> {
-    this.trip();
-    await answered(this.redis.set(`${this.tenantPrefix(tenant)}turnrw:${session}`, rewritten.join(','), 'EX', this.ttl));
+    await this.write(tenant, { session, conversation: session, stash: [], rewritten, unknown: [] });
   }
 
   /** Warms a stash entry without an ownership record (the tiered store's archive fallback). */
@@ -232,6 +199,60 @@ export class RedisHotStore implements HotStore {
     } catch {
       this.redis.disconnect();
     }
+  }
+
+  private async write(tenant: string, w: WriteParts): Promise<SessionSnapshot | null> {
+    const t = this.tenantPrefix(tenant);
+    const cks = [...new Set(w.unknown)];
+    const keys = [
+      ...this.sessionKeys(t, w.session),
+      `${t}lru`,
+      `${t}own:${w.session}`,
+      `${t}turnrw:${w.conversation}`,
+      ...cks.map((ck) => `${t}kept:${ck}`),
+    ];
+    const frozen = w.writes ? [...w.writes.frozen].flat() : [];
+    this.trip();
+    const res = await answered(
+      this.redis.cgWriteTurn(
+        keys.length,
+        ...keys,
+        this.ttl,
+        this.indexTtl,
+        this.maxEntries,
+        `${t}s:`,
+        this.now(),
+        w.writes?.offloaded ? '1' : '0',
+        w.writes?.arm ?? '',
+        w.rewritten ? w.rewritten.join(',') : '-',
+        cks.length,
+        ...cks,
+        w.stash.length,
+        ...w.stash.flatMap((e) => [e.id, e.text]),
+        frozen.length / 2,
+        ...frozen,
+      ),
+    );
+    if (res[0] === 0) return this.snapshotOf(res[1]);
+    this.repaired += Number(res[1]);
+    return null;
+  }
+
+  /** Frozen hash, frozen index, lost set, offloaded flag, arm: the order the scripts read them in. */
+  private sessionKeys(t: string, session: string): string[] {
+    return [`${t}frz:${session}`, `${t}fidx:${session}`, `${t}flost:${session}`, `${t}off:${session}`, `${t}arm:${session}`];
+  }
+
+  private snapshotOf([flat, lost, kept, off, newly, arm]: LoadReply): SessionSnapshot {
+    this.dropped += newly;
+    const frozen = new Map<string, string>();
+    for (let i = 0; i + 1 < flat.length; i += 2) {
+      const [k, v] = [flat[i], flat[i + 1]];
+      if (k !== undefined && v !== undefined) frozen.set(k, v); // i + 1 < length: always both
+    }
+    const snap: SessionSnapshot = { frozen, lost: new Set(lost), kept: new Set(kept), offloaded: off === 1 };
+    if (arm === 'treated' || arm === 'holdout') snap.arm = arm;
+    return snap;
   }
 
   private trip(): void {

@@ -35,64 +35,127 @@ return v
 
 /**
  * Trims a tenant's stashes to its cap, least recently used first (an expired id is the oldest,
- * so it goes first). KEYS[1] LRU zset. ARGV: maxEntries, stash key prefix.
- * The popped stash keys share KEYS[1]'s hash tag, so they live in the same cluster slot.
+ * so it goes first). lru: the LRU zset; max: maxEntries; pfx: the stash key prefix.
+ * The popped stash keys share the zset's hash tag, so they live in the same cluster slot.
  */
-export const TRIM_STASH = `
-local over = redis.call('ZCARD', KEYS[1]) - tonumber(ARGV[1])
-if over <= 0 then return 0 end
-local popped = redis.call('ZPOPMIN', KEYS[1], over)
-for i = 1, #popped, 2 do redis.call('UNLINK', ARGV[2] .. popped[i]) end
-return over
+const TRIM_FN = `
+local function trim_stash(lru, max, pfx)
+  local over = redis.call('ZCARD', lru) - tonumber(max)
+  if over <= 0 then return 0 end
+  local popped = redis.call('ZPOPMIN', lru, over)
+  for i = 1, #popped, 2 do redis.call('UNLINK', pfx .. popped[i]) end
+  return over
+end
+`;
+
+/**
+ * The session load. k: frozen hash, frozen index set, lost set, offloaded flag, arm; kk: one kept
+ * key per content key of cks. Slides what it reads. A slot in the index but missing from the hash
+ * was lost since the last look: it moves to the lost set and is counted once (the 5th element).
+ * Returns { frozen flat [slot, replacement, …], lost slots, kept content keys, offloaded 0|1, newly lost, arm or false }.
+ */
+const LOAD_FN = `
+local function load_session(k, kk, ttl, ittl, cks)
+  local wanted = {}
+  for _, c in ipairs(cks) do wanted[c] = true end
+  local function ck(slot)
+    local p = string.find(slot, ':', 1, true)
+    if p then return string.sub(slot, p + 1) end
+    return slot
+  end
+  local frozen, have = {}, {}
+  local all = redis.call('HGETALL', k[1])
+  if #all > 0 then redis.call('EXPIRE', k[1], ttl) end
+  for i = 1, #all, 2 do
+    have[all[i]] = true
+    if wanted[ck(all[i])] then
+      frozen[#frozen + 1] = all[i]
+      frozen[#frozen + 1] = all[i + 1]
+    end
+  end
+  local newly = 0
+  local idx = redis.call('SMEMBERS', k[2])
+  for _, slot in ipairs(idx) do
+    if wanted[ck(slot)] and not have[slot] then
+      redis.call('SREM', k[2], slot)
+      redis.call('SADD', k[3], slot)
+      newly = newly + 1
+    end
+  end
+  if #idx > 0 then redis.call('EXPIRE', k[2], ittl) end
+  local lost = {}
+  local lostAll = redis.call('SMEMBERS', k[3])
+  for _, slot in ipairs(lostAll) do
+    if wanted[ck(slot)] then lost[#lost + 1] = slot end
+  end
+  if #lostAll > 0 then redis.call('EXPIRE', k[3], ittl) end
+  local kept = {}
+  for i, key in ipairs(kk) do
+    if redis.call('EXPIRE', key, ttl) == 1 then kept[#kept + 1] = cks[i] end
+  end
+  local off = redis.call('EXPIRE', k[4], ttl)
+  local arm = redis.call('GETEX', k[5], 'EX', ttl)
+  return { frozen, lost, kept, off, newly, arm }
+end
+local function slice(t, from, to)
+  local out = {}
+  for i = from, to do out[#out + 1] = t[i] end
+  return out
+end
 `;
 
 /**
  * loadSession. KEYS: 1 frozen hash, 2 frozen index set, 3 lost set, 4 offloaded flag, 5 arm, then
  * one kept key per content key. ARGV: ttlSeconds, indexTtlSeconds, then the content keys.
- * Slides what it reads. A slot in the index but missing from the hash was lost since the last
- * look: it moves to the lost set and is counted once (returned as the 5th element).
- * Returns { frozen flat [slot, replacement, …], lost slots, kept content keys, offloaded 0|1, newly lost, arm or false }.
  */
-export const LOAD_SESSION = `
+export const LOAD_SESSION = `${LOAD_FN}
+return load_session(KEYS, slice(KEYS, 6, #KEYS), ARGV[1], ARGV[2], slice(ARGV, 3, #ARGV))
+`;
+
+/**
+ * A turn's writes, atomically, guarded. KEYS: 1–5 as loadSession's, 6 the tenant's LRU zset, 7 the
+ * session's ownership set, 8 the conversation's rewrites, then one kept key per guarded content
+ * key. ARGV: 1 ttlSeconds, 2 indexTtlSeconds, 3 maxEntries, 4 stash key prefix, 5 nowMs,
+ * 6 offloaded '1'|'0', 7 arm or '', 8 rewrites "i,j,…" or '-' (none), 9 u, then u guarded content
+ * keys, then s and s (id, original) pairs, then f and f (slot, replacement) pairs.
+ * When the session holds a decision, lost mark or kept mark for a guarded key, nothing is written
+ * and { 0, the load's answer for those keys } comes back; otherwise { 1, lost slots repaired }.
+ */
+export const WRITE_TURN = `${LOAD_FN}${TRIM_FN}
 local ttl, ittl = ARGV[1], ARGV[2]
-local wanted = {}
-for i = 3, #ARGV do wanted[ARGV[i]] = true end
-local function ck(slot)
-  local p = string.find(slot, ':', 1, true)
-  if p then return string.sub(slot, p + 1) end
-  return slot
+local u = tonumber(ARGV[9])
+local pos = 10
+if u > 0 then
+  local snap = load_session(KEYS, slice(KEYS, 9, #KEYS), ttl, ittl, slice(ARGV, pos, pos + u - 1))
+  if #snap[1] > 0 or #snap[2] > 0 or #snap[3] > 0 then return { 0, snap } end
+  pos = pos + u
 end
-local frozen, have = {}, {}
-local all = redis.call('HGETALL', KEYS[1])
-if #all > 0 then redis.call('EXPIRE', KEYS[1], ttl) end
-for i = 1, #all, 2 do
-  have[all[i]] = true
-  if wanted[ck(all[i])] then
-    frozen[#frozen + 1] = all[i]
-    frozen[#frozen + 1] = all[i + 1]
-  end
+local s = tonumber(ARGV[pos])
+for i = pos + 1, pos + 2 * s, 2 do
+  redis.call('SET', ARGV[4] .. ARGV[i], ARGV[i + 1], 'EX', ttl)
+  redis.call('ZADD', KEYS[6], ARGV[5], ARGV[i])
+  redis.call('SADD', KEYS[7], ARGV[i])
 end
-local newly = 0
-local idx = redis.call('SMEMBERS', KEYS[2])
-for _, slot in ipairs(idx) do
-  if wanted[ck(slot)] and not have[slot] then
-    redis.call('SREM', KEYS[2], slot)
-    redis.call('SADD', KEYS[3], slot)
-    newly = newly + 1
-  end
+if s > 0 then
+  redis.call('EXPIRE', KEYS[6], ttl)
+  redis.call('EXPIRE', KEYS[7], ttl)
+  trim_stash(KEYS[6], ARGV[3], ARGV[4])
 end
-if #idx > 0 then redis.call('EXPIRE', KEYS[2], ittl) end
-local lost = {}
-local lostAll = redis.call('SMEMBERS', KEYS[3])
-for _, slot in ipairs(lostAll) do
-  if wanted[ck(slot)] then lost[#lost + 1] = slot end
+pos = pos + 1 + 2 * s
+local f = tonumber(ARGV[pos])
+local repaired = 0
+for i = pos + 1, pos + 2 * f, 2 do
+  redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])
+  redis.call('SADD', KEYS[2], ARGV[i])
+  repaired = repaired + redis.call('SREM', KEYS[3], ARGV[i])
 end
-if #lostAll > 0 then redis.call('EXPIRE', KEYS[3], ittl) end
-local kept = {}
-for i = 6, #KEYS do
-  if redis.call('EXPIRE', KEYS[i], ttl) == 1 then kept[#kept + 1] = ARGV[i - 3] end
+if f > 0 then
+  redis.call('EXPIRE', KEYS[1], ttl)
+  redis.call('EXPIRE', KEYS[2], ittl)
 end
-local off = redis.call('EXPIRE', KEYS[4], ttl)
-local arm = redis.call('GETEX', KEYS[5], 'EX', ttl)
-return { frozen, lost, kept, off, newly, arm }
+if ARGV[6] == '1' then redis.call('SET', KEYS[4], '1', 'EX', ttl) end
+-- NX: the first arm recorded stays (two replicas seeing a session's first turn agree anyway).
+if ARGV[7] ~= '' then redis.call('SET', KEYS[5], ARGV[7], 'EX', ttl, 'NX') end
+if ARGV[8] ~= '-' then redis.call('SET', KEYS[8], ARGV[8], 'EX', ttl) end
+return { 1, repaired }
 `;

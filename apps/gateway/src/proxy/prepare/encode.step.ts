@@ -42,6 +42,8 @@ export function encodeStep(p: Preparing, d: Decoded, s: OpenedSession, ran: Pipe
   const encoded = deps.turns
     ? deps.turns.encode(d.turn, result.messages, opts, input.tenant.id)
     : encodeRequest(view, result.messages, opts);
+  // Charged afresh: a turn run again (its guarded write found a decision) is encoded again.
+  report.discarded.clear();
   chargeDiscards(report, [...encoded.discarded, ...ran.guarded]);
   const rewritten = rewrittenIndices(view.messages, result.messages, encoded.discarded);
   recordForwarded(view.messages, result.messages, rewritten, state, revisionOf(d.running));

@@ -1,9 +1,17 @@
 // Step 3: the tenant's pipeline over the normalized messages, with the session's frozen decisions;
 // then what an earlier config version forwarded on the cached prefix comes back byte-identical,
 // and nothing on that prefix changes at all.
-import { messageTokens, totalTokens, type Ctx, type MessageOrigin, type ModelClient, type ModelSources } from '@context-guru/components';
+import {
+  messageTokens,
+  totalTokens,
+  type Ctx,
+  type MessageOrigin,
+  type ModelClient,
+  type ModelSources,
+  type SessionSnapshot,
+} from '@context-guru/components';
 import { guardCachedPrefix } from '../../session/cache-guard';
-import { runWithSession, type SessionRun } from '../../session/session-run';
+import { firstRun, rerun, type SessionRun, type SessionRunInput } from '../../session/session-run';
 import { replayForwarded } from '../../tenancy/forwarded-replay';
 import { revisionOf } from '../../tenancy/tenant-runtime';
 import { messageOrigin } from '../../wire/request.wire';
@@ -24,7 +32,13 @@ export interface PipelineRan extends SessionRun {
   modelAsked: boolean;
 }
 
-export async function runPipelineStep(p: Preparing, d: Decoded, s: OpenedSession): Promise<PipelineRan> {
+/** A run again: the turn's guarded write found what the store knew (`known`) about `after`'s unknown keys. */
+export interface Rerun {
+  after: PipelineRan;
+  known: SessionSnapshot;
+}
+
+export async function runPipelineStep(p: Preparing, d: Decoded, s: OpenedSession, again?: Rerun): Promise<PipelineRan> {
   const { deps, input, report } = p;
   const { view, session } = d;
   const cache = s.cached.view;
@@ -33,10 +47,11 @@ export async function runPipelineStep(p: Preparing, d: Decoded, s: OpenedSession
   // Only model-backed triggers need the request's token count: computed on first read.
   let requestTokens: number | undefined;
   let origin: MessageOrigin | undefined;
-  // A Reformat may hand offloaders text whose key differs from the received one; runWithSession
-  // fetches what the prefetch missed and re-runs, so a frozen decision is never missed.
-  const pipelineStart = performance.now();
-  const run = await runWithSession({
+  // A Reformat may hand offloaders text whose key differs from the received one: the keys the
+  // prefetch missed guard the turn's write, and when the store knew them the turn runs again here,
+  // so a frozen decision is never missed.
+  const pipelineStart = again?.after.pipelineStart ?? performance.now();
+  const runInput: SessionRunInput = {
     store: deps.store,
     tenant: input.tenant.id,
     session,
@@ -65,7 +80,8 @@ export async function runPipelineStep(p: Preparing, d: Decoded, s: OpenedSession
       };
       return d.running.run(view.messages, ctx);
     },
-  });
+  };
+  const run = await (again ? rerun(runInput, again.after, again.known) : firstRun(runInput));
   const { result, state, stash } = run;
   replayForwarded(view.messages, result.messages, cache, s.prev, state, stash, revisionOf(d.running));
   const pipelineEnd = performance.now();

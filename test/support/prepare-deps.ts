@@ -1,0 +1,18 @@
+// What prepareRequest depends on, as a bench or an in-process test wires it: the given store, a
+// turn cache, the system clock, a logger that drops everything, the expand tool offered as usual.
+import { systemClock, type HotStore } from '@context-guru/components';
+import { createLogger } from '../../apps/gateway/src/observability/logger';
+import type { PrepareDeps } from '../../apps/gateway/src/proxy/prepare-request';
+import type { LearnedKeys } from '../../apps/gateway/src/session/session-run';
+import { TurnCache } from '../../apps/gateway/src/wire/turn-cache';
+
+export function prepareDeps(store: HotStore, learned?: LearnedKeys): PrepareDeps {
+  return {
+    store,
+    turns: new TurnCache(),
+    clock: systemClock,
+    log: createLogger('error', () => undefined),
+    injectMode: 'auto',
+    ...(learned && { learned }),
+  };
+}
