@@ -1,10 +1,11 @@
 // A frozen decision made on text a Reformat rewrote (format compacts JSON first) is keyed by the
-// rewritten text, which the gateway cannot prefetch from the received body. runWithSession must
-// still replay it: it records the keys components ask about, fetches the missed ones, re-runs
-// when the store knew them, and prefetches them on the session's later turns.
+// rewritten text, which the gateway cannot prefetch from the received body. A turn must still
+// replay it: the run records the keys components ask about, the turn's write is guarded by the
+// missed ones (commitTurn), the turn re-runs when the store knew them, and the session's later
+// turns prefetch them.
 import { buildPipeline, contentKey, type Ctx, type Message } from '@context-guru/components';
-import { MemoryHotStore } from '@context-guru/storage';
-import { LearnedKeys, runWithSession } from '../../../apps/gateway/src/session/session-run';
+import { commitTurn, MemoryHotStore } from '@context-guru/storage';
+import { firstRun, LearnedKeys, rerun, type SessionRunInput } from '../../../apps/gateway/src/session/session-run';
 
 const CONFIG = { pipeline: ['format', 'mask'], components: { mask: { keep_recent: 1, min_tokens: 50 } } };
 
@@ -33,7 +34,7 @@ const keysOf = (messages: Message[]) => messages.filter((m) => m.role === 'tool'
 
 async function turn(store: MemoryHotStore, learned: LearnedKeys, messages: Message[], maxCachedIdx: number) {
   const { pipeline } = buildPipeline(CONFIG);
-  const run = await runWithSession({
+  const input: SessionRunInput = {
     store,
     tenant: 't',
     session: 't:s',
@@ -53,13 +54,23 @@ async function turn(store: MemoryHotStore, learned: LearnedKeys, messages: Messa
       };
       return pipeline.run(messages, ctx);
     },
-  });
-  await store.putStash('t', 't:s', run.stash.list());
-  await store.commitSession('t', 't:s', { frozen: run.state.newFrozen, offloaded: run.stash.entries.size > 0 });
-  return run;
+  };
+  // As the request path does: write guarded by the run's unknown keys, re-run on what the store knew.
+  for (let run = await firstRun(input); ;) {
+    const known = await commitTurn(store, 't', {
+      session: 't:s',
+      conversation: 't:s',
+      stash: run.stash.list(),
+      writes: { frozen: run.state.newFrozen, offloaded: run.stash.entries.size > 0 },
+      unknown: run.unknown,
+      seen: run.snapshot,
+    });
+    if (!known) return run;
+    run = await rerun(input, run, known);
+  }
 }
 
-describe('runWithSession', () => {
+describe('a turn over keys a Reformat rewrote', () => {
   it('replays a decision frozen on reformatted text, re-running once, then learns its key', async () => {
     const store = new MemoryHotStore();
     const outputs = [issues(12), issues(14), issues(16)];

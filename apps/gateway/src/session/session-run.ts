@@ -3,11 +3,9 @@
 // synchronous, so the store is prefetched; but `format` (or `toon`) hands later components text
 // whose content key the gateway cannot compute up front, and a replay missed there would flip a
 // cached message. So the run records every key asked for; the keys the prefetch missed are looked
-// up — by the request path inside its guarded write (no extra round trip), by runWithSession before
-// — and when the store knew something about them the pipeline runs again on the completed
-// snapshot. Those keys are remembered for the session, so the extra run happens once per new content.
+// up inside the turn's guarded write (no extra round trip), and when the store knew something
+// about them nothing was written and the pipeline runs again on the completed snapshot. Those keys are remembered for the session, so the extra run happens once per new content.
 import { BufferedStash, SnapshotSessionView, type HotStore, type PipelineResult, type SessionSnapshot } from '@context-guru/components';
-import { knowsAnything } from '@context-guru/storage';
 
 /** A session view that remembers every content key a component asked about. */
 class RecordingSessionView extends SnapshotSessionView {
@@ -132,16 +130,4 @@ export async function firstRun(i: SessionRunInput): Promise<SessionRun> {
 /** The next run, once the store said what it knew (`known`) about the previous run's unknown keys. */
 export function rerun(i: SessionRunInput, prev: SessionRun, known: SessionSnapshot): Promise<SessionRun> {
   return runOnce(i, { asked: prev.loaded.asked, snapshot: merge(prev.snapshot, known) }, prev.runs + 1);
-}
-
-/** Runs, looking the missed keys up itself before returning (for a caller that writes separately). */
-export async function runWithSession(i: SessionRunInput): Promise<SessionRun> {
-  let run = await firstRun(i);
-  while (run.unknown.length > 0) {
-    const extra = await i.store.loadSession(i.tenant, i.session, run.unknown);
-    // Nothing stored under those keys: this run already saw the truth.
-    if (!knowsAnything(extra)) return run;
-    run = await rerun(i, run, extra);
-  }
-  return run;
 }
