@@ -77,9 +77,10 @@ export function parseEnv(src: Source = process.env): Env {
     }
     return v as T;
   };
-  const url = (key: string, def: string | undefined): string | undefined => {
+  // Typed by its default: with one, the value is always set.
+  const url = <D extends string | undefined>(key: string, def: D): string | D => {
     const v = src[key] || def;
-    if (v === undefined) return undefined;
+    if (v === undefined) return def;
     const web = key.endsWith('_UPSTREAM');
     if (!URL.canParse(v) || (web && !/^https?:$/.test(new URL(v).protocol))) {
       problems.push(envProblem('invalid_url', key, v, web ? 'an http(s) URL' : 'a URL'));
@@ -92,8 +93,8 @@ export function parseEnv(src: Source = process.env): Env {
     adminPort: int('ADMIN_PORT', 4001, 0, 65535),
     host: src.HOST || '127.0.0.1',
     role: oneOf('CG_ROLE', ['all', 'gateway', 'admin'] as const, 'all'),
-    openaiUpstream: url('OPENAI_UPSTREAM', 'https://api.openai.com')!,
-    anthropicUpstream: url('ANTHROPIC_UPSTREAM', 'https://api.anthropic.com')!,
+    openaiUpstream: url('OPENAI_UPSTREAM', 'https://api.openai.com'),
+    anthropicUpstream: url('ANTHROPIC_UPSTREAM', 'https://api.anthropic.com'),
     preset: src.PRESET || undefined,
     config: src.CONFIG || undefined,
     redisUrl: url('REDIS_URL', undefined),

@@ -1,6 +1,7 @@
 // A non-streaming answer after expand rounds, as one response: the content of every round in
 // order (the model's preamble before its expand call included) without any context_guru_expand
 // call, the last round's stop reason, and the usage of every round summed.
+import { itemAt } from '@context-guru/components';
 import type { Dialect } from './expand.types';
 import { isExpandToolCall, isExpandToolUse, openAiMessage } from './expand-calls';
 import { field, isObject, str, type JsonObject } from './json-shape';
@@ -12,7 +13,7 @@ function summedUsage(turns: readonly JsonObject[]): JsonObject | undefined {
 }
 
 function mergeAnthropic(turns: readonly JsonObject[]): JsonObject {
-  const last = turns[turns.length - 1]!;
+  const last = turns[turns.length - 1];
   const content = turns.flatMap((t) => (Array.isArray(t['content']) ? (t['content'] as unknown[]) : [])).filter((b) => !isExpandToolUse(b));
   const out: JsonObject = { ...last, content };
   const clientTools = content.some((b) => field(b, 'type') === 'tool_use');
@@ -23,7 +24,7 @@ function mergeAnthropic(turns: readonly JsonObject[]): JsonObject {
 }
 
 function mergeOpenAi(turns: readonly JsonObject[]): JsonObject {
-  const last = turns[turns.length - 1]!;
+  const last = itemAt(turns, turns.length - 1, 'last turn (the loop pushes one before merging)');
   const choices = Array.isArray(last['choices']) ? (last['choices'] as unknown[]) : [];
   const choice: JsonObject = isObject(choices[0]) ? { ...choices[0] } : { index: 0 };
   const message: JsonObject = { ...(openAiMessage(last) ?? { role: 'assistant' }) };

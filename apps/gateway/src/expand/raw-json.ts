@@ -38,7 +38,7 @@ export function appendToArray(raw: string, path: readonly PathStep[], items: rea
   const span = locate(raw, path);
   if (!span || raw[span.start] !== '[' || items.length === 0) return null;
   let last = span.end - 2;
-  while (last > span.start && ' \n\r\t'.includes(raw[last]!)) last--;
+  while (last > span.start && ' \n\r\t'.includes(raw.charAt(last))) last--;
   const empty = last === span.start;
   const at = last + 1;
   return `${raw.slice(0, at)}${empty ? '' : ','}${items.join(',')}${raw.slice(at)}`;

@@ -64,7 +64,8 @@ export class SseLineSplitter {
   }
 
   private take(): string {
-    const line = this.pending.length === 1 ? this.pending[0]!.toString('utf8') : Buffer.concat(this.pending).toString('utf8');
+    const [only, ...more] = this.pending;
+    const line = only && more.length === 0 ? only.toString('utf8') : Buffer.concat(this.pending).toString('utf8');
     this.pending = [];
     this.pendingBytes = 0;
     return line;

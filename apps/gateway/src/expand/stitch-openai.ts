@@ -49,7 +49,7 @@ export class OpenAiStitch implements DialectStitch {
       this.errored = true;
       return raw;
     }
-    this.head ??= { id: json['id'], created: json['created'] };
+    const head = (this.head ??= { id: json['id'], created: json['created'] });
     if (isObject(json['usage'])) this.roundUsage = json['usage'];
     const choices = json['choices'];
     if (!Array.isArray(choices) || choices.length === 0) {
@@ -60,7 +60,7 @@ export class OpenAiStitch implements DialectStitch {
       return raw;
     }
     if (choices.length > 1 || num(field(choices[0], 'index')) !== 0) return this.giveUp(raw);
-    return this.choiceChunk(json, choices[0], raw);
+    return this.choiceChunk(json, choices[0], raw, head);
   }
 
   /** n > 1: everything held so far goes out as it came, and the rest streams through. */
@@ -71,7 +71,7 @@ export class OpenAiStitch implements DialectStitch {
     return held + raw;
   }
 
-  private choiceChunk(json: JsonObject, choice: unknown, raw: string): string {
+  private choiceChunk(json: JsonObject, choice: unknown, raw: string, head: { id: unknown; created: unknown }): string {
     let changed = false;
     const c: JsonObject = isObject(choice) ? { ...choice } : {};
     const delta: JsonObject = isObject(c['delta']) ? { ...c['delta'] } : {};
@@ -87,7 +87,7 @@ export class OpenAiStitch implements DialectStitch {
       if ('role' in delta) delete delta['role'];
       changed = true;
     }
-    const out: JsonObject = changed ? { ...json, id: this.head!.id, created: this.head!.created, choices: [{ ...c, delta }] } : json;
+    const out: JsonObject = changed ? { ...json, id: head.id, created: head.created, choices: [{ ...c, delta }] } : json;
     const finish = c['finish_reason'];
     if (finish !== null && finish !== undefined) {
       this.held.finish = { json: out, raw: changed ? null : raw };

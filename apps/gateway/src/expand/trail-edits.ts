@@ -4,7 +4,7 @@
 // message that was several provider turns is split back into them. The client's own bytes are
 // never rewritten — only the separators between elements are — so the pipeline's edits inside
 // messages stay disjoint. A trail that does not fit the message exactly is left out whole.
-import { frozenSlot, type Dialect, type SessionSnapshot } from '@context-guru/components';
+import { frozenSlot, itemAt, type Dialect, type SessionSnapshot } from '@context-guru/components';
 import { elements, member, members, type Span } from '../wire/json-scan';
 import { overlapsAny } from '../wire/splice';
 import type { Edit, WireView } from '../wire/wire.types';
@@ -66,8 +66,9 @@ function separatorEdit(
   items: readonly Item[],
   piece: (brk: string) => string,
 ): Edit {
-  const start = g === 0 ? array.start + 1 : els[g - 1]!.end;
-  const end = g === els.length ? array.end - 1 : els[g]!.start;
+  // g is a boundary between visible entries, 0..els.length (the caller checked the count).
+  const start = g === 0 ? array.start + 1 : itemAt(els, g - 1, 'entry before the boundary').end;
+  const end = g === els.length ? array.end - 1 : itemAt(els, g, 'entry after the boundary').start;
   let text = '';
   let need = g > 0;
   for (const it of items) {
@@ -98,6 +99,24 @@ function keyIndex(raw: string, at: number, key: string): number {
   return members(raw, at).findIndex((m) => m.key === key);
 }
 
+/** Where the withheld calls and the splitting result messages go, by boundary; null when a round has no results. */
+function splitItems(rounds: Trail['rounds'], answerNext: boolean): Map<number, Item[]> | null {
+  const items = new Map<number, Item[]>();
+  const last = rounds.at(-1);
+  let offset = 0;
+  for (const r of rounds) {
+    const isLast = r === last;
+    if (!isLast || answerNext) placeCalls(items, offset, r.calls);
+    offset += r.visible;
+    if (isLast) continue;
+    // An earlier round's results are the user message that splits the turn: none, no split.
+    const [brk] = r.results;
+    if (brk === undefined) return null;
+    push(items, offset, { brk });
+  }
+  return items;
+}
+
 function anthropicEdits(view: WireView, i: number, trail: Trail): Edit[] | null {
   const raw = view.raw;
   const span = view.index.message(i);
@@ -111,23 +130,19 @@ function anthropicEdits(view: WireView, i: number, trail: Trail): Edit[] | null 
     const role = keyIndex(raw, span.start, 'role');
     if (role < 0 || role > keyIndex(raw, span.start, 'content')) return null;
   }
-  const last = rounds[rounds.length - 1]!;
+  const last = rounds.at(-1);
+  if (!last) return null;
   const next = (view.body.messages as unknown[])[i + 1];
   const answerNext = last.calls.length > 0 && field(next, 'role') === 'user';
   // A last piece left empty would be an invalid message: such a trail stays out.
   if (rounds.length > 1 && last.visible === 0 && !answerNext) return null;
-  const items = new Map<number, Item[]>();
-  let offset = 0;
-  rounds.forEach((r, k) => {
-    const isLast = k === rounds.length - 1;
-    if (!isLast || answerNext) placeCalls(items, offset, r.calls);
-    offset += r.visible;
-    if (!isLast) push(items, offset, { brk: r.results[0]! });
-  });
+  const items = splitItems(rounds, answerNext);
+  if (!items) return null;
   const piece = (results: string) => `]},${results},{"role":"assistant","content":[`;
   const edits = [...items].map(([g, list]) => separatorEdit(raw, content, els, g, list, piece));
   if (answerNext) {
-    const e = resultsAtHead(raw, view.index.message(i + 1)!, last.results);
+    const nextSpan = view.index.message(i + 1);
+    const e = nextSpan && resultsAtHead(raw, nextSpan, last.results);
     if (!e) return null;
     edits.push(e);
   }
@@ -140,7 +155,8 @@ function resultsAtHead(raw: string, next: Span, results: readonly string[]): Edi
   if (!c) return null;
   if (raw[c.start] === '[') {
     const els = elements(raw, c.start);
-    return { start: c.start + 1, end: els.length ? els[0]!.start : c.end - 1, text: results.join(',') + (els.length ? ',' : '') };
+    const [head] = els;
+    return { start: c.start + 1, end: head ? head.start : c.end - 1, text: results.join(',') + (head ? ',' : '') };
   }
   if (raw[c.start] !== '"') return null;
   const text = JSON.parse(raw.slice(c.start, c.end)) === '' ? '' : `,{"type":"text","text":${raw.slice(c.start, c.end)}}`;
@@ -154,13 +170,17 @@ function openAiEdits(view: WireView, i: number, trail: Trail): Edit[] | null {
   const message = (view.body.messages as unknown[])[i];
   if (!span || !prev || !isObject(message)) return null;
   const rounds = trail.rounds;
-  const last = rounds[rounds.length - 1]!;
+  const last = rounds.at(-1);
+  if (!last) return null;
   const nextSpan = view.index.message(i + 1);
   const answerNext = last.calls.length > 0 && nextSpan !== undefined;
   const edits: Edit[] = [];
   if (rounds.length > 1) {
     // The earlier provider turns go in front; this message keeps only the last round's text.
-    const pieces = rounds.slice(0, -1).flatMap((r) => [r.message!, ...r.results]);
+    const earlier = rounds.slice(0, -1);
+    // Each earlier OpenAI round carries its assistant message; one without cannot be re-inserted.
+    if (earlier.some((r) => r.message === undefined)) return null;
+    const pieces = earlier.flatMap((r) => (r.message === undefined ? [] : [r.message, ...r.results]));
     edits.push({ start: prev.end, end: span.start, text: `,${pieces.join(',')},` });
     const content = member(raw, span.start, 'content');
     if (!content || openAiText(message['content']) !== rounds.map((r) => r.text ?? '').join('')) return null;
@@ -189,6 +209,6 @@ function callsInto(raw: string, span: Span, visible: number, calls: readonly Tra
   const list = `[${calls.map((c) => c.json).join(',')}]`;
   if (tc) return raw.slice(tc.start, tc.end) === 'null' ? [{ start: tc.start, end: tc.end, text: list }] : null;
   let at = span.end - 2;
-  while (at > span.start && ' \t\n\r'.includes(raw[at]!)) at--;
+  while (at > span.start && ' \t\n\r'.includes(raw.charAt(at))) at--;
   return [{ start: at + 1, end: at + 1, text: `,"tool_calls":${list}` }];
 }

@@ -109,7 +109,11 @@ function roundOf(dialect: Dialect, round: AnswerRound, entries: readonly unknown
   const items = continuationItems(dialect, round.turn, round.results);
   if (!items) return null;
   // Anthropic: one user message of results; OpenAI: the assistant message, then one tool message per call.
-  return dialect === 'anthropic' ? { ...out, results: [items[1]!] } : { ...out, message: items[0]!, results: items.slice(1) };
+  const [message, ...rest] = items;
+  if (message === undefined) return null;
+  if (dialect === 'openai') return { ...out, message, results: rest };
+  const [results] = rest;
+  return results === undefined ? null : { ...out, results: [results] };
 }
 
 function entriesOf(dialect: Dialect, round: AnswerRound, last: boolean): TrailRound | null {
@@ -125,7 +129,7 @@ function entriesOf(dialect: Dialect, round: AnswerRound, last: boolean): TrailRo
 
 /** Every withheld call has an id and exactly its result, in call order. */
 function answered(results: readonly ExpandResult[], ids: ReadonlyArray<string | undefined>): boolean {
-  return ids.length === results.length && ids.every((id, k) => id !== undefined && id !== '' && results[k]!.callId === id);
+  return ids.length === results.length && ids.every((id, k) => id !== undefined && id !== '' && results[k]?.callId === id);
 }
 
 /**
@@ -134,11 +138,12 @@ function answered(results: readonly ExpandResult[], ids: ReadonlyArray<string | 
  * the shape the re-insertion needs (then nothing is frozen and later turns carry the client's bytes).
  */
 export function buildTrail(dialect: Dialect, rounds: readonly AnswerRound[]): Trail | null {
-  if (rounds.length === 0) return null;
+  const final = rounds.at(-1);
+  if (!final) return null;
   const built: TrailRound[] = [];
-  for (let r = 0; r < rounds.length; r++) {
-    const last = r === rounds.length - 1;
-    const round = entriesOf(dialect, rounds[r]!, last);
+  for (const given of rounds) {
+    const last = given === final;
+    const round = entriesOf(dialect, given, last);
     if (!round || (!last && round.calls.length === 0)) return null;
     built.push(round);
   }
@@ -148,7 +153,7 @@ export function buildTrail(dialect: Dialect, rounds: readonly AnswerRound[]): Tr
       ? rounds.flatMap((r) => (field(r.turn.json, 'content') as unknown[]).filter((b) => !isExpandToolUse(b)).map(blockIdentity))
       : [
           `c:${built.map((r) => r.text ?? '').join('')}`,
-          ...((openAiMessage(rounds[rounds.length - 1]!.turn.json)?.['tool_calls'] as unknown[] | undefined) ?? [])
+          ...((openAiMessage(final.turn.json)?.['tool_calls'] as unknown[] | undefined) ?? [])
             .filter((c) => !isExpandToolCall(c))
             .map((c) => `u:${str(field(c, 'id')) ?? ''}`),
         ];

@@ -43,11 +43,13 @@ export class ConcurrencyLimiter {
           resolve(this.releaser());
         },
       };
-      const onAbort = () => {
+      // Only a given signal can abort, so the listener is bound to it.
+      const abortOn = (s: AbortSignal) => () => {
         const at = this.waiting.indexOf(entry);
         if (at >= 0) this.waiting.splice(at, 1);
-        reject(abortError(signal!));
+        reject(abortError(s));
       };
+      const onAbort = signal ? abortOn(signal) : () => undefined;
       signal?.addEventListener('abort', onAbort, { once: true });
       this.waiting.push(entry);
     });

@@ -39,7 +39,12 @@ export function parseDuration(v: string): number | null {
   if (/^\d+(\.\d+)?$/.test(t)) return Number(t) > 0 ? Math.round(Number(t) * 1000) : null;
   const parts = [...t.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)];
   if (!parts.length || parts.map((p) => p[0]).join('') !== t) return null;
-  const ms = parts.reduce((n, p) => n + Number(p[1]) * UNIT_MS[p[2]!]!, 0);
+  let ms = 0;
+  for (const [, amount, unit] of parts) {
+    const scale = unit === undefined ? undefined : UNIT_MS[unit];
+    if (scale === undefined) return null; // the pattern only matches known units
+    ms += Number(amount) * scale;
+  }
   return ms > 0 ? Math.round(ms) : null;
 }
 

@@ -41,7 +41,7 @@ export function createModelRuntime(env: ModelEnv): ModelRuntime {
 export function incomingAuthHeaders(dialect: Dialect, inbound: IncomingHttpHeaders): Record<string, string> {
   const forwarded = upstreamRequestHeaders(inbound);
   const out: Record<string, string> = {};
-  for (const h of AUTH_HEADERS) if (forwarded[h] !== undefined) out[h] = forwarded[h]!;
+  for (const h of AUTH_HEADERS) if (forwarded[h] !== undefined) out[h] = forwarded[h];
   const oauth = (forwarded['anthropic-beta'] ?? '')
     .split(',')
     .map((s) => s.trim())

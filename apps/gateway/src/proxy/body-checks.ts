@@ -3,6 +3,7 @@
 import { isUtf8 } from 'node:buffer';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Dialect } from '../wire/wire.types';
+import { mediaType } from './forward-headers';
 import { gatewayError, type GatewayErrorBody } from './gateway-errors';
 
 /** application/json, or any `+json` structured syntax suffix, with or without parameters. */
@@ -27,7 +28,7 @@ export function firstInvalidUtf8(body: Buffer): number {
 export function checkContentType(dialect: Dialect, headers: IncomingHttpHeaders): GatewayErrorBody | null {
   const declared = headers['content-type'];
   if (declared !== undefined && declared.trim() !== '') {
-    const type = declared.split(';')[0]!.trim().toLowerCase();
+    const type = mediaType(declared);
     if (!JSON_TYPE.test(type)) {
       return gatewayError(
         dialect,

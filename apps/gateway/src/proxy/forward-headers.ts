@@ -75,3 +75,9 @@ export function clientHints(h: IncomingHttpHeaders): { sessionHeader: string | u
     bypassHeader: (headerValue(h, 'x-context-guru-bypass') ?? '').toLowerCase() === 'true',
   };
 }
+
+/** The media type of a Content-Type value, lower-cased, without its parameters (`; charset=…`). */
+export function mediaType(contentType: string): string {
+  const semi = contentType.indexOf(';');
+  return (semi < 0 ? contentType : contentType.slice(0, semi)).trim().toLowerCase();
+}

@@ -3,7 +3,7 @@
 // its dialect's shape instead of a 200 its SDK cannot parse. Only the first bytes are logged.
 import type { ClientReply } from '../expand/expand.types';
 import { isEventStream } from '../expand/expand-loop';
-import { headerValue } from './forward-headers';
+import { headerValue, mediaType } from './forward-headers';
 
 const LOG_BYTES = 200;
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json$/;
@@ -11,7 +11,7 @@ const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json$/;
 /** The first bytes of a 2xx reply that is not JSON (for the log), or null when it is fine. */
 export async function nonJsonSuccess(result: ClientReply): Promise<string | null> {
   if (result.status < 200 || result.status >= 300 || isEventStream(result.headers)) return null;
-  const type = (headerValue(result.headers, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  const type = mediaType(headerValue(result.headers, 'content-type') ?? '');
   if (Buffer.isBuffer(result.body)) {
     if (JSON_TYPE.test(type) && isJson(result.body)) return null;
     return result.body.subarray(0, LOG_BYTES).toString('utf8');

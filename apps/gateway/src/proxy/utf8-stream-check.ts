@@ -16,7 +16,8 @@ function sequenceLength(lead: number): number {
 /** Where the incomplete sequence at the end of `b` starts (b.length when it ends complete). */
 function incompleteTail(b: Buffer): number {
   for (let i = b.length - 1; i >= Math.max(0, b.length - 3); i--) {
-    const c = b[i]!;
+    const c = b[i];
+    if (c === undefined) break; // i is inside b
     if ((c & 0xc0) === 0x80) continue; // continuation byte: keep looking for its lead
     const n = sequenceLength(c);
     return n > 1 && i + n > b.length ? i : b.length;
@@ -35,7 +36,8 @@ export class Utf8StreamCheck {
     if (this.invalidAt >= 0) return false;
     let from = 0;
     if (this.carry) {
-      const need = sequenceLength(this.carry[0]!) - this.carry.length;
+      // The carry holds the first bytes of one incomplete sequence (never empty: readUInt8 checks).
+      const need = sequenceLength(this.carry.readUInt8(0)) - this.carry.length;
       const joined = Buffer.concat([this.carry, chunk.subarray(0, need)]);
       if (joined.length < this.carry.length + need) {
         this.carry = joined;

@@ -16,10 +16,6 @@ function userText(m: Message): string {
  * itself (an agent reading a file that quotes the phrase is not compacting).
  */
 export function isAgentCompaction(messages: readonly Message[]): boolean {
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const m = messages[i]!;
-    if (m.role === 'tool') continue;
-    return m.role === 'user' && PHRASES.some((p) => userText(m).includes(p));
-  }
-  return false;
+  const m = messages.findLast((x) => x.role !== 'tool');
+  return m?.role === 'user' && PHRASES.some((p) => userText(m).includes(p));
 }

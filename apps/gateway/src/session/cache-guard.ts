@@ -31,8 +31,10 @@ export function guardCachedPrefix(input: readonly Message[], output: Message[], 
   const reverted: number[] = [];
   const last = Math.min(cache.maxCachedIdx, input.length - 1);
   for (let i = 0; i <= last; i++) {
-    if (allowed.has(i) || sameCachedContent(input[i], output[i])) continue;
-    output[i] = cloneMessage(input[i]!);
+    const sent = input[i];
+    if (sent === undefined) break; // i ≤ input.length - 1
+    if (allowed.has(i) || sameCachedContent(sent, output[i])) continue;
+    output[i] = cloneMessage(sent);
     reverted.push(i);
   }
   return reverted;

@@ -2,7 +2,7 @@
 // behind /stats and /metrics, and the deltas since the last flush that shadow-flush.ts adds to
 // the shared store (every replica's deltas sum there). Bounded: at most MAX_PAIRS pairs are held
 // (the least recently touched go first); component keys come from the pipeline's own reports.
-import type { Report } from '@context-guru/components';
+import { deleteOldest, type Report } from '@context-guru/components';
 import { shadowCounts, type ShadowCounts, type ShadowPair } from '@context-guru/storage';
 import type { GatewayMetrics } from '../observability/metrics';
 
@@ -105,7 +105,7 @@ export class ShadowLedger {
     if (e && touch) map.delete(k);
     e ??= { pair: { ...pair }, counts: shadowCounts() };
     map.set(k, e);
-    if (map.size > MAX_PAIRS) map.delete(map.keys().next().value!);
+    if (map.size > MAX_PAIRS) deleteOldest(map);
     return e;
   }
 }

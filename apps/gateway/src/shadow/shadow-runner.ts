@@ -143,7 +143,8 @@ export class ShadowRunner {
     let held = this.sessions.get(tenant);
     if (held?.runtime !== runtime) {
       void held?.store.close();
-      held = { runtime, store: new ShadowSessionStore({ now: this.o.clock ? () => this.o.clock!.now() : undefined }) };
+      const clock = this.o.clock;
+      held = { runtime, store: new ShadowSessionStore({ now: clock ? () => clock.now() : undefined }) };
       this.sessions.set(tenant, held);
     }
     return held.store;

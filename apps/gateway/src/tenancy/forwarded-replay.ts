@@ -49,8 +49,10 @@ export function replayForwarded(
   if (!cache.aware || cache.cold || cache.maxCachedIdx < 0 || !prev?.rewritten || output.length !== input.length) return 0;
   let n = 0;
   for (const i of prev.rewritten) {
-    if (i > cache.maxCachedIdx || i >= input.length || input[i]!.role !== 'tool') continue;
-    const text = messageText(input[i]!);
+    const original = input[i];
+    const forwarded = output[i]; // same length as input
+    if (i > cache.maxCachedIdx || original?.role !== 'tool' || forwarded === undefined) continue;
+    const text = messageText(original);
     if (!text) continue;
     const ck = contentKey(text);
     // The model asked for this content back: kept-verbatim marks keep their meaning.
@@ -58,8 +60,8 @@ export function replayForwarded(
     const record = state.frozen(slotOf(i), ck);
     if (record === undefined) continue;
     const { revision: madeBy, text: sent } = decodeRecord(record);
-    if (madeBy === revision || messageText(output[i]!) === sent) continue;
-    const m = cloneMessage(output[i]!);
+    if (madeBy === revision || messageText(forwarded) === sent) continue;
+    const m = cloneMessage(forwarded);
     setText(m, sent);
     output[i] = m;
     // The marker inside stays resolvable: its original is stashed again (refreshing its TTL).
@@ -81,9 +83,11 @@ export function recordForwarded(
   revision: string,
 ): void {
   for (const i of rewritten) {
-    if (input[i]?.role !== 'tool') continue;
-    const text = messageText(input[i]!);
-    const sent = messageText(output[i]!);
+    const original = input[i];
+    const forwarded = output[i];
+    if (original?.role !== 'tool' || forwarded === undefined) continue;
+    const text = messageText(original);
+    const sent = messageText(forwarded);
     if (!text || sent === null || sent === text) continue;
     const ck = contentKey(text);
     const known = state.frozen(slotOf(i), ck);

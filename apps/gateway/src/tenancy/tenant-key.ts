@@ -31,9 +31,10 @@ export function findTenantKey(headers: Headers): KeyFinding {
   if (auth?.startsWith(TENANT_KEY_PREFIX)) add(auth);
   const apiKey = first(headers['x-api-key']);
   if (apiKey?.startsWith(TENANT_KEY_PREFIX)) add(apiKey);
-  if (found.size === 0) return { kind: 'none' };
-  if (found.size > 1) return { kind: 'conflict' };
-  return { kind: 'key', hash: hashKey([...found][0]!) };
+  const [key, ...others] = found;
+  if (key === undefined) return { kind: 'none' };
+  if (others.length > 0) return { kind: 'conflict' };
+  return { kind: 'key', hash: hashKey(key) };
 }
 
 const PATH_FORM = /^\/t\/([^/?#]+)(\/[^?#]*)?/;
@@ -45,15 +46,15 @@ const PATH_FORM = /^\/t\/([^/?#]+)(\/[^?#]*)?/;
  */
 export function splitTenantPath(url: string): { url: string; key: string } | null {
   if (!url.startsWith('/t/')) return null;
-  const m = PATH_FORM.exec(url);
-  if (!m) return null;
+  const [whole, raw, tail] = PATH_FORM.exec(url) ?? [];
+  if (whole === undefined || raw === undefined) return null;
   let key: string;
   try {
-    key = decodeURIComponent(m[1]!);
+    key = decodeURIComponent(raw);
   } catch {
-    key = m[1]!;
+    key = raw;
   }
-  const rest = url.slice(m[0].length - (m[2]?.length ?? 0));
+  const rest = url.slice(whole.length - (tail?.length ?? 0));
   return { url: rest.startsWith('/') ? rest : `/${rest}`, key };
 }
 

@@ -8,20 +8,24 @@ import { toBlock, type Normalized } from './openai.wire';
 import { deepEqual, memberInsert, planBlocks, sameEnvelope, stringEdit, type Plan } from './splice';
 import type { Slot } from './wire.types';
 
-function pushUser(out: Normalized, i: number, blocks: Record<string, unknown>[], group: number[]): void {
-  out.messages.push({ role: 'user', content: group.map((b) => toBlock(blocks[b]!)) });
-  out.slots.push({ kind: 'blocks', msg: i, blocks: [...group] });
+function pushUser(out: Normalized, i: number, content: ContentBlock[], group: number[]): void {
+  out.messages.push({ role: 'user', content });
+  out.slots.push({ kind: 'blocks', msg: i, blocks: group });
 }
 
 function userBlocks(out: Normalized, i: number, blocks: Record<string, unknown>[]): void {
+  // A run of non-result blocks becomes one user message: its blocks and where each came from.
   let group: number[] = [];
+  let content: ContentBlock[] = [];
   blocks.forEach((blk, b) => {
     if (blk.type !== 'tool_result') {
       group.push(b);
+      content.push(toBlock(blk));
       return;
     }
-    if (group.length) pushUser(out, i, blocks, group);
+    if (group.length) pushUser(out, i, content, group);
     group = [];
+    content = [];
     const id = typeof blk.tool_use_id === 'string' ? blk.tool_use_id : '';
     const c = blk.content;
     if (typeof c === 'string') {
@@ -36,7 +40,7 @@ function userBlocks(out: Normalized, i: number, blocks: Record<string, unknown>[
       });
     }
   });
-  if (group.length) pushUser(out, i, blocks, group);
+  if (group.length) pushUser(out, i, content, group);
 }
 
 function assistantBlocks(out: Normalized, i: number, blocks: Record<string, unknown>[]): void {
@@ -82,8 +86,8 @@ export function normalizeAnthropic(body: Record<string, unknown>): Normalized {
 
 /** The one text block of a single-text-block message, which a plain-string rewrite may replace. */
 function soleTextBlock(o: Message['content'], slot: Extract<Slot, { kind: 'blocks' }>): number | null {
-  if (!Array.isArray(o) || o.length !== 1 || o[0]!.type !== 'text') return null;
-  return slot.blocks[0]!;
+  if (!Array.isArray(o) || o.length !== 1 || o[0]?.type !== 'text') return null;
+  return slot.blocks[0] ?? null; // a slot without its block has no text block to replace
 }
 
 /**
@@ -99,12 +103,14 @@ function callBreakpoints(raw: string, msgSpan: Span, rawMsg: Record<string, unkn
   if (bc.length !== ac.length || uses.length !== ac.length || !content) return null;
   const plan: Plan = { edits: [], inserted: 0 };
   for (let k = 0; k < ac.length; k++) {
-    const { cache_control: oc, ...o } = bc[k]!;
-    const { cache_control: nc, ...n } = ac[k]!;
+    const [was, now, use] = [bc[k], ac[k], uses[k]];
+    if (!was || !now || use === undefined) return null; // the three lengths are equal
+    const { cache_control: oc, ...o } = was;
+    const { cache_control: nc, ...n } = now;
     if (!deepEqual(o, n)) return null;
     if (deepEqual(oc, nc)) continue;
-    const rb = rawBlocks[uses[k]!] as Record<string, unknown>;
-    const span = elementAt(raw, content.start, uses[k]!);
+    const rb = rawBlocks[use] as Record<string, unknown>;
+    const span = elementAt(raw, content.start, use);
     if (oc !== undefined || !isObject(nc) || Object.hasOwn(rb, 'cache_control') || !span) return null;
     const ins = memberInsert(raw, span, 'cache_control', nc);
     if (!ins) return null;

@@ -21,7 +21,7 @@ function isDigit(c: string | undefined): boolean {
 /** Returns the index past a valid string starting at `i`, or the error. */
 function scanString(raw: string, i: number): number | JsonSyntaxError {
   for (let j = i + 1; j < raw.length; j++) {
-    const ch = raw[j]!;
+    const ch = raw.charAt(j);
     if (ch === '"') return j + 1;
     if (ch === '\\') {
       const e = raw[j + 1];

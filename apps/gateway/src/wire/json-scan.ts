@@ -122,8 +122,9 @@ export class RawIndex {
   /** Element spans of `messages` at `start`, continuing after the seeded prefix when there is one. */
   private messageSpans(start: number): Span[] {
     const seed = this.seed;
-    if (!seed || seed.arrayStart !== start || seed.spans.length === 0) return elements(this.raw, start);
-    return [...seed.spans, ...elementsAfter(this.raw, seed.spans[seed.spans.length - 1]!.end)];
+    const lastSeeded = seed?.spans.at(-1);
+    if (!seed || seed.arrayStart !== start || !lastSeeded) return elements(this.raw, start);
+    return [...seed.spans, ...elementsAfter(this.raw, lastSeeded.end)];
   }
 
   private walk(): void {
@@ -141,7 +142,7 @@ export class RawIndex {
         let end: number;
         if (key === 'messages' && raw.charCodeAt(start) === OPEN_ARR) {
           this.msgs = this.messageSpans(start);
-          end = skipWs(raw, this.msgs.length ? this.msgs[this.msgs.length - 1]!.end : start + 1) + 1;
+          end = skipWs(raw, this.msgs.at(-1)?.end ?? start + 1) + 1;
         } else {
           if (key === 'messages') this.msgs = [];
           end = skipValue(raw, start);

@@ -22,7 +22,8 @@ function keyed(m: Message): boolean {
   return m.tool_call_id !== undefined || (m.tool_calls?.length ?? 0) > 0;
 }
 
-function matches(out: Message, orig: Message): boolean {
+function matches(out: Message | undefined, orig: Message | undefined): boolean {
+  if (!out || !orig) return false;
   return sameMessage(orig, out) || (keyed(orig) && sameEnvelope(orig, out));
 }
 
@@ -48,14 +49,14 @@ function alignRebuild(original: readonly Message[], out: readonly Message[]): nu
   const m = out.length;
   const lim = Math.min(n, m);
   let p = 0;
-  while (p < lim && matches(out[p]!, original[p]!)) p++;
+  while (p < lim && matches(out[p], original[p])) p++;
   let s = 0;
-  while (s < lim - p && matches(out[m - 1 - s]!, original[n - 1 - s]!)) s++;
+  while (s < lim - p && matches(out[m - 1 - s], original[n - 1 - s])) s++;
   const map: number[] = [];
   for (let i = 0; i < m; i++) map.push(i < p ? i : i >= m - s ? i - m + n : -1);
   // A replacement, not a bare deletion or insertion: received messages never vanish without a trace.
   if (p + s === m || p + s === n) return null;
-  for (let i = p; i < m - s; i++) if (freshTexts(out[i]!) === null) return null;
+  for (const fresh of out.slice(p, m - s)) if (freshTexts(fresh) === null) return null;
   return map;
 }
 
@@ -78,7 +79,7 @@ function renderRaw(view: WireView, piece: RawPiece): string | null {
     const blocks = piece.appended.map(textBlock).join(',');
     if (raw[content.start] === '[') {
       const list = elements(raw, content.start);
-      const at = list.length ? list[list.length - 1]!.end : content.start + 1;
+      const at = list.at(-1)?.end ?? content.start + 1;
       edits.push({ start: at - span.start, end: at - span.start, text: list.length ? `,${blocks}` : blocks });
     } else if (raw[content.start] === '"') {
       // The received string stays byte-identical as the text of the first block.
@@ -105,8 +106,7 @@ function bodyFates(view: WireView, map: readonly number[]): boolean[] | null {
   const total = Array.isArray(view.body.messages) ? view.body.messages.length : 0;
   const kept = new Set(map.filter((j) => j >= 0));
   const fate: Array<boolean | undefined> = new Array(total).fill(undefined);
-  for (let j = 0; j < view.slots.length; j++) {
-    const body = view.slots[j]!.msg;
+  for (const [j, { msg: body }] of view.slots.entries()) {
     if (fate[body] !== undefined && fate[body] !== kept.has(j)) return null;
     fate[body] = kept.has(j);
   }

@@ -294,7 +294,10 @@ function acceptTrails(trails: readonly Edit[][], edits: readonly Edit[], reused:
  */
 function encodeRebuild(view: WireView, out: Message[], opts: EncodeOptions, unchanged: EncodeResult): EncodeResult {
   const inj = opts.injectExpand ? injection(view) : null;
-  const rebuilt = rebuildRequest(view, out, inj, (i, before, after) => plan(view, view.slots[i]!, before, after));
+  const rebuilt = rebuildRequest(view, out, inj, (i, before, after) => {
+    const slot = view.slots[i];
+    return slot ? plan(view, slot, before, after) : null;
+  });
   if (rebuilt) return { raw: rebuilt.raw, changed: true, discarded: [], injected: inj !== null, breakpoints: rebuilt.breakpoints };
   const discarded: number[] = [];
   for (let i = 0; i < Math.max(out.length, view.original.length); i++) {

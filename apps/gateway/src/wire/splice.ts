@@ -29,7 +29,7 @@ export function stringEdit(raw: string, span: Span | undefined, expected: string
 /** Inserts `"key":value` just past the last member of the non-empty object spanning `obj`. */
 export function memberInsert(raw: string, obj: Span, key: string, value: unknown): Edit | null {
   let i = obj.end - 2; // obj.end - 1 is the closing brace
-  while (i > obj.start && ' \t\n\r'.includes(raw[i]!)) i--;
+  while (i > obj.start && ' \t\n\r'.includes(raw.charAt(i))) i--;
   if (i <= obj.start) return null;
   return { start: i + 1, end: i + 1, text: `,${JSON.stringify(key)}:${JSON.stringify(value)}` };
 }
@@ -37,6 +37,12 @@ export function memberInsert(raw: string, obj: Span, key: string, value: unknown
 function withoutCache(b: ContentBlock): Record<string, unknown> {
   const { cache_control: _dropped, ...rest } = b as Record<string, unknown>;
   return rest;
+}
+
+/** Metadata-only write: a breakpoint added to a block that had none, never an edit of one. */
+function breakpointInsert(raw: string, blockSpan: Span, rb: Record<string, unknown>, oc: unknown, nc: unknown): Edit | null {
+  if (oc !== undefined || !isObject(nc) || Object.hasOwn(rb, 'cache_control')) return null;
+  return memberInsert(raw, blockSpan, 'cache_control', nc);
 }
 
 /**
@@ -54,18 +60,16 @@ export function planBlocks(
   if (after.length !== before.length || map.length !== before.length) return null;
   const plan: Plan = { edits: [], inserted: 0 };
   for (let j = 0; j < before.length; j++) {
-    const o = before[j]!;
-    const n = after[j]!;
+    const [o, n, at] = [before[j], after[j], map[j]];
     if (!isObject(n) || deepEqual(o, n)) continue;
-    const rb = rawBlocks[map[j]!];
-    const blockSpan = elementAt(raw, content.start, map[j]!);
+    if (o === undefined || at === undefined) return null; // the three lengths are equal
+    const rb = rawBlocks[at];
+    const blockSpan = elementAt(raw, content.start, at);
     if (!isObject(rb) || !blockSpan) return null;
     const oc = (o as Record<string, unknown>).cache_control;
     const nc = (n as Record<string, unknown>).cache_control;
     if (!deepEqual(oc, nc)) {
-      // Metadata-only write: a breakpoint added to a block that had none, never an edit of one.
-      if (oc !== undefined || !isObject(nc) || Object.hasOwn(rb, 'cache_control')) return null;
-      const ins = memberInsert(raw, blockSpan, 'cache_control', nc);
+      const ins = breakpointInsert(raw, blockSpan, rb, oc, nc);
       if (!ins) return null;
       plan.edits.push({ ...ins, breakpoint: true });
       plan.inserted++;

@@ -79,7 +79,11 @@ export class TurnCache {
     if (!span || view.raw.charCodeAt(span.start) !== 0x5b) return;
     const count = view.index.messageCount();
     const spans: Span[] = [];
-    for (let i = 0; i < count; i++) spans.push(view.index.message(i)!);
+    for (let i = 0; i < count; i++) {
+      const s = view.index.message(i);
+      if (!s) return; // an index short of its own count: nothing to reuse next turn
+      spans.push(s);
+    }
     const entry: Entry = {
       key: `${scope}\u0000${view.dialect}\u0000${view.raw.slice(0, KEY_CHARS)}`,
       view,
@@ -121,13 +125,18 @@ function matchPrefix(prev: Entry, raw: string): { bodyMessages: number; normaliz
   const spans = prev.spans;
   const prevRaw = prev.view.raw;
   for (let k = spans.length; k >= Math.max(1, spans.length - REWRITTEN_TAIL); k--) {
-    const end = spans[k - 1]!.end;
+    const end = spans[k - 1]?.end;
+    if (end === undefined) break; // k - 1 is inside spans
+
     // `===` on two slices compares memory directly; startsWith walks characters (30x slower).
     if (raw.length <= end || raw.slice(0, end) !== prevRaw.slice(0, end)) continue;
     const next = raw.charCodeAt(skipWs(raw, end));
     if (next !== 0x2c && next !== 0x5d) continue; // ',' or ']' must follow an element
     let normalized = 0;
-    while (normalized < prev.view.slots.length && prev.view.slots[normalized]!.msg < k) normalized++;
+    for (const s of prev.view.slots) {
+      if (s.msg >= k) break;
+      normalized++;
+    }
     return { bodyMessages: k, normalized };
   }
   return null;
@@ -138,15 +147,19 @@ function extendView(prev: Entry, raw: string, m: { bodyMessages: number; normali
   try {
     const k = m.bodyMessages;
     const seedSpans = prev.spans.slice(0, k);
+    const end = seedSpans[k - 1]?.end;
+    if (end === undefined) return null; // matchPrefix gives k ≥ 1 within the spans
     // The prefix was checked last turn; a too-deep new part goes to the full decode's precise 400.
-    if (depthViolation(raw, seedSpans[k - 1]!.end) >= 0) return null;
-    const fresh = elementsAfter(raw, seedSpans[k - 1]!.end);
-    const arrayEnd = skipWs(raw, fresh.length ? fresh[fresh.length - 1]!.end : seedSpans[k - 1]!.end) + 1;
+    if (depthViolation(raw, end) >= 0) return null;
+    const fresh = elementsAfter(raw, end);
+    const [firstFresh] = fresh;
+    const lastFresh = fresh.at(-1);
+    const arrayEnd = skipWs(raw, lastFresh ? lastFresh.end : end) + 1;
     const tail = raw.slice(arrayEnd);
     // A second `messages` key later in the body would win in JSON.parse: leave that to the full path.
     if (tail.includes('"messages"')) return null;
     const rest = tail === prev.tail ? prev.view.body : (JSON.parse(`${raw.slice(0, prev.arrayStart)}[]${tail}`) as Record<string, unknown>);
-    const added: unknown[] = fresh.length ? (JSON.parse(`[${raw.slice(fresh[0]!.start, fresh[fresh.length - 1]!.end)}]`) as unknown[]) : [];
+    const added: unknown[] = firstFresh && lastFresh ? (JSON.parse(`[${raw.slice(firstFresh.start, lastFresh.end)}]`) as unknown[]) : [];
     const prevList = prev.view.body.messages as unknown[];
     const body: Record<string, unknown> = { ...rest, messages: [...prevList.slice(0, k), ...added] };
     const norm = prev.view.dialect === 'openai' ? normalizeOpenAI({ messages: added }) : normalizeAnthropic({ messages: added });
@@ -154,7 +167,6 @@ function extendView(prev: Entry, raw: string, m: { bodyMessages: number; normali
     const slots = [...prev.view.slots.slice(0, m.normalized), ...norm.slots.map((s) => ({ ...s, msg: s.msg + k }))];
     const original = [...prev.view.original.slice(0, m.normalized), ...norm.messages.map(cloneMessage)];
     const index = new RawIndex(raw, { arrayStart: prev.arrayStart, spans: seedSpans });
-    const end = seedSpans[k - 1]!.end;
     // Placeholders in the identical prefix were found last turn; only the new bytes are scanned.
     return assembleView(prev.view.dialect, raw, body, { messages, slots }, original, index, {
       from: end,
@@ -171,15 +183,16 @@ function extendView(prev: Entry, raw: string, m: { bodyMessages: number; normali
  * identical input bytes + identical before/after → identical spliced bytes.
  */
 function prefixOutput(view: WireView, out: Message[], reuse: Reuse): ReusedPrefix | null {
-  const enc = reuse.prev.encoded!;
-  if (out.length !== view.messages.length || enc.out.length !== reuse.prev.view.messages.length) return null;
+  const enc = reuse.prev.encoded;
+  if (!enc || out.length !== view.messages.length || enc.out.length !== reuse.prev.view.messages.length) return null;
   let n = 0;
   while (n < reuse.normalized && sameMessage(out[n], enc.out[n])) n++;
   // Whole body messages only: a body message is reusable when all its normalized messages are.
-  const bodyMsg = n < reuse.normalized ? view.slots[n]!.msg : reuse.bodyMessages;
-  if (bodyMsg === 0) return null;
-  while (n > 0 && view.slots[n - 1]!.msg >= bodyMsg) n--;
-  const rawEnd = reuse.prev.spans[bodyMsg - 1]!.end;
+  const bodyMsg = n < reuse.normalized ? view.slots[n]?.msg : reuse.bodyMessages;
+  if (bodyMsg === undefined || bodyMsg === 0) return null;
+  for (let s = view.slots[n - 1]; s !== undefined && s.msg >= bodyMsg; s = view.slots[n - 1]) n--;
+  const rawEnd = reuse.prev.spans[bodyMsg - 1]?.end;
+  if (rawEnd === undefined) return null;
   const before = enc.plan.edits.filter((e) => e.end <= rawEnd);
   if (enc.plan.edits.some((e) => e.start < rawEnd && e.end > rawEnd)) return null;
   // Breakpoints spent in the prefix were budgeted against last turn's inbound count.

@@ -122,7 +122,5 @@ function watched(sources: ModelSources | undefined, onCall: () => void): ModelSo
 }
 
 function attemptedTokens(view: WireView, maxCachedIdx: number): number {
-  let n = 0;
-  for (let i = maxCachedIdx + 1; i < view.messages.length; i++) n += messageTokens(view.messages[i]!);
-  return n;
+  return view.messages.slice(maxCachedIdx + 1).reduce((n, m) => n + messageTokens(m), 0);
 }

@@ -30,8 +30,9 @@ export function repeatHolds(p: Preparing, e: RepeatEntry, s: OpenedSession, reco
   const models = p.input.models?.(e.decoded.view.body);
   const hadModels = models?.incoming !== undefined || models?.config !== undefined;
   const holds = !recordArm && hadModels === e.hadModels && storeAnswersAgain(e, s.prev, s.cached, s.loaded);
-  if (holds) p.deps.repeats!.hits++;
-  else p.deps.repeats!.misses++;
+  const memo = p.deps.repeats; // the caller found e in it, so it is there
+  if (memo && holds) memo.hits++;
+  else if (memo) memo.misses++;
   return holds;
 }
 
