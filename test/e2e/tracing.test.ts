@@ -126,6 +126,18 @@ describe('a streamed request with an expand round', () => {
     expect(kids[2]!.attributes['cg.round']).toBe(0);
   });
 
+  it('lays every span out inside its parent, on one clock', () => {
+    // Children are ordered by start time above; that only means something when every span's times
+    // come from the same clock, in which case each child lies within its parent's interval.
+    const tree = receiver.spans.filter((s) => s.traceId === TRACE_ID);
+    const outside = tree.flatMap((s) => {
+      const parent = tree.find((p) => p.spanId === s.parentSpanId);
+      return parent && (s.startNs < parent.startNs || s.endNs > parent.endNs) ? [`${s.name} outside ${parent.name}`] : [];
+    });
+    expect(tree.length).toBeGreaterThan(8);
+    expect(outside).toEqual([]);
+  });
+
   it('hands each upstream call a traceparent naming its own span', () => {
     const calls = up.upstream.requests.slice(0, upstreamSeen).map((r) => r.headers.traceparent);
     const spans = byName(receiver.spans, 'cg.upstream').filter((s) => s.traceId === TRACE_ID);

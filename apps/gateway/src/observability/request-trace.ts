@@ -24,6 +24,13 @@ export interface PreparedInfo {
 }
 
 const epoch = (t: number): number => performance.timeOrigin + t;
+/**
+ * Every span's start and end is read from this one monotonic clock. Left to itself the SDK stamps
+ * spans with Date.now(), a wall clock with millisecond (on some hosts tens of milliseconds)
+ * steps, while the pipeline's spans are laid out from performance.now() marks: mixed, an upstream
+ * call could appear to start before the flush that preceded it.
+ */
+const now = (): number => epoch(performance.now());
 
 export function sessionHash(session: string): string {
   return createHash('sha256').update(session).digest('hex').slice(0, 16);
@@ -70,7 +77,11 @@ export class RequestTrace {
   ) {
     this.span = tracer.startSpan(
       `POST ${route}`,
-      { kind: SpanKind.SERVER, attributes: { 'cg.dialect': dialect, 'http.request.method': 'POST', 'http.route': route } },
+      {
+        kind: SpanKind.SERVER,
+        startTime: now(),
+        attributes: { 'cg.dialect': dialect, 'http.request.method': 'POST', 'http.route': route },
+      },
       parent,
     );
     this.ctx = trace.setSpan(parent, this.span);
@@ -118,7 +129,7 @@ export class RequestTrace {
   /** An expand round begins when the loop resolves its first id (the round span stays open until its call answers). */
   resolving(): void {
     if (!this.round) {
-      const span = this.tracer.startSpan('cg.expand.round', { attributes: { 'cg.round': ++this.rounds } }, this.ctx);
+      const span = this.tracer.startSpan('cg.expand.round', { startTime: now(), attributes: { 'cg.round': ++this.rounds } }, this.ctx);
       this.round = { span, ctx: trace.setSpan(this.ctx, span), ids: 0 };
     }
     this.round.ids++;
@@ -129,7 +140,7 @@ export class RequestTrace {
     const round = this.round;
     const span = this.tracer.startSpan(
       'cg.upstream',
-      { kind: SpanKind.CLIENT, attributes: { 'cg.round': round ? this.rounds : 0 } },
+      { kind: SpanKind.CLIENT, startTime: now(), attributes: { 'cg.round': round ? this.rounds : 0 } },
       round?.ctx ?? this.ctx,
     );
     const out = { ...headers };
@@ -142,7 +153,7 @@ export class RequestTrace {
           span.setAttribute('http.response.status_code', status);
           if (status >= 400) span.setStatus({ code: SpanStatusCode.ERROR });
         }
-        span.end();
+        span.end(now());
         if (round && this.round === round) this.closeRound(true);
       },
     };
@@ -151,7 +162,7 @@ export class RequestTrace {
   private closeRound(continued: boolean): void {
     if (!this.round) return;
     this.round.span.setAttributes({ 'cg.expand.ids': this.round.ids, 'cg.expand.continued': continued });
-    this.round.span.end();
+    this.round.span.end(now());
     this.round = null;
   }
 
@@ -181,6 +192,6 @@ export class RequestTrace {
     }
     this.span.setAttributes(a);
     if (outcome !== 'ok') this.span.setStatus({ code: SpanStatusCode.ERROR, message: outcome });
-    this.span.end();
+    this.span.end(now());
   }
 }
