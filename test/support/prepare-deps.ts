@@ -1,18 +1,13 @@
 // What prepareRequest depends on, as a bench or an in-process test wires it: the given store, a
-// turn cache, the system clock, a logger that drops everything, the expand tool offered as usual.
+// turn cache, the system clock, a logger that drops everything, the expand tool offered as usual,
+// and one LearnedKeys for every request — as the gateway context has (without it each request
+// learns only for itself, and every turn bringing reformatted content is run twice).
 import { systemClock, type HotStore } from '@context-guru/components';
 import { createLogger } from '../../apps/gateway/src/observability/logger';
 import type { PrepareDeps } from '../../apps/gateway/src/proxy/prepare-request';
-import type { LearnedKeys } from '../../apps/gateway/src/session/session-run';
+import { LearnedKeys } from '../../apps/gateway/src/session/session-run';
 import { TurnCache } from '../../apps/gateway/src/wire/turn-cache';
 
-export function prepareDeps(store: HotStore, learned?: LearnedKeys): PrepareDeps {
-  return {
-    store,
-    turns: new TurnCache(),
-    clock: systemClock,
-    log: createLogger('error', () => undefined),
-    injectMode: 'auto',
-    ...(learned && { learned }),
-  };
+export function prepareDeps(store: HotStore, learned = new LearnedKeys()): PrepareDeps {
+  return { store, turns: new TurnCache(), clock: systemClock, log: createLogger('error', () => undefined), injectMode: 'auto', learned };
 }

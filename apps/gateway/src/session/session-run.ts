@@ -6,6 +6,7 @@
 // up inside the turn's guarded write (no extra round trip), and when the store knew something
 // about them nothing was written and the pipeline runs again on the completed snapshot. Those keys are remembered for the session, so the extra run happens once per new content.
 import { BufferedStash, SnapshotSessionView, type HotStore, type PipelineResult, type SessionSnapshot } from '@context-guru/components';
+import { knowsAnything } from '@context-guru/storage';
 
 /** A session view that remembers every content key a component asked about. */
 class RecordingSessionView extends SnapshotSessionView {
@@ -130,4 +131,18 @@ export async function firstRun(i: SessionRunInput): Promise<SessionRun> {
 /** The next run, once the store said what it knew (`known`) about the previous run's unknown keys. */
 export function rerun(i: SessionRunInput, prev: SessionRun, known: SessionSnapshot): Promise<SessionRun> {
   return runOnce(i, { asked: prev.loaded.asked, snapshot: merge(prev.snapshot, known) }, prev.runs + 1);
+}
+
+/**
+ * For a store without a guarded write (in-process: a look-up costs no round trip), the missed
+ * keys are looked up right away and the turn re-run before it is encoded, so it is encoded once.
+ */
+export async function settled(i: SessionRunInput, run: SessionRun): Promise<SessionRun> {
+  while (run.unknown.length > 0) {
+    const known = await i.store.loadSession(i.tenant, i.session, run.unknown);
+    // Nothing stored under those keys: this run already saw the truth.
+    if (!knowsAnything(known)) return { ...run, unknown: [] };
+    run = await rerun(i, run, known);
+  }
+  return run;
 }

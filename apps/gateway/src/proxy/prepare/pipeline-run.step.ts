@@ -11,7 +11,7 @@ import {
   type SessionSnapshot,
 } from '@context-guru/components';
 import { guardCachedPrefix } from '../../session/cache-guard';
-import { firstRun, rerun, type SessionRun, type SessionRunInput } from '../../session/session-run';
+import { firstRun, rerun, settled, type SessionRun, type SessionRunInput } from '../../session/session-run';
 import { replayForwarded } from '../../tenancy/forwarded-replay';
 import { revisionOf } from '../../tenancy/tenant-runtime';
 import { messageOrigin } from '../../wire/request.wire';
@@ -81,7 +81,9 @@ export async function runPipelineStep(p: Preparing, d: Decoded, s: OpenedSession
       return d.running.run(view.messages, ctx);
     },
   };
-  const run = await (again ? rerun(runInput, again.after, again.known) : firstRun(runInput));
+  const ran = await (again ? rerun(runInput, again.after, again.known) : firstRun(runInput));
+  // Without a guarded write the missed keys cost nothing to look up now, and the turn is encoded once.
+  const run = deps.store.commitTurn ? ran : await settled(runInput, ran);
   const { result, state, stash } = run;
   replayForwarded(view.messages, result.messages, cache, s.prev, state, stash, revisionOf(d.running));
   const pipelineEnd = performance.now();
