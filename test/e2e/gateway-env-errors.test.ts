@@ -2,15 +2,10 @@
 // bad variable, with a message naming the variable and what it accepts; a real gateway (and the
 // embedded process) given a bad value of each refuses to start and prints them all, one line
 // each; docs/errors.md lists exactly those codes.
-import { execFile } from 'node:child_process';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import { parseEnv } from '../../apps/gateway/src/env';
-import { ENV_ERRORS, EnvError, type EnvErrorCode, type EnvProblem } from '../../apps/gateway/src/env-errors';
+import { ENV_ERRORS, type EnvErrorCode } from '../../apps/gateway/src/env-errors';
 import { documentedCodes } from '../support/error-docs';
-
-const ROOT = path.join(__dirname, '../..');
-const run = promisify(execFile);
+import { bootEntry, problemsOf as problemsOfParser } from '../support/env-boot';
 
 /** [code, variable, bad value, the whole message it must get]. */
 const CASES: Array<[EnvErrorCode, string, string, string | RegExp]> = [
@@ -33,25 +28,7 @@ const CASES: Array<[EnvErrorCode, string, string, string | RegExp]> = [
   ],
 ];
 
-function problemsOf(env: Record<string, string>): readonly EnvProblem[] {
-  try {
-    parseEnv(env);
-  } catch (err) {
-    expect(err).toBeInstanceOf(EnvError);
-    return (err as EnvError).problems;
-  }
-  return [];
-}
-
-async function boot(entry: string, env: Record<string, string>): Promise<{ code: number; stderr: string }> {
-  try {
-    await run(process.execPath, ['-r', './scripts/register-ts.cjs', entry], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...env } });
-    return { code: 0, stderr: '' };
-  } catch (e) {
-    const x = e as { code: number; stderr: string };
-    return { code: x.code, stderr: x.stderr };
-  }
-}
+const problemsOf = (env: Record<string, string>) => problemsOfParser(parseEnv, env);
 
 describe('gateway environment error codes', () => {
   it('an environment of good values parses (each case below sets one bad one)', () => {
@@ -73,7 +50,7 @@ describe('gateway environment error codes', () => {
   it.each(['apps/gateway/src/main.ts', 'apps/embedded/src/main.ts'])(
     '%s refuses to start, printing every bad variable with its code',
     async (entry) => {
-      const { code, stderr } = await boot(entry, everyBadValue);
+      const { code, stderr } = await bootEntry(entry, everyBadValue);
       expect(code).toBe(1);
       const [head, ...lines] = stderr.trimEnd().split('\n');
       expect(head).toBe('context-guru cannot start: invalid environment:');
@@ -87,6 +64,6 @@ describe('gateway environment error codes', () => {
 
   it('covers every code of the table, and docs/errors.md lists exactly those codes', () => {
     expect([...new Set(CASES.map(([c]) => c))].sort()).toEqual(Object.keys(ENV_ERRORS).sort());
-    expect(documentedCodes('Gateway environment').map((d) => d.code)).toEqual(Object.keys(ENV_ERRORS));
+    expect(documentedCodes('Environment').map((d) => d.code)).toEqual(Object.keys(ENV_ERRORS));
   });
 });

@@ -1,4 +1,7 @@
-// The standalone admin's environment, parsed once; every bad value is reported together.
+// The standalone admin's environment, parsed once; every bad value is reported together, with the
+// gateway's environment codes and readers (the admin already depends on the gateway, never the reverse).
+import { EnvError, envReaders, type EnvProblem, type UrlKind } from '@context-guru/gateway';
+
 export interface AdminEnv {
   adminPort: number;
   host: string;
@@ -16,29 +19,19 @@ export interface AdminEnv {
   logLevel: 'debug' | 'info' | 'warn' | 'error';
 }
 
-class AdminEnvError extends Error {}
+// The schemes the admin's own clients take (the gateway's readers only ask for a URL).
+const POSTGRES_URL: UrlKind = { protocols: ['postgres:', 'postgresql:'], expected: 'a postgres:// or postgresql:// URL' };
+const REDIS_URL: UrlKind = { protocols: ['redis:', 'rediss:'], expected: 'a redis:// or rediss:// URL' };
 
+/** Throws the gateway's EnvError (codes from its ENV_ERRORS table) listing every bad value. */
 export function parseAdminEnv(src: Record<string, string | undefined> = process.env): AdminEnv {
-  const problems: string[] = [];
-  const int = (key: string, def: number, min: number, max: number) => {
-    const v = src[key];
-    if (v === undefined || v === '') return def;
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < min || n > max)
-      problems.push(`${key}=${JSON.stringify(v)}: expected an integer between ${min} and ${max}`);
-    return Number.isInteger(n) ? n : def;
-  };
-  const oneOf = <T extends string>(key: string, allowed: readonly T[], def: T | undefined): T | undefined => {
-    const v = src[key];
-    if (v === undefined || v === '') return def;
-    if (!(allowed as readonly string[]).includes(v)) problems.push(`${key}=${JSON.stringify(v)}: expected one of ${allowed.join(', ')}`);
-    return v as T;
-  };
+  const problems: EnvProblem[] = [];
+  const { int, oneOf, url } = envReaders(src, problems);
   const env: AdminEnv = {
     adminPort: int('ADMIN_PORT', 4001, 0, 65535),
     host: src.HOST || '127.0.0.1',
-    databaseUrl: src.DATABASE_URL || undefined,
-    redisUrl: src.REDIS_URL || undefined,
+    databaseUrl: url('DATABASE_URL', undefined, POSTGRES_URL),
+    redisUrl: url('REDIS_URL', undefined, REDIS_URL),
     redisPrefix: src.REDIS_PREFIX || undefined,
     dataDir: src.DATA_DIR || './data',
     adminToken: src.ADMIN_TOKEN || undefined,
@@ -46,10 +39,8 @@ export function parseAdminEnv(src: Record<string, string | undefined> = process.
     migrateOnBoot: oneOf('MIGRATE_ON_BOOT', ['true', 'false'] as const, 'true') === 'true',
     hotStore: oneOf('HOT_STORE', ['memory', 'redis'] as const, undefined),
     durableStore: oneOf('DURABLE_STORE', ['postgres', 'pglite'] as const, undefined),
-    logLevel: oneOf('LOG_LEVEL', ['debug', 'info', 'warn', 'error'] as const, 'info')!,
+    logLevel: oneOf('LOG_LEVEL', ['debug', 'info', 'warn', 'error'] as const, 'info'),
   };
-  if (env.databaseUrl && !/^postgres(ql)?:\/\//.test(env.databaseUrl)) problems.push('DATABASE_URL: expected postgres:// or postgresql://');
-  if (env.redisUrl && !/^rediss?:\/\//.test(env.redisUrl)) problems.push('REDIS_URL: expected redis:// or rediss://');
-  if (problems.length) throw new AdminEnvError(`invalid environment:\n  - ${problems.join('\n  - ')}`);
+  if (problems.length) throw new EnvError(problems);
   return env;
 }

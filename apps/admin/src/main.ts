@@ -1,6 +1,7 @@
 // The admin alone (`npm run start:admin`): its own stores (Postgres via DATABASE_URL, else the
 // PGlite under DATA_DIR — which no gateway may hold open at the same time), a Redis publisher when
 // REDIS_URL is set, and the API on ADMIN_PORT.
+import { exitOnBootFailure } from '@context-guru/gateway';
 import { createStores, RedisGenerationPublisher } from '@context-guru/storage';
 import { createAdminServer } from './admin.module';
 import { parseAdminEnv } from './admin-env';
@@ -48,7 +49,4 @@ async function main(): Promise<void> {
   process.once('SIGINT', () => void stop());
 }
 
-main().catch((err) => {
-  process.stderr.write(`context-guru admin failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exit(1);
-});
+main().catch(exitOnBootFailure);

@@ -1,5 +1,5 @@
 // The one table of boot-time environment codes. Every variable the gateway (or the embedded
-// process, which parses the same environment) refuses to start with is one EnvProblem with a code
+// process, which parses the same environment, or the standalone admin) refuses to start with is one EnvProblem with a code
 // from here, naming the variable, its value and what it accepts; all of them are reported at once.
 // docs/errors.md lists the same codes, and a test boots the gateway with a bad value of each.
 /**
@@ -9,14 +9,15 @@
 export const ENV_ERRORS = {
   invalid_integer: {
     meaning:
-      'not a whole number in the range the variable takes (PORT, ADMIN_PORT, BODY_LIMIT_BYTES, the UPSTREAM_*_TIMEOUT_MS, …); the message gives the range',
+      'not a whole number in the range the variable takes (PORT, ADMIN_PORT, BODY_LIMIT_BYTES, ADMIN_BODY_LIMIT_BYTES, the UPSTREAM_*_TIMEOUT_MS, …); the message gives the range',
   },
   invalid_choice: {
     meaning:
       'not one of the values the variable takes (CG_ROLE, INJECT_EXPAND, CACHE_MODE, LOG_LEVEL, HOT_STORE, …); the message lists them',
   },
   invalid_url: {
-    meaning: 'not a URL (REDIS_URL, DATABASE_URL), or not an http(s) one (OPENAI_UPSTREAM, ANTHROPIC_UPSTREAM, CHEAP_MODEL_BASE)',
+    meaning:
+      'not a URL (REDIS_URL, DATABASE_URL; for the standalone admin a redis(s):// and a postgres(ql):// one), or not an http(s) one (OPENAI_UPSTREAM, ANTHROPIC_UPSTREAM, CHEAP_MODEL_BASE)',
   },
   invalid_duration: {
     meaning:

@@ -1,6 +1,7 @@
 // The environment is parsed once at boot; every bad value is reported together, each with its code
 // (env-errors.ts), so an operator fixes a deployment in one pass instead of one crash at a time.
-import { EnvError, envProblem, type EnvProblem } from './env-errors';
+import { EnvError, type EnvProblem } from './env-errors';
+import { envReaders, HTTP_URL } from './env-readers';
 import { readModelEnv, type ModelEnv } from './model/model-env';
 import { readPriceTable, type FamilyPrice } from './observability/price-table';
 
@@ -57,50 +58,20 @@ type Source = Record<string, string | undefined>;
 
 export function parseEnv(src: Source = process.env): Env {
   const problems: EnvProblem[] = [];
-  const int = (key: string, def: number, min = 0, max = Number.MAX_SAFE_INTEGER): number => {
-    const v = src[key];
-    if (v === undefined || v === '') return def;
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < min || n > max) {
-      const range = max === Number.MAX_SAFE_INTEGER ? `an integer ≥ ${min}` : `an integer between ${min} and ${max}`;
-      problems.push(envProblem('invalid_integer', key, v, range));
-      return def;
-    }
-    return n;
-  };
-  const oneOf = <T extends string>(key: string, allowed: readonly T[], def: T): T => {
-    const v = src[key];
-    if (v === undefined || v === '') return def;
-    if (!(allowed as readonly string[]).includes(v)) {
-      problems.push(envProblem('invalid_choice', key, v, `one of ${allowed.join(', ')}`));
-      return def;
-    }
-    return v as T;
-  };
-  // Typed by its default: with one, the value is always set.
-  const url = <D extends string | undefined>(key: string, def: D): string | D => {
-    const v = src[key] || def;
-    if (v === undefined) return def;
-    const web = key.endsWith('_UPSTREAM');
-    if (!URL.canParse(v) || (web && !/^https?:$/.test(new URL(v).protocol))) {
-      problems.push(envProblem('invalid_url', key, v, web ? 'an http(s) URL' : 'a URL'));
-      return def;
-    }
-    return v.replace(/\/+$/, '');
-  };
+  const { int, oneOf, url } = envReaders(src, problems);
   const env: Env = {
     port: int('PORT', 4000, 0, 65535),
     adminPort: int('ADMIN_PORT', 4001, 0, 65535),
     host: src.HOST || '127.0.0.1',
     role: oneOf('CG_ROLE', ['all', 'gateway', 'admin'] as const, 'all'),
-    openaiUpstream: url('OPENAI_UPSTREAM', 'https://api.openai.com'),
-    anthropicUpstream: url('ANTHROPIC_UPSTREAM', 'https://api.anthropic.com'),
+    openaiUpstream: url('OPENAI_UPSTREAM', 'https://api.openai.com', HTTP_URL),
+    anthropicUpstream: url('ANTHROPIC_UPSTREAM', 'https://api.anthropic.com', HTTP_URL),
     preset: src.PRESET || undefined,
     config: src.CONFIG || undefined,
     redisUrl: url('REDIS_URL', undefined),
     databaseUrl: url('DATABASE_URL', undefined),
-    hotStore: src.HOT_STORE ? oneOf('HOT_STORE', ['memory', 'redis'] as const, 'memory') : undefined,
-    durableStore: src.DURABLE_STORE ? oneOf('DURABLE_STORE', ['postgres', 'pglite', 'none'] as const, 'pglite') : undefined,
+    hotStore: oneOf('HOT_STORE', ['memory', 'redis'] as const, undefined),
+    durableStore: oneOf('DURABLE_STORE', ['postgres', 'pglite', 'none'] as const, undefined),
     retentionDays: int('RETENTION_DAYS', 30, 1, 3650),
     migrateOnBoot: oneOf('MIGRATE_ON_BOOT', ['true', 'false'] as const, 'true') === 'true',
     redisPrefix: src.REDIS_PREFIX || undefined,

@@ -1,7 +1,8 @@
 // The gateway's public surface, for the composition entry (apps/embedded) and the admin's dry-run.
 // Nothing else of the gateway is imported from outside it; the gateway itself imports no app.
 export { parseEnv, type Env } from './env';
-export { EnvError } from './env-errors';
+export { EnvError, type EnvProblem } from './env-errors';
+export { envReaders, type UrlKind } from './env-readers';
 export { createGatewayContext, type GatewayContext, type ContextOverrides } from './gateway-context';
 export { createGatewayServer } from './server';
 export { createLogger, type Logger } from './observability/logger';

@@ -1,0 +1,54 @@
+// How one process reads its environment: each reader returns the variable's value (or the default
+// when it is unset or bad) and appends a coded EnvProblem for a bad value, so the caller reports
+// every problem at once. The gateway, its model environment and the standalone admin all read
+// through these, so a variable means the same and is refused the same way wherever it is read.
+import { envProblem, type EnvProblem } from './env-errors';
+
+type Source = Record<string, string | undefined>;
+
+/** What a URL variable accepts beyond parsing: its schemes (`http:`) and how the message says so. */
+export interface UrlKind {
+  protocols: readonly string[];
+  expected: string;
+}
+
+export const HTTP_URL: UrlKind = { protocols: ['http:', 'https:'], expected: 'an http(s) URL' };
+
+export interface EnvReaders {
+  /** The value, undefined when unset or blank. */
+  text(key: string): string | undefined;
+  /** A whole number in [min, max]. */
+  int(key: string, def: number, min?: number, max?: number): number;
+  /** A value from a fixed set. */
+  oneOf<T extends string, D extends T | undefined>(key: string, allowed: readonly T[], def: D): T | D;
+  /** A URL (of `kind` when given), without trailing slashes; typed by its default: with one, always set. */
+  url<D extends string | undefined>(key: string, def: D, kind?: UrlKind): string | D;
+}
+
+export function envReaders(src: Source, problems: EnvProblem[]): EnvReaders {
+  const text = (key: string): string | undefined => src[key] || undefined;
+  const int = (key: string, def: number, min = 0, max = Number.MAX_SAFE_INTEGER): number => {
+    const v = text(key);
+    if (v === undefined) return def;
+    const n = Number(v);
+    if (Number.isInteger(n) && n >= min && n <= max) return n;
+    const range = max === Number.MAX_SAFE_INTEGER ? `an integer ≥ ${min}` : `an integer between ${min} and ${max}`;
+    problems.push(envProblem('invalid_integer', key, v, range));
+    return def;
+  };
+  const oneOf = <T extends string, D extends T | undefined>(key: string, allowed: readonly T[], def: D): T | D => {
+    const v = text(key);
+    if (v === undefined) return def;
+    const found = allowed.find((a) => a === v);
+    if (found === undefined) problems.push(envProblem('invalid_choice', key, v, `one of ${allowed.join(', ')}`));
+    return found ?? def;
+  };
+  const url = <D extends string | undefined>(key: string, def: D, kind?: UrlKind): string | D => {
+    const v = text(key) ?? def;
+    if (v === undefined) return def;
+    if (URL.canParse(v) && (!kind || kind.protocols.includes(new URL(v).protocol))) return v.replace(/\/+$/, '');
+    problems.push(envProblem('invalid_url', key, v, kind?.expected ?? 'a URL'));
+    return def;
+  };
+  return { text, int, oneOf, url };
+}
