@@ -1,11 +1,9 @@
 // Starts the real gateway in-process on an ephemeral port against a fake upstream.
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { AddressInfo } from 'node:net';
-import type { Clock, HotStore } from '@context-guru/components';
 import { parseEnv } from '../../apps/gateway/src/env';
-import { createGatewayContext, type GatewayContext } from '../../apps/gateway/src/gateway-context';
+import { createGatewayContext, type ContextOverrides, type GatewayContext } from '../../apps/gateway/src/gateway-context';
 import { createLogger } from '../../apps/gateway/src/observability/logger';
-import type { Tracing } from '../../apps/gateway/src/observability/tracing';
 import { createGatewayServer } from '../../apps/gateway/src/server';
 
 export interface GatewayHarness {
@@ -17,7 +15,7 @@ export interface GatewayHarness {
 export async function startGateway(
   upstreamUrl: string,
   env: Record<string, string> = {},
-  overrides: { clock?: Clock; store?: HotStore; tracing?: Tracing | null } = {},
+  overrides: Pick<ContextOverrides, 'clock' | 'store' | 'tracing' | 'shadowPressure'> = {},
 ): Promise<GatewayHarness> {
   const parsed = parseEnv({
     OPENAI_UPSTREAM: upstreamUrl,

@@ -23,6 +23,7 @@ import { RepeatMemo } from './proxy/prepare/repeat-memo';
 import { LearnedKeys } from './session/session-run';
 import { BodySlots, CompressionGate } from './proxy/compression-gate';
 import { createShadow, type Shadow } from './shadow/shadow.factory';
+import type { Pressure } from './shadow/shadow-pressure';
 import type { TenantResolver } from './tenancy/tenant-resolver';
 import { createTenancy, type Tenancy } from './tenancy/tenancy.factory';
 import { TenantStats } from './tenancy/tenant-stats';
@@ -85,6 +86,12 @@ export interface ContextOverrides {
   generations?: GenerationSource;
   /** Tracing to use instead of the one OTEL_* would start (null = off). */
   tracing?: Tracing | null;
+  /**
+   * What tells shadow evaluation the gateway is too busy (default: the compression gate and the
+   * event loop's lag). A test of what shadow reports, not of when it sheds, passes one that never
+   * is, so the machine's own load cannot drop every sampled request.
+   */
+  shadowPressure?: Pressure;
 }
 
 export async function createGatewayContext(env: Env, overrides: ContextOverrides = {}): Promise<GatewayContext> {
@@ -137,7 +144,7 @@ export async function createGatewayContext(env: Env, overrides: ContextOverrides
   });
   const tracing = overrides.tracing !== undefined ? overrides.tracing : startTracing(VERSION);
   const compression = new CompressionGate(env.compressionSlots);
-  const shadow = createShadow({ gate: compression, metrics, log, sql });
+  const shadow = createShadow({ gate: compression, metrics, log, sql, pressure: overrides.shadowPressure });
   const ledger = sql ? new SqlHoldoutLedger(sql, { log }) : new MemoryHoldoutLedger();
   const holdout = new HoldoutFigures(ledger, metrics, log);
   return {

@@ -65,7 +65,15 @@ beforeAll(async () => {
     // measured-savings panels have both arms to chart.
     holdout: { fraction: 0.65 },
   });
-  gateway = await startGateway(up.upstream.url, { CONFIG: SESSION_CONFIG, DATABASE_URL: seed.dbUrl, DURABLE_STORE: 'postgres' });
+  // Shadow sheds sampled requests while the event loop lags; on a loaded CI machine that dropped
+  // every one and left the shadow panels empty. This test is about the panels, not the shedding
+  // (test/unit/shadow covers that), so its gateway is never too busy.
+  const neverBusy = { busy: () => false, excuse: () => undefined, close: () => undefined };
+  gateway = await startGateway(
+    up.upstream.url,
+    { CONFIG: SESSION_CONFIG, DATABASE_URL: seed.dbUrl, DURABLE_STORE: 'postgres' },
+    { shadowPressure: neverBusy },
+  );
   await runObservedSession(gateway.url, up);
   await gateway.gw.shadow.runner.idle();
   const port = await freePort();

@@ -7,7 +7,7 @@ import type { GatewayMetrics } from '../observability/metrics';
 import type { CompressionGate } from '../proxy/compression-gate';
 import { ShadowFlush } from './shadow-flush';
 import { ShadowLedger } from './shadow-ledger';
-import { GatewayPressure } from './shadow-pressure';
+import { GatewayPressure, type Pressure } from './shadow-pressure';
 import { ShadowRunner } from './shadow-runner';
 
 export interface Shadow {
@@ -18,9 +18,15 @@ export interface Shadow {
   close(): Promise<void>;
 }
 
-export function createShadow(o: { gate: CompressionGate; metrics: GatewayMetrics; log: Logger; sql?: SqlClient }): Shadow {
+export function createShadow(o: {
+  gate: CompressionGate;
+  metrics: GatewayMetrics;
+  log: Logger;
+  sql?: SqlClient;
+  pressure?: Pressure;
+}): Shadow {
   const ledger = new ShadowLedger(o.metrics);
-  const pressure = new GatewayPressure(o.gate);
+  const pressure = o.pressure ?? new GatewayPressure(o.gate);
   const runner = new ShadowRunner({ ledger, pressure, log: o.log });
   const flush = o.sql ? new ShadowFlush({ sql: o.sql, ledger, log: o.log }) : undefined;
   flush?.start();
