@@ -2,6 +2,9 @@
 // when it is unset or bad) and appends a coded EnvProblem for a bad value, so the caller reports
 // every problem at once. The gateway, its model environment and the standalone admin all read
 // through these, so a variable means the same and is refused the same way wherever it is read.
+// A value is trimmed first, and a blank one is unset: a trailing newline from a mounted secret or a
+// padded .env line is not a different value (Number and the URL parser ignored it already, but the
+// URL was then used with it, and a choice was refused), and a blank PORT is not port 0.
 import { envProblem, type EnvProblem } from './env-errors';
 
 type Source = Record<string, string | undefined>;
@@ -15,7 +18,7 @@ export interface UrlKind {
 export const HTTP_URL: UrlKind = { protocols: ['http:', 'https:'], expected: 'an http(s) URL' };
 
 export interface EnvReaders {
-  /** The value, undefined when unset or blank. */
+  /** The value, trimmed; undefined when unset or blank. */
   text(key: string): string | undefined;
   /** A whole number in [min, max]. */
   int(key: string, def: number, min?: number, max?: number): number;
@@ -26,7 +29,7 @@ export interface EnvReaders {
 }
 
 export function envReaders(src: Source, problems: EnvProblem[]): EnvReaders {
-  const text = (key: string): string | undefined => src[key] || undefined;
+  const text = (key: string): string | undefined => src[key]?.trim() || undefined;
   const int = (key: string, def: number, min = 0, max = Number.MAX_SAFE_INTEGER): number => {
     const v = text(key);
     if (v === undefined) return def;

@@ -3,6 +3,7 @@
 // value is reported together; env.ts folds these problems into its own (readModelEnv).
 import type { Dialect } from '@context-guru/components';
 import { EnvError, envProblem, type EnvProblem } from '../env-errors';
+import { envReaders, HTTP_URL, type EnvReaders } from '../env-readers';
 
 type ModelAuth = 'x-api-key' | 'bearer';
 
@@ -63,9 +64,10 @@ export function parseModelEnv(src: Source = process.env): ModelEnv {
 
 /** Reads the model environment, appending each bad value to `problems` (defaults stand in). */
 export function readModelEnv(src: Source, problems: EnvProblem[]): ModelEnv {
+  const read = envReaders(src, problems);
   const duration = (key: string, def: number): number => {
-    const v = src[key];
-    if (v === undefined || v === '') return def;
+    const v = read.text(key);
+    if (v === undefined) return def;
     const ms = parseDuration(v);
     if (ms === null) problems.push(envProblem('invalid_duration', key, v, 'a positive duration like 90s, 1m30s, 1500ms or bare seconds'));
     return ms ?? def;
@@ -75,8 +77,8 @@ export function readModelEnv(src: Source, problems: EnvProblem[]): ModelEnv {
     extractTimeoutMs: duration('CONTEXT_GURU_LLM_TIMEOUT', 90_000),
     summarizeTimeoutMs: duration('CONTEXT_GURU_SUMMARIZE_TIMEOUT', 300_000),
   };
-  const model = src.CHEAP_MODEL?.trim();
-  if (model) env.cheap = readCheapModel(src, model, problems);
+  const model = read.text('CHEAP_MODEL');
+  if (model) env.cheap = readCheapModel(src, read, model);
   return env;
 }
 
@@ -89,33 +91,16 @@ function readConcurrent(src: Source, problems: EnvProblem[]): number {
   return 4;
 }
 
-/** A value from a fixed set; any other value is a problem and `def` stands in. */
-function oneOf<T extends string>(src: Source, key: string, allowed: readonly T[], def: T, problems: EnvProblem[]): T {
-  const v = src[key]?.trim();
-  if (!v) return def;
-  const found = allowed.find((a) => a === v);
-  if (!found) problems.push(envProblem('invalid_choice', key, v, `one of ${allowed.join(', ')}`));
-  return found ?? def;
-}
-
 /** CHEAP_MODEL is set: the provider (guessed from the model name unless given), auth, base URL and key. */
-function readCheapModel(src: Source, model: string, problems: EnvProblem[]): CheapModel {
+function readCheapModel(src: Source, read: EnvReaders, model: string): CheapModel {
   const guessed: Dialect = /claude|anthropic/i.test(model) ? 'anthropic' : 'openai';
-  const provider = oneOf<Dialect>(src, 'CHEAP_MODEL_PROVIDER', ['anthropic', 'openai'], guessed, problems);
-  const auth = oneOf<ModelAuth>(
-    src,
+  const provider = read.oneOf<Dialect, Dialect>('CHEAP_MODEL_PROVIDER', ['anthropic', 'openai'], guessed);
+  const auth = read.oneOf<ModelAuth, ModelAuth>(
     'CHEAP_MODEL_AUTH',
     ['x-api-key', 'bearer'],
     provider === 'anthropic' ? 'x-api-key' : 'bearer',
-    problems,
   );
-  let base = src.CHEAP_MODEL_BASE?.trim() || DEFAULT_BASE[provider];
-  try {
-    if (!/^https?:$/.test(new URL(base).protocol)) throw new Error('scheme');
-    base = base.replace(/\/+$/, '');
-  } catch {
-    problems.push(envProblem('invalid_url', 'CHEAP_MODEL_BASE', base, 'an http(s) URL'));
-  }
+  const base = read.url('CHEAP_MODEL_BASE', DEFAULT_BASE[provider], HTTP_URL);
   const key = src.CHEAP_MODEL_KEY || (provider === 'anthropic' ? src.ANTHROPIC_API_KEY : src.OPENAI_API_KEY) || undefined;
   return { provider, model, base, key, auth };
 }
