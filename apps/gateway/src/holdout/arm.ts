@@ -5,15 +5,15 @@
 // already known (its turn record exists) without a recorded arm was served treated, so it stays
 // treated. Raising the fraction from f to g therefore holds out new sessions with a point below g;
 // sessions seen before keep their arm.
-import { createHash } from 'node:crypto';
 import type { Arm } from '@context-guru/components';
+import { sessionPoint } from '../session/session-point';
 
 /**
  * The session's point in [0, 1): the first 32 bits of SHA-256(tenant NUL session key).
  * @internal exported for tests
  */
 export function armPoint(tenant: string, session: string): number {
-  return createHash('sha256').update(`${tenant}\u0000${session}`).digest().readUInt32BE(0) / 2 ** 32;
+  return sessionPoint(tenant, session);
 }
 
 export interface ArmDecision {

@@ -11,7 +11,7 @@
 // limit and a time limit, and nothing starts while the gateway is busy (compression in progress or
 // waiting, or a lagging event loop) — a job refused for any of these is dropped and counted by
 // reason, never delayed into the hot path.
-import { createHash } from 'node:crypto';
+import { sessionPoint } from '../session/session-point';
 import { systemClock, totalTokens, type Clock } from '@context-guru/components';
 import type { Readable } from 'node:stream';
 import { errorText, type Logger } from '../observability/logger';
@@ -46,11 +46,11 @@ export interface ShadowTicket {
 }
 
 /**
- * Where a session falls in [0, 1): the same on every replica and restart.
+ * Where a session falls in [0, 1) for the shadow sample: salted with `shadow`, so independent of its holdout arm.
  * @internal exported for tests
  */
 export function sessionShare(tenant: string, session: string): number {
-  return createHash('sha256').update(`shadow\u0000${tenant}\u0000${session}`).digest().readUInt32BE(0) / 2 ** 32;
+  return sessionPoint('shadow', tenant, session);
 }
 
 interface Job {
