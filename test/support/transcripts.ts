@@ -3,22 +3,13 @@
 // Deterministic for a seed, so tests and benchmarks replay the same sessions.
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { xorshift32 } from './prng';
 
 export interface AgentStep {
   id: string;
   tool: 'read_file' | 'bash' | 'http_get';
   args: Record<string, string>;
   output: string;
-}
-
-function prng(seed: number): () => number {
-  let s = seed >>> 0 || 1;
-  return () => {
-    s ^= s << 13;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    return (s >>> 0) / 0x100000000;
-  };
 }
 
 const ROOT = join(__dirname, '..', '..', 'node_modules');
@@ -99,7 +90,7 @@ function apiPayload(rnd: () => number, n: number): string {
 
 /** n agent steps: reads of real source files, test runs, API payloads, and re-reads. */
 export function agentSteps(n: number, seed = 7): AgentStep[] {
-  const rnd = prng(seed);
+  const rnd = xorshift32(seed);
   const files = realSourceFiles();
   const steps: AgentStep[] = [];
   for (let i = 0; i < n; i++) {
