@@ -53,6 +53,12 @@ export default defineConfig(
     },
   },
   {
+    // Product code checks what an index or a lookup may not hold (noUncheckedIndexedAccess types it);
+    // a `!` would hide exactly that. Tests and benchmarks may assert their own fixtures' shape.
+    files: ['apps/*/src/**/*.ts', 'libs/*/src/**/*.ts'],
+    rules: { '@typescript-eslint/no-non-null-assertion': 'error' },
+  },
+  {
     files: ['test/**/*.ts', 'bench/**/*.ts'],
     rules: {
       'max-lines': ['error', { max: TEST_FILE_LINES, skipBlankLines: true, skipComments: true }],

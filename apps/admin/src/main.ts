@@ -1,6 +1,7 @@
 // The admin alone (`npm run start:admin`): its own stores (Postgres via DATABASE_URL, else the
 // PGlite under DATA_DIR — which no gateway may hold open at the same time), a Redis publisher when
 // REDIS_URL is set, and the API on ADMIN_PORT.
+import { present } from '@context-guru/components';
 import { exitOnBootFailure } from '@context-guru/gateway';
 import { createStores, RedisGenerationPublisher } from '@context-guru/storage';
 import { createAdminServer } from './admin.module';
@@ -23,9 +24,11 @@ async function main(): Promise<void> {
     purgeEveryMs: 0,
     log,
   });
+  // Never 'none' here: DURABLE_STORE only offers postgres and pglite.
+  const durable = present(stores.durable, 'the durable store the admin API serves from');
   const publisher = env.redisUrl ? await RedisGenerationPublisher.connect({ url: env.redisUrl, prefix: env.redisPrefix, log }) : undefined;
   const app = await createAdminServer({
-    sql: stores.durable!.sql,
+    sql: durable.sql,
     store: stores.hot,
     notifier: publisher,
     adminToken: env.adminToken,

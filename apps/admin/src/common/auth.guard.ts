@@ -56,9 +56,8 @@ export class AuthGuard implements CanActivate {
 
   private async authenticate(header: string | string[] | undefined): Promise<Actor> {
     const raw = Array.isArray(header) ? header[0] : header;
-    const m = /^Bearer\s+(\S+)\s*$/i.exec(raw ?? '');
-    if (!m) throw new AdminError('unauthorized', 'missing bearer token (Authorization: Bearer …)');
-    const token = m[1]!;
+    const [, token] = /^Bearer\s+(\S+)\s*$/i.exec(raw ?? '') ?? [];
+    if (token === undefined) throw new AdminError('unauthorized', 'missing bearer token (Authorization: Bearer …)');
     if (token.startsWith(ADMIN_KEY_PREFIX)) {
       const key = await apiKeysRepository.findByHash(this.deps.sql, hashKey(token));
       if (!key || key.role === 'tenant') throw new AdminError('unauthorized', 'unknown admin key');

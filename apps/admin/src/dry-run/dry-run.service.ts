@@ -21,7 +21,7 @@ export interface DryRunInput {
 const MARKER_RE = /<<cg:([0-9a-f]{16})>>/g;
 
 function markersIn(text: string): Set<string> {
-  return new Set([...text.matchAll(MARKER_RE)].map((m) => m[1]!));
+  return new Set([...text.matchAll(MARKER_RE)].flatMap(([, id]) => (id === undefined ? [] : [id])));
 }
 
 @Injectable()

@@ -43,9 +43,11 @@ export class KeysService {
   revoke(actor: Actor, tenant: string | null, id: string) {
     return this.writer.write(async (tx) => {
       if (tenant) await requireTenant(tx, tenant, true);
+      const what = tenant ? `key "${id}" of tenant "${tenant}"` : `admin key "${id}"`;
       const before = await apiKeysRepository.get(tx, id, tenant);
-      if (!before) throw notFound(tenant ? `key "${id}" of tenant "${tenant}"` : `admin key "${id}"`);
-      const after = (await apiKeysRepository.revoke(tx, id))!;
+      if (!before) throw notFound(what);
+      const after = await apiKeysRepository.revoke(tx, id);
+      if (!after) throw notFound(what);
       return {
         result: keyView(after),
         audit: {

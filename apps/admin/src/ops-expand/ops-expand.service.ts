@@ -10,8 +10,8 @@ import { MinuteRateLimiter } from './rate-limiter';
 
 /** The bare hash, also when pasted as the whole marker (`<<cg:HASH>>`). */
 function stashId(id: string): string {
-  const m = /^<<cg:([0-9a-f]{16})>>$/.exec(id.trim());
-  return m ? m[1]! : id.trim();
+  const [, hash] = /^<<cg:([0-9a-f]{16})>>$/.exec(id.trim()) ?? [];
+  return hash ?? id.trim();
 }
 
 @Injectable()
@@ -37,6 +37,7 @@ export class OpsExpandService {
       throw new AdminError('store_unavailable', 'the stash store did not answer');
     }
     if (original === null) throw notFound(`original ${id} for tenant "${body.tenant}"`);
+    const chars = original.length;
     await this.deps.sql.transaction((tx) =>
       auditRepository.append(tx, {
         actor: actor.id,
@@ -44,7 +45,7 @@ export class OpsExpandService {
         tenant: body.tenant,
         target: id,
         reason: body.reason,
-        detail: { chars: original!.length },
+        detail: { chars },
       }),
     );
     return { id, original };

@@ -29,7 +29,7 @@ export class TenantsService {
           bump: t.id,
         };
       })
-      .then(async (t) => tenantView((await tenantsRepository.get(this.writer.sql, t.id))!));
+      .then(async (t) => tenantView(await requireTenant(this.writer.sql, t.id)));
   }
 
   async list() {
@@ -44,7 +44,8 @@ export class TenantsService {
     return this.writer
       .write(async (tx) => {
         const before = await requireTenant(tx, id, true);
-        const after = (await tenantsRepository.update(tx, id, body))!;
+        const after = await tenantsRepository.update(tx, id, body);
+        if (!after) throw notFound(`tenant "${id}"`); // locked above, so only a bug gets here
         return {
           result: id,
           audit: { actor: actor.id, action, tenant: id, target: id, before: tenantView(before), after: tenantView(after) },
