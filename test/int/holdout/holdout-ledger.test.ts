@@ -1,9 +1,9 @@
 // The gateway's holdout ledgers: the SQL one (on PGlite and the real Postgres) holds deltas back and
 // adds them in one statement per flush, counts what it still holds in reads, and keeps them through
 // a database outage; the memory one keeps the same bounds.
-import { migrate, type HoldoutSessionCost, type SqlClient } from '@context-guru/storage';
+import { type HoldoutSessionCost, type SqlClient } from '@context-guru/storage';
 import { MemoryHoldoutLedger, SqlHoldoutLedger } from '../../../apps/gateway/src/holdout/holdout-ledger';
-import { pgliteBackend, postgresBackend, type SqlBackend } from '../storage/sql-backends';
+import { SQL_BACKENDS, openMigrated } from '../storage/sql-backends';
 
 jest.setTimeout(60_000);
 
@@ -36,14 +36,10 @@ function flaky(inner: SqlClient): SqlClient & { down: boolean; statements: numbe
   return c as SqlClient & { down: boolean; statements: number };
 }
 
-describe.each<[string, SqlBackend]>([
-  ['pglite', pgliteBackend],
-  ['postgres', postgresBackend],
-])('SqlHoldoutLedger on %s', (_name, backend) => {
+describe.each(SQL_BACKENDS)('SqlHoldoutLedger on %s', (_name, backend) => {
   let sql: SqlClient;
   beforeAll(async () => {
-    sql = await backend.open();
-    await migrate(sql);
+    sql = await openMigrated(backend);
   });
   afterAll(() => backend.dispose(sql));
 

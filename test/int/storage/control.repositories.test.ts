@@ -11,25 +11,20 @@ import {
   generateKey,
   hashKey,
   loadTenantState,
-  migrate,
   readGeneration,
   replicasRepository,
   tenantsRepository,
   type SqlClient,
 } from '@context-guru/storage';
-import { pgliteBackend, postgresBackend, type SqlBackend } from './sql-backends';
+import { SQL_BACKENDS, openMigrated } from './sql-backends';
 
 jest.setTimeout(60_000);
 
-describe.each<[string, SqlBackend]>([
-  ['postgres', postgresBackend],
-  ['pglite', pgliteBackend],
-])('control repositories on %s', (_name, backend) => {
+describe.each(SQL_BACKENDS)('control repositories on %s', (_name, backend) => {
   let sql: SqlClient;
 
   beforeAll(async () => {
-    sql = await backend.open();
-    await migrate(sql);
+    sql = await openMigrated(backend);
   });
   afterAll(async () => {
     await backend.dispose(sql);

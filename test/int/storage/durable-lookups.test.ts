@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DurableStore, PgliteSqlClient, migrate, type SqlClient } from '@context-guru/storage';
 import { CountingSql } from './counting-sql';
-import { pgliteBackend, postgresBackend, type SqlBackend } from './sql-backends';
+import { SQL_BACKENDS, postgresBackend } from './sql-backends';
 
 jest.setTimeout(60_000);
 
@@ -65,10 +65,7 @@ const plain = (cp: Awaited<ReturnType<DurableStore['loadCheckpoint']>>) => ({
   kept: [...cp.kept].sort(),
 });
 
-describe.each<[string, SqlBackend]>([
-  ['postgres', postgresBackend],
-  ['pglite', pgliteBackend],
-])('first-sight look-ups on %s', (_name, backend) => {
+describe.each(SQL_BACKENDS)('first-sight look-ups on %s', (_name, backend) => {
   let raw: SqlClient;
   let sql: CountingSql;
   let store: DurableStore;

@@ -1,6 +1,6 @@
 // DurableStore and the migration runner, against the real Postgres 15 and PGlite (PG 18) alike.
 import { DurableStore, loadMigrations, migrate, type SqlClient } from '@context-guru/storage';
-import { pgliteBackend, postgresBackend, type SqlBackend } from './sql-backends';
+import { SQL_BACKENDS } from './sql-backends';
 
 jest.setTimeout(60_000);
 
@@ -8,10 +8,7 @@ const DAY = 86_400_000;
 const T0 = Date.UTC(2025, 0, 1);
 const ck = (i: number) => i.toString(16).padStart(24, '0');
 
-describe.each<[string, SqlBackend]>([
-  ['postgres', postgresBackend],
-  ['pglite', pgliteBackend],
-])('durable storage on %s', (_name, backend) => {
+describe.each(SQL_BACKENDS)('durable storage on %s', (_name, backend) => {
   let sql: SqlClient;
   let now = T0;
   let store: DurableStore;

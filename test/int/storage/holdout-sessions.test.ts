@@ -1,8 +1,8 @@
 // holdout_sessions on the real Postgres and on PGlite: deltas from several replicas add up per
 // session and version, a session's first arm stays, and trimming keeps each version's newest
 // sessions and each tenant's newest versions.
-import { holdoutSessionsRepository as repo, migrate, type HoldoutSessionCost, type SqlClient } from '@context-guru/storage';
-import { pgliteBackend, postgresBackend, type SqlBackend } from './sql-backends';
+import { holdoutSessionsRepository as repo, type HoldoutSessionCost, type SqlClient } from '@context-guru/storage';
+import { SQL_BACKENDS, openMigrated } from './sql-backends';
 
 jest.setTimeout(60_000);
 
@@ -16,14 +16,10 @@ const cost = (o: Partial<HoldoutSessionCost> & Pick<HoldoutSessionCost, 'session
   ...o,
 });
 
-describe.each<[string, SqlBackend]>([
-  ['postgres', postgresBackend],
-  ['pglite', pgliteBackend],
-])('holdout sessions on %s', (_name, backend) => {
+describe.each(SQL_BACKENDS)('holdout sessions on %s', (_name, backend) => {
   let sql: SqlClient;
   beforeAll(async () => {
-    sql = await backend.open();
-    await migrate(sql);
+    sql = await openMigrated(backend);
   });
   afterAll(() => backend.dispose(sql));
 

@@ -1,19 +1,15 @@
 // shadow_tallies on the real Postgres and on PGlite: deltas from several replicas add up per
 // version pair (drop reasons and component counts key by key), and each tenant keeps only its
 // newest pairs.
-import { migrate, shadowCounts, shadowTalliesRepository, type SqlClient } from '@context-guru/storage';
-import { pgliteBackend, postgresBackend, type SqlBackend } from './sql-backends';
+import { shadowCounts, shadowTalliesRepository, type SqlClient } from '@context-guru/storage';
+import { SQL_BACKENDS, openMigrated } from './sql-backends';
 
 jest.setTimeout(60_000);
 
-describe.each<[string, SqlBackend]>([
-  ['postgres', postgresBackend],
-  ['pglite', pgliteBackend],
-])('shadow tallies on %s', (_name, backend) => {
+describe.each(SQL_BACKENDS)('shadow tallies on %s', (_name, backend) => {
   let sql: SqlClient;
   beforeAll(async () => {
-    sql = await backend.open();
-    await migrate(sql);
+    sql = await openMigrated(backend);
   });
   afterAll(() => backend.dispose(sql));
 

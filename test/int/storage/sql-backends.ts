@@ -1,5 +1,5 @@
 // Test backends for the durable store: a fresh schema on the real Postgres, and an in-memory PGlite.
-import { PgSqlClient, PgliteSqlClient, type SqlClient } from '@context-guru/storage';
+import { PgSqlClient, PgliteSqlClient, migrate, type SqlClient } from '@context-guru/storage';
 
 export const DATABASE_URL = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -39,7 +39,7 @@ export const postgresBackend: SqlBackend = {
   },
 };
 
-export const pgliteBackend: SqlBackend = {
+const pgliteBackend: SqlBackend = {
   name: 'pglite',
   open: () => PgliteSqlClient.open(),
   async second(first) {
@@ -49,3 +49,16 @@ export const pgliteBackend: SqlBackend = {
     await c.close();
   },
 };
+
+/** Both backends, for `describe.each(SQL_BACKENDS)('… on %s', (_name, backend) => …)`. */
+export const SQL_BACKENDS: Array<[string, SqlBackend]> = [
+  ['postgres', postgresBackend],
+  ['pglite', pgliteBackend],
+];
+
+/** An empty database with the schema migrated. */
+export async function openMigrated(backend: SqlBackend): Promise<SqlClient> {
+  const sql = await backend.open();
+  await migrate(sql);
+  return sql;
+}

@@ -2,7 +2,7 @@
 // session's row (per config version, in the ledger every replica shares), counted in the metrics by
 // arm, and turned into the treated-vs-holdout estimate for /stats and the saving gauges. Estimates
 // are memoised per tenant and version until the rows change (a bootstrap is not free).
-import { ARMS, type Arm } from '@context-guru/components';
+import { ARMS, type Arm, deleteOldest } from '@context-guru/components';
 import { byVersion, estimateSavings, type HoldoutSessionCost, type SavingsEstimate } from '@context-guru/storage';
 import { errorText, type Logger } from '../observability/logger';
 import type { GatewayMetrics } from '../observability/metrics';
@@ -129,7 +129,7 @@ export class HoldoutFigures {
     const estimate = estimateSavings(rows);
     this.memo.delete(key);
     this.memo.set(key, { print, estimate });
-    if (this.memo.size > MEMO_SIZE) this.memo.delete(this.memo.keys().next().value as string);
+    if (this.memo.size > MEMO_SIZE) deleteOldest(this.memo);
     return estimate;
   }
 }

@@ -3,6 +3,7 @@
 // figures aggregate across replicas and survive restarts and Redis flushes; without one
 // (DURABLE_STORE=none) the process keeps them in memory under the same bounds. Neither ever fails
 // or slows a request: recording is a map update, the database write happens behind.
+import { deleteOldest } from '@context-guru/components';
 import {
   HOLDOUT_BOUNDS,
   holdoutSessionsRepository,
@@ -58,7 +59,7 @@ export class MemoryHoldoutLedger implements HoldoutLedger {
         ? { ...had, billedUsd: had.billedUsd + c.billedUsd, inputTokens: had.inputTokens + c.inputTokens, turns: had.turns + c.turns }
         : { ...c },
     );
-    if (sessions.size > this.bounds.sessions) sessions.delete(sessions.keys().next().value as string);
+    if (sessions.size > this.bounds.sessions) deleteOldest(sessions);
   }
 
   async list(tenant: string, version?: number): Promise<HoldoutSessionCost[]> {

@@ -5,6 +5,7 @@
 import type { ComponentDefinition } from '@context-guru/components';
 import type { GatewayMetrics } from './metrics';
 import type { RequestReport } from './request-report';
+import type { SpendTotals } from '../model/spend-recorder';
 
 export function recordRequest(m: GatewayMetrics, r: RequestReport, outcome: string, totalSeconds: number): void {
   const tenant = m.tenants.label(r.tenant);
@@ -56,20 +57,7 @@ export function primeComponents(m: GatewayMetrics, defs: readonly ComponentDefin
 }
 
 /** Own model spend, copied from the spend recorder at scrape time. */
-export function setLlmSpend(
-  m: GatewayMetrics,
-  by: Record<
-    string,
-    {
-      llm_calls: number;
-      llm_input_tokens: number;
-      llm_output_tokens: number;
-      llm_timeouts: number;
-      llm_errors: number;
-      llm_truncated: number;
-    }
-  >,
-): void {
+export function setLlmSpend(m: GatewayMetrics, by: Record<string, SpendTotals>): void {
   for (const [component, t] of Object.entries(by)) {
     m.llmCalls.set({ component }, t.llm_calls);
     m.llmTokens.set({ component, direction: 'input' }, t.llm_input_tokens);

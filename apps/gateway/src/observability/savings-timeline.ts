@@ -1,6 +1,7 @@
 // Savings over time and the recent sessions, for the admin's built-in page: the laptop user has
 // no Prometheus to keep history. Both are bounded whatever the traffic: a fixed ring of minute
 // buckets per tenant (plus the whole gateway) and a small most-recently-seen session list.
+import { deleteOldest } from '@context-guru/components';
 import type { RequestReport } from './request-report';
 
 /** Minutes of history kept (three hours). */
@@ -92,9 +93,6 @@ export class SavingsTimeline {
     s.last_seen = at;
     this.sessions.delete(id);
     this.sessions.set(id, s);
-    if (this.sessions.size > RECENT_SESSIONS) {
-      const oldest = this.sessions.keys().next().value;
-      if (oldest !== undefined) this.sessions.delete(oldest);
-    }
+    if (this.sessions.size > RECENT_SESSIONS) deleteOldest(this.sessions);
   }
 }

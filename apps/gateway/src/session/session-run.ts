@@ -5,7 +5,14 @@
 // cached message. So the run records every key asked for; the keys the prefetch missed are looked
 // up inside the turn's guarded write (no extra round trip), and when the store knew something
 // about them nothing was written and the pipeline runs again on the completed snapshot. Those keys are remembered for the session, so the extra run happens once per new content.
-import { BufferedStash, SnapshotSessionView, type HotStore, type PipelineResult, type SessionSnapshot } from '@context-guru/components';
+import {
+  BufferedStash,
+  SnapshotSessionView,
+  type HotStore,
+  type PipelineResult,
+  type SessionSnapshot,
+  deleteOldest,
+} from '@context-guru/components';
 import { knowsAnything } from '@context-guru/storage';
 
 /** A session view that remembers every content key a component asked about. */
@@ -52,7 +59,7 @@ export class LearnedKeys {
     if (!set) {
       set = new Set();
       this.sessions.set(scope, set);
-      if (this.sessions.size > MAX_SESSIONS) this.sessions.delete(this.sessions.keys().next().value as string);
+      if (this.sessions.size > MAX_SESSIONS) deleteOldest(this.sessions);
     }
     if (set.size + keys.length > MAX_KEYS_PER_SESSION) set.clear();
     for (const k of keys) set.add(k);
