@@ -50,7 +50,8 @@ export async function cli(argv: string[], env: Record<string, string | undefined
   }
 }
 
-if (require.main === module) {
+/** The process entry: runs cli() on argv and exits with its code (the committed bin calls it too). */
+export function runCliMain(): void {
   cli(process.argv.slice(2)).then(
     (code) => process.exit(code),
     // cli() answers its own failures; this only keeps a broken stdout from ending as an unhandled rejection.
@@ -60,3 +61,5 @@ if (require.main === module) {
     },
   );
 }
+
+if (require.main === module) runCliMain();
