@@ -24,8 +24,9 @@ export async function runOverhead(): Promise<string> {
       const body = (t: number) => Buffer.from(JSON.stringify(dialect === 'openai' ? openaiTurn(steps, t) : anthropicTurn(steps, t)));
       const run = async (bytes: Buffer, session: string) => {
         const t0 = performance.now();
-        // As the chat route: bytes in, decoded to text unless the pipeline is empty (preset off).
-        const raw = preset === 'off' ? '' : bytes.toString('utf8');
+        // As the chat route: bytes in, decoded to text unless the pipeline is empty (preset off) —
+        // through the turn cache, which decodes only the bytes a previous turn did not share.
+        const raw = preset === 'off' ? '' : (deps.turns?.text(dialect, bytes, tenant.id) ?? bytes.toString('utf8'));
         await prepareRequest(deps, {
           route: dialect,
           dialect,

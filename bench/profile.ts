@@ -58,11 +58,13 @@ async function profileWarmTurns(): Promise<string> {
   const store = new MemoryHotStore({ ttlSeconds: 10_000, maxEntries: 100_000 });
   const tenant = createTenantRuntime('prof', { preset: 'agent' }, 1);
   const deps = prepareDeps(store);
+  // As the chat route decodes a body: only the bytes the previous turn did not share.
+  const bodyText = (bytes: Buffer) => deps.turns?.text('openai', bytes, tenant.id) ?? bytes.toString('utf8');
   const turn = (t: number) =>
     prepareRequest(deps, {
       route: 'openai',
       dialect: 'openai',
-      raw: Buffer.from(JSON.stringify(openaiTurn(steps, t))).toString('utf8'),
+      raw: bodyText(Buffer.from(JSON.stringify(openaiTurn(steps, t)))),
       tenant,
       pipeline: tenant.built.pipeline,
       cacheMode: 'auto',
@@ -81,7 +83,7 @@ async function profileWarmTurns(): Promise<string> {
     await prepareRequest(deps, {
       route: 'openai',
       dialect: 'openai',
-      raw: bodies[i]!.toString('utf8'),
+      raw: bodyText(bodies[i]!),
       tenant,
       pipeline: tenant.built.pipeline,
       cacheMode: 'auto',

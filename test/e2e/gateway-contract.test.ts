@@ -115,6 +115,9 @@ describe('failing open', () => {
   it('forwards the received bytes when decoding breaks on our side', async () => {
     const turns = gateway.gw.turns;
     (gateway.gw as { turns: unknown }).turns = {
+      text: () => {
+        throw new Error('a bug in the body decoding');
+      },
       decode: () => {
         throw new Error('a bug in the decoder');
       },

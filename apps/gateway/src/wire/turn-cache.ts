@@ -3,6 +3,10 @@
 // output and reuses both for the byte-identical prefix: a warm turn parses, plans and splices only
 // what is new. Reuse is decided by comparing bytes and pipeline outputs, never by trusting a key,
 // so a stale or colliding entry can only cost a full decode, never a wrong byte.
+// The body's text is built the same way: `text()` compares the inbound bytes with the entry's and
+// decodes only the bytes after the shared prefix (UTF-8 decoding of a 1 MB body was a quarter of
+// a warm turn).
+import { isUtf8 } from 'node:buffer';
 import { cloneMessage, sameMessage, type Message } from '@context-guru/components';
 import { depthViolation, elementsAfter, RawIndex, skipWs, type Span } from './json-scan';
 import { normalizeAnthropic } from './anthropic.wire';
@@ -14,6 +18,24 @@ const KEY_CHARS = 2048;
 const PER_KEY = 8;
 /** How many trailing messages a client may have re-written (moved cache_control) and still reuse. */
 const REWRITTEN_TAIL = 3;
+/** Bytes decoded to find a body's key: at most 4 per character, plus one character cut short. */
+const KEY_BYTES = KEY_CHARS * 4 + 4;
+/** Texts `text()` built and `decode()` has not taken yet (requests in flight, or never decoded). */
+const PENDING_TEXTS = 16;
+
+/** Inbound bytes a text was decoded from (valid UTF-8), with the byte offset of each message span's end. */
+interface BodyBytes {
+  buf: Buffer;
+  /** byteEnds[i]: the byte offset of spans[i].end; may be shorter than the spans (computed on remember). */
+  byteEnds: number[];
+}
+
+/** A text `text()` decoded, and the entry whose leading `k` messages' bytes it shares (if any). */
+interface PendingText {
+  raw: string;
+  bytes: BodyBytes;
+  shared?: { prev: Entry; k: number };
+}
 
 interface Entry {
   key: string;
@@ -25,6 +47,8 @@ interface Entry {
   tail: string;
   /** Absent when that turn's encode cannot be reused (a restructured message list). */
   encoded?: { out: Message[]; plan: EncodePlan; result: EncodeResult };
+  /** Absent when the text did not come through `text()` (its bytes are unknown). */
+  bytes?: BodyBytes;
   chars: number;
 }
 
@@ -39,29 +63,81 @@ interface Reuse {
 export interface DecodedTurn {
   view: WireView;
   reuse: Reuse | null;
+  /** The bytes view.raw was decoded from, when `text()` decoded it. */
+  bytes?: BodyBytes;
 }
 
 export class TurnCache {
   private readonly byKey = new Map<string, Entry[]>();
   private readonly lru = new Set<Entry>();
+  private readonly pending: PendingText[] = [];
   private chars = 0;
   hits = 0;
   misses = 0;
+  /** Bytes `text()` did not decode (reused from a cached turn's text). */
+  bytesShared = 0;
 
   constructor(private readonly maxChars = 16 * 1024 * 1024) {}
 
+  /**
+   * `bytes` as text — exactly `bytes.toString('utf8')` — decoding only the bytes after the longest
+   * prefix of whole messages it shares with a cached turn of this scope and dialect. Splitting after
+   * a message's last byte (ASCII) never splits a character, so the cached text of those bytes plus
+   * the decoded rest is the decoded whole.
+   */
+  text(dialect: Dialect, bytes: Buffer, scope: string): string {
+    if (bytes.length > KEY_BYTES) {
+      const key = keyOf(scope, dialect, bytes.toString('utf8', 0, KEY_BYTES));
+      for (const prev of this.byKey.get(key) ?? []) {
+        const shared = sharedMessages(prev, bytes);
+        if (!shared || !prev.bytes) continue;
+        const raw = prev.view.raw.slice(0, shared.charEnd) + bytes.toString('utf8', shared.byteEnd);
+        this.bytesShared += shared.byteEnd;
+        return this.note({ raw, bytes: { buf: bytes, byteEnds: prev.bytes.byteEnds.slice(0, shared.k) }, shared: { prev, k: shared.k } });
+      }
+    }
+    const raw = bytes.toString('utf8');
+    // Byte offsets are derived from character lengths, which needs every byte to be a character.
+    return isUtf8(bytes) ? this.note({ raw, bytes: { buf: bytes, byteEnds: [] } }) : raw;
+  }
+
+  private note(p: PendingText): string {
+    this.pending.push(p);
+    if (this.pending.length > PENDING_TEXTS) this.pending.shift();
+    return p.raw;
+  }
+
+  /** What `text()` knew about `raw` (taken once: a second decode of the same text compares bytes again). */
+  private takePending(raw: string): PendingText | undefined {
+    const i = this.pending.findIndex((p) => p.raw.length === raw.length && p.raw === raw);
+    return i < 0 ? undefined : this.pending.splice(i, 1)[0];
+  }
+
   decode(dialect: Dialect, raw: string, scope: string): DecodedTurn {
-    const key = `${scope}\u0000${dialect}\u0000${raw.slice(0, KEY_CHARS)}`;
+    const pending = this.takePending(raw);
+    const shared = pending?.shared;
+    // The bytes already proved the prefix identical: no text comparison, only the element check.
+    // (An entry evicted since is still whole: entries are never mutated.)
+    if (shared) {
+      const reuse = prefixOf(shared.prev, raw, shared.k);
+      const view = reuse && extendView(shared.prev, raw, reuse);
+      if (reuse && view) {
+        this.hits++;
+        return { view, reuse: { prev: shared.prev, ...reuse }, bytes: pending.bytes };
+      }
+    }
+    const bytes = pending && { buf: pending.bytes.buf, byteEnds: [] };
+    const key = keyOf(scope, dialect, raw);
     for (const prev of this.byKey.get(key) ?? []) {
       const reuse = matchPrefix(prev, raw);
       if (!reuse) continue;
       const view = extendView(prev, raw, reuse);
       if (!view) break;
       this.hits++;
-      return { view, reuse: { prev, ...reuse } };
+      return { view, reuse: { prev, ...reuse }, bytes };
     }
     this.misses++;
-    return { view: decodeRequest(dialect, raw), reuse: null };
+    return { view: decodeRequest(dialect, raw), reuse: null, bytes };
   }
 
   /** Encodes, reusing the previous turn's output for the prefix whose outputs did not change. */
@@ -69,11 +145,13 @@ export class TurnCache {
     const { view, reuse } = turn;
     const reused = reuse?.prev.encoded ? prefixOutput(view, out, reuse) : null;
     const { result, plan } = encodeEdits(view, out, opts, reused ?? undefined);
-    this.remember(scope, view, plan ? { out, plan, result } : undefined, reuse?.prev);
+    this.remember(scope, turn, plan ? { out, plan, result } : undefined);
     return result;
   }
 
-  private remember(scope: string, view: WireView, encoded: Entry['encoded'], replaces: Entry | undefined): void {
+  private remember(scope: string, turn: DecodedTurn, encoded: Entry['encoded']): void {
+    const { view } = turn;
+    const replaces = turn.reuse?.prev;
     if (replaces) this.drop(replaces);
     const span = view.index.topLevel('messages');
     if (!span || view.raw.charCodeAt(span.start) !== 0x5b) return;
@@ -84,14 +162,16 @@ export class TurnCache {
       if (!s) return; // an index short of its own count: nothing to reuse next turn
       spans.push(s);
     }
+    const bytes = turn.bytes && withByteEnds(turn.bytes, view.raw, spans);
     const entry: Entry = {
-      key: `${scope}\u0000${view.dialect}\u0000${view.raw.slice(0, KEY_CHARS)}`,
+      key: keyOf(scope, view.dialect, view.raw),
       view,
       spans,
       arrayStart: span.start,
       tail: view.raw.slice(span.end),
       encoded,
-      chars: view.raw.length + (encoded?.result.raw.length ?? 0),
+      bytes,
+      chars: view.raw.length + (encoded?.result.raw.length ?? 0) + (bytes?.buf.length ?? 0),
     };
     const list = this.byKey.get(entry.key) ?? [];
     list.unshift(entry);
@@ -120,6 +200,40 @@ export class TurnCache {
   }
 }
 
+function keyOf(scope: string, dialect: Dialect, text: string): string {
+  return `${scope}\u0000${dialect}\u0000${text.slice(0, KEY_CHARS)}`;
+}
+
+/** The byte offsets of every span's end: the known ones kept, the rest measured from the last known. */
+function withByteEnds(bytes: BodyBytes, raw: string, spans: readonly Span[]): BodyBytes {
+  const byteEnds = bytes.byteEnds.slice(0, spans.length);
+  let char = spans[byteEnds.length - 1]?.end ?? 0;
+  let byte = byteEnds.at(-1) ?? 0;
+  for (let i = byteEnds.length; i < spans.length; i++) {
+    const end = spans[i]?.end ?? char;
+    byte += Buffer.byteLength(raw.slice(char, end));
+    char = end;
+    byteEnds.push(byte);
+  }
+  return { buf: bytes.buf, byteEnds };
+}
+
+/** The longest run of leading messages (allowing a rewritten tail) whose bytes `bytes` shares with `prev`. */
+function sharedMessages(prev: Entry, bytes: Buffer): { k: number; charEnd: number; byteEnd: number } | null {
+  const known = prev.bytes;
+  if (!known) return null;
+  for (let k = prev.spans.length; k >= Math.max(1, prev.spans.length - REWRITTEN_TAIL); k--) {
+    const byteEnd = known.byteEnds[k - 1];
+    const charEnd = prev.spans[k - 1]?.end;
+    if (byteEnd === undefined || charEnd === undefined) break;
+    if (bytes.length <= byteEnd || bytes.compare(known.buf, 0, byteEnd, 0, byteEnd) !== 0) continue;
+    // The entry's bytes were valid UTF-8 as a whole, so the shared prefix is; the rest must be too.
+    if (!isUtf8(bytes.subarray(byteEnd))) return null;
+    return { k, charEnd, byteEnd };
+  }
+  return null;
+}
+
 /** How many leading body messages of `raw` are byte-identical to `prev`'s (allowing a rewritten tail). */
 function matchPrefix(prev: Entry, raw: string): { bodyMessages: number; normalized: number } | null {
   const spans = prev.spans;
@@ -130,16 +244,24 @@ function matchPrefix(prev: Entry, raw: string): { bodyMessages: number; normaliz
 
     // `===` on two slices compares memory directly; startsWith walks characters (30x slower).
     if (raw.length <= end || raw.slice(0, end) !== prevRaw.slice(0, end)) continue;
-    const next = raw.charCodeAt(skipWs(raw, end));
-    if (next !== 0x2c && next !== 0x5d) continue; // ',' or ']' must follow an element
-    let normalized = 0;
-    for (const s of prev.view.slots) {
-      if (s.msg >= k) break;
-      normalized++;
-    }
-    return { bodyMessages: k, normalized };
+    const reuse = prefixOf(prev, raw, k);
+    if (reuse) return reuse;
   }
   return null;
+}
+
+/** `raw`'s first `k` body messages, known identical to `prev`'s, as a reusable prefix (or null). */
+function prefixOf(prev: Entry, raw: string, k: number): { bodyMessages: number; normalized: number } | null {
+  const end = prev.spans[k - 1]?.end;
+  if (end === undefined) return null;
+  const next = raw.charCodeAt(skipWs(raw, end));
+  if (next !== 0x2c && next !== 0x5d) return null; // ',' or ']' must follow an element
+  let normalized = 0;
+  for (const s of prev.view.slots) {
+    if (s.msg >= k) break;
+    normalized++;
+  }
+  return { bodyMessages: k, normalized };
 }
 
 /** The view of `raw` built from the previous view's prefix plus the newly parsed messages. */

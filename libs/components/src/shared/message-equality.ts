@@ -13,14 +13,26 @@ export function deepEqual(a: unknown, b: unknown, depth = 0): boolean {
   if (depth > MAX_JSON_DEPTH) return false;
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
   if (Array.isArray(a) !== Array.isArray(b)) return false;
-  if (Array.isArray(a) && Array.isArray(b)) {
-    return a.length === b.length && a.every((x, i) => deepEqual(x, b[i], depth + 1));
+  if (Array.isArray(a) && Array.isArray(b)) return sameElements(a, b, depth);
+  return sameMembers(a as Record<string, unknown>, b as Record<string, unknown>, depth);
+}
+
+// Plain loops, no key arrays: the pipeline compares every message after every component.
+function sameElements(a: readonly unknown[], b: readonly unknown[], depth: number): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (!deepEqual(a[i], b[i], depth + 1)) return false;
+  return true;
+}
+
+function sameMembers(a: Record<string, unknown>, b: Record<string, unknown>, depth: number): boolean {
+  let defined = 0;
+  for (const k in a) {
+    if (!Object.hasOwn(a, k) || a[k] === undefined) continue;
+    if (!Object.hasOwn(b, k) || !deepEqual(a[k], b[k], depth + 1)) return false;
+    defined++;
   }
-  const ra = a as Record<string, unknown>;
-  const rb = b as Record<string, unknown>;
-  const ka = Object.keys(ra).filter((k) => ra[k] !== undefined);
-  const kb = Object.keys(rb).filter((k) => rb[k] !== undefined);
-  return ka.length === kb.length && ka.every((k) => Object.hasOwn(rb, k) && deepEqual(ra[k], rb[k], depth + 1));
+  for (const k in b) if (Object.hasOwn(b, k) && b[k] !== undefined) defined--;
+  return defined === 0;
 }
 
 /** Everything but `content`. */

@@ -40,7 +40,7 @@ export async function prepareStep(x: ChatExchange): Promise<Forward | Stop> {
       await gw.compression.turn();
       hadTurn = true;
     }
-    const raw = transparent ? '' : inbound.toString('utf8');
+    const raw = transparent ? '' : bodyText(x, inbound);
     let prepared: Prepared;
     try {
       prepared = transparent ? passthrough(x) : await prepareRequest(prepareDeps(gw), chatInput(x, raw, !admitted));
@@ -65,6 +65,19 @@ export async function prepareStep(x: ChatExchange): Promise<Forward | Stop> {
     throw err;
   } finally {
     if (gated) gw.compression.leave(admitted, hadTurn);
+  }
+}
+
+/**
+ * The body as text: only the bytes after what a cached turn shares are decoded (the turn cache's).
+ * A fault of ours there costs the whole decode, never the request.
+ */
+function bodyText(x: ChatExchange, inbound: Buffer): string {
+  try {
+    return x.gw.turns.text(x.route.dialect, inbound, x.tenant.id);
+  } catch (err) {
+    x.gw.log.warn('the turn cache failed to decode; decoding the whole body', { error: errorText(err) });
+    return inbound.toString('utf8');
   }
 }
 
