@@ -172,6 +172,7 @@ export async function createGatewayContext(env: Env, overrides: ContextOverrides
     async close() {
       await tenancy.close();
       await shadow.close();
+      compression.load.close();
       await tracing?.shutdown();
       await upstream.close();
       await models.dispatcher.close();

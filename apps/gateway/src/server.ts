@@ -26,7 +26,7 @@ export async function createGatewayServer(gw: GatewayContext): Promise<NestFasti
   );
   const adapter = new FastifyAdapter({
     logger: false,
-    serverFactory: (handler: (req: IncomingMessage, res: ServerResponse) => void) => hot(handler),
+    serverFactory: (handler: (req: IncomingMessage, res: ServerResponse) => void) => gw.compression.load.watch(hot(handler)),
   });
   const app = await NestFactory.create<NestFastifyApplication>(GatewayModule.forRoot(gw), adapter, {
     bodyParser: false,

@@ -1,12 +1,28 @@
 // The compression gate decides on arrival: a request counts against the bound from the moment it
 // is admitted (while its body is still arriving), nothing is admitted while shed requests are backed
-// up, and only `running` compress at once. Body slots
+// up or while a burst's connections wait on a saturated loop, and only `running` compress at once. Body slots
 // bound the whole bodies held in memory, handing a freed slot to the longest waiter.
-import { BodySlots, CompressionGate, SHED_BACKLOG_PER_PLACE } from '../../../apps/gateway/src/proxy/compression-gate';
+import { createServer } from 'node:http';
+import { connect, type AddressInfo } from 'node:net';
+import { BURST_CONNECTIONS, BodySlots, CompressionGate, SHED_BACKLOG_PER_PLACE } from '../../../apps/gateway/src/proxy/compression-gate';
+import { EventLoopLoad, type LoopLoad } from '../../../apps/gateway/src/proxy/loop-load';
+
+/** The loop's load as a test sets it. */
+function fakeLoad(): LoopLoad & { busy: boolean; connections: number } {
+  return {
+    busy: false,
+    connections: 1,
+    saturated() {
+      return this.busy;
+    },
+    watch: (s) => s,
+    close: () => undefined,
+  };
+}
 
 describe('CompressionGate', () => {
   it('sheds arrivals past the bound, counting admitted requests that have not taken a turn yet', () => {
-    const gate = new CompressionGate(2, 1);
+    const gate = new CompressionGate(2, 1, fakeLoad());
     expect(gate.admit()).toBe(true);
     expect(gate.admit()).toBe(true);
     expect(gate.admit()).toBe(false);
@@ -19,7 +35,7 @@ describe('CompressionGate', () => {
   });
 
   it('admits nothing new while the shed backlog is full, even with a place free', () => {
-    const gate = new CompressionGate(1, 1);
+    const gate = new CompressionGate(1, 1, fakeLoad());
     expect(gate.admit()).toBe(true);
     for (let i = 0; i < SHED_BACKLOG_PER_PLACE; i++) expect(gate.admit()).toBe(false);
     gate.leave(true);
@@ -30,7 +46,7 @@ describe('CompressionGate', () => {
   });
 
   it('lets `running` requests compress at once and the next one in when one leaves', async () => {
-    const gate = new CompressionGate(3, 1);
+    const gate = new CompressionGate(3, 1, fakeLoad());
     const order: string[] = [];
     for (const _ of [1, 2, 3]) expect(gate.admit()).toBe(true);
     const a = gate.turn().then(() => order.push('a'));
@@ -43,6 +59,52 @@ describe('CompressionGate', () => {
     await b;
     expect(order).toEqual(['a', 'b']);
     expect(gate.queued).toBe(0);
+  });
+
+  it('sheds with nothing in flight while a burst of connections waits on a saturated loop', () => {
+    const load = fakeLoad();
+    const gate = new CompressionGate(4, 2, load);
+    load.busy = true;
+    // One client keeping the loop busy, or a pool the size of the throughput bench's: admitted.
+    load.connections = BURST_CONNECTIONS;
+    expect(gate.admit()).toBe(true);
+    gate.leave(true);
+    // The burst's connections, its bytes unread while nothing it sent has been seen yet: shed.
+    load.connections = BURST_CONNECTIONS + 1;
+    expect(gate.inFlight + gate.shedInFlight).toBe(0);
+    expect(gate.admit()).toBe(false);
+    gate.leave(false);
+    // The loop waits for input again (it has read what there was): admitted, burst or not.
+    load.busy = false;
+    expect(gate.admit()).toBe(true);
+    expect(gate.shed).toBe(1);
+  });
+});
+
+describe('EventLoopLoad', () => {
+  it('counts the open connections of the server it watches', async () => {
+    const load = new EventLoopLoad();
+    const server = load.watch(createServer());
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const { port } = server.address() as AddressInfo;
+    const sockets = [connect(port, '127.0.0.1'), connect(port, '127.0.0.1')];
+    while (load.connections < 2) await new Promise((r) => setImmediate(r));
+    expect(load.connections).toBe(2);
+    sockets[0]!.destroy();
+    while (load.connections > 1) await new Promise((r) => setImmediate(r));
+    expect(load.connections).toBe(1);
+    sockets[1]!.destroy();
+    await new Promise((r) => server.close(r));
+    load.close();
+  });
+
+  it('reads a loop that has not waited for input since the window began as saturated', () => {
+    const load = new EventLoopLoad();
+    // No await from construction to the call: the loop never reached its idle wait in between.
+    const until = performance.now() + 120;
+    while (performance.now() < until);
+    expect(load.saturated()).toBe(true);
+    load.close();
   });
 });
 

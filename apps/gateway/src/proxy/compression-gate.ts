@@ -1,19 +1,26 @@
 // Bounds the compression work the gateway takes on, decided when a request ARRIVES, before its body
-// is read: a request is admitted while fewer than `limit` admitted requests are still reading their
-// body, waiting or compressing, and fewer than `limit × SHED_BACKLOG_PER_PLACE` shed requests are
-// still being read and prepared; any other is shed at once. Deciding at arrival matters because
-// under a burst most of the event loop goes into receiving and decoding bodies, so a gate consulted
-// only once a body is complete rarely sees a full queue (a run shed 59 of 1,000). The shed backlog
-// matters because arrivals under a burst are spread out by the very loop that serves them: with
-// only the admitted count, every place freed is taken by the next arrival and the burst is
-// compressed at the loop's pace while everyone else waits; requests still waiting to be prepared
-// are the sign of overload, so no new compression work starts until they are through. Compression runs
-// on the one event loop, so an admitted request whose body is in waits for its turn (a turn starts
-// from setImmediate, so sockets are read between turns); at most `running` compress at once (one per
+// is read. A request is shed — served at once without new compression work — when
+//  - `limit` admitted requests are still reading their body, waiting or compressing, or
+//    `limit × SHED_BACKLOG_PER_PLACE` shed ones are still being read and prepared; or
+//  - more than BURST_CONNECTIONS client connections are open and the event loop has not waited for
+//    input in the recent window (loop-load.ts).
+// Deciding at arrival matters because under a burst most of the event loop goes into receiving and
+// decoding bodies, so a gate consulted only once a body is complete rarely sees a full queue (a run
+// shed 59 of 1,000). The counts alone are not enough: arrivals under a burst are spread out by the
+// very loop that serves them (and by a client starved of CPU), so they often find nothing in
+// flight — a trace of a burst on the loaded machine admitted 427 of 897 requests, each arriving with
+// 0 admitted and 0 shed in flight while the loop had been busy all along — and the 15 ms (on a quiet
+// machine) of compressing each 200 KB body is what left the rest unread: p99 13× the bare proxy's.
+// The bytes not yet read are the backlog; the loop that never waits for input shows them, and many
+// open connections tell a burst from a client pool keeping a saturated loop busy (the throughput
+// bench's 1 and 32 connections are never shed by it; that burst had 97–196 open while it was read).
+// Compression runs on the one event loop, so an admitted request whose body is in waits for its turn (a turn starts from
+// setImmediate, so sockets are read between turns); at most `running` compress at once (one per
 // core: a store round trip leaves room for another). A shed request runs no component: only what
 // the provider has cached comes back (the forwarded bytes of earlier turns, replayed
 // byte-identically), so no cached prefix busts and its latency stays near the upstream's own.
 import { availableParallelism } from 'node:os';
+import { EventLoopLoad, type LoopLoad } from './loop-load';
 
 const QUEUE_PER_CORE = 2;
 /**
@@ -21,6 +28,11 @@ const QUEUE_PER_CORE = 2;
  * @internal exported for tests
  */
 export const SHED_BACKLOG_PER_PLACE = 4;
+/**
+ * Open client connections past which a saturated loop sheds: a burst, not a client's pool.
+ * @internal exported for tests
+ */
+export const BURST_CONNECTIONS = 64;
 
 export class CompressionGate {
   private readonly waiting: Array<() => void> = [];
@@ -36,11 +48,14 @@ export class CompressionGate {
   constructor(
     readonly limit = Math.max(2, availableParallelism() * QUEUE_PER_CORE),
     readonly running = Math.max(1, availableParallelism()),
+    readonly load: LoopLoad = new EventLoopLoad(),
   ) {}
 
   /** On arrival: true admits the request, false sheds it; either way it must `leave` exactly once. */
   admit(): boolean {
-    if (this.admitted >= this.limit || this.shedding >= this.limit * SHED_BACKLOG_PER_PLACE) {
+    const backlogged = this.admitted >= this.limit || this.shedding >= this.limit * SHED_BACKLOG_PER_PLACE;
+    const behind = !backlogged && this.load.connections > BURST_CONNECTIONS && this.load.saturated();
+    if (backlogged || behind) {
       this.shed++;
       this.shedding++;
       return false;
