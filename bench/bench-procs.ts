@@ -39,10 +39,13 @@ export function startScript(script: string, args: string[] = [], nodeArgs: strin
   });
 }
 
-/** A gateway from the current sources (transpiled on load), with a private DATA_DIR for PGlite. */
-export async function startGatewayProc(env: Record<string, string>, nodeArgs: string[] = []): Promise<Proc> {
+/**
+ * A gateway from the current sources (transpiled on load), with a private DATA_DIR for PGlite;
+ * `root`: from another checkout's sources instead (its own `npm ci` done).
+ */
+export async function startGatewayProc(env: Record<string, string>, nodeArgs: string[] = [], root?: string): Promise<Proc> {
   const dataDir = mkdtempSync(join(tmpdir(), 'cg-bench-'));
-  const r = await startReplica({ DATA_DIR: dataDir, LOG_LEVEL: 'error', ...env }, 120_000, false, nodeArgs);
+  const r = await startReplica({ DATA_DIR: dataDir, LOG_LEVEL: 'error', ...env }, 120_000, false, nodeArgs, '/readyz', root);
   return {
     url: r.url,
     pid: r.proc.pid!,

@@ -6,7 +6,9 @@
 // Anthropic session replays turn after turn against a recording upstream, and every forwarded
 // prefix is checked against the previous turn's (a changed byte while the provider still holds the
 // prefix is a cache bust). Reports client latency against the upstream's own, the gateway's peak
-// RSS, how many requests were shed, what the failures were, and the busts.
+// RSS, the CPU each serving process spent per request (contention does not inflate it), how many
+// requests were shed, what the failures were, and the busts. BENCH_OVERLOAD_BASE=<checkout> adds a
+// gateway from another tree's sources (its `npm ci` done) to every round: old and new side by side.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
@@ -14,12 +16,13 @@ import { startFakeUpstream } from '../test/support/fake-upstream';
 import { jsonScript } from '../test/support/scripted-model';
 import { agentSteps, anthropicTurn } from '../test/support/transcripts';
 import { agentPayload } from './agent-payload';
-import { rssOf, startGatewayProc, startScript, writeTemp, type Proc } from './bench-procs';
+import { cpuMsOf, rssOf, startGatewayProc, startScript, writeTemp, type Proc } from './bench-procs';
 import { percentile, table } from './bench-util';
 
 const COUNT = Number(process.env.BENCH_OVERLOAD_COUNT ?? 1000);
 const DELAY_MS = Number(process.env.BENCH_UPSTREAM_DELAY_MS ?? 500);
 const ROUNDS = Number(process.env.BENCH_OVERLOAD_ROUNDS ?? 2);
+const BASE = process.env.BENCH_OVERLOAD_BASE;
 
 interface Burst {
   wallMs: number;
@@ -78,49 +81,49 @@ const reasonText = (r: Record<string, number>) =>
     .map(([k, n]) => `${n} ${k}`)
     .join(', ') || '—';
 
+/** The burst against `p` (at `url`), with the CPU ms that process spent per request. */
+async function measured(p: Proc, url: string, bodyFile: string, prefix: string): Promise<Burst & { cpuMs: number }> {
+  const cpu0 = cpuMsOf(p.pid);
+  const b = await burst(url, bodyFile, prefix);
+  return { ...b, cpuMs: (cpuMsOf(p.pid) - cpu0) / COUNT };
+}
+
 export async function runOverload(): Promise<string> {
   const stub = await startScript('upstream-stub.cjs', [String(DELAY_MS)]);
   const bare = await startScript('bare-proxy.cjs', [stub.url]);
   const recorder = await startFakeUpstream(jsonScript({ expand: false }));
-  const gw = await startGatewayProc({ PRESET: 'agent', OPENAI_UPSTREAM: stub.url, ANTHROPIC_UPSTREAM: recorder.url });
+  const env = { PRESET: 'agent', OPENAI_UPSTREAM: stub.url, ANTHROPIC_UPSTREAM: recorder.url };
+  const gateways: Array<{ label: string; proc: Proc; peak: number; idle: number }> = [];
   const bodyFile = writeTemp('body200k.json', agentPayload(200_000).raw);
   const kb = `${(agentPayload(200_000).raw.length / 1000).toFixed(0)} KB`;
-  let peak = 0;
-  const timer = setInterval(() => (peak = Math.max(peak, rssOf(gw.pid))), 20);
+  const timer = setInterval(() => gateways.forEach((g) => (g.peak = Math.max(g.peak, rssOf(g.proc.pid)))), 20);
   const rows: string[][] = [];
-  const p99s: Record<'bare' | 'gw', number[]> = { bare: [], gw: [] };
+  const ratios: Record<string, number[]> = {};
   try {
-    const idle = rssOf(gw.pid);
-    for (let round = 1; round <= ROUNDS; round++) {
-      const b = await burst(`${bare.url}/v1/chat/completions`, bodyFile, `bare-${round}`);
-      p99s.bare.push(percentile(b.ms, 99));
-      rows.push(row(round, 'bare node:http + undici', kb, b, '', '', '', '', ''));
-      peak = rssOf(gw.pid);
-      const shedBefore = await shedCount(gw);
-      let flooding = true;
-      const replay = replayedSession(gw, recorder, `replayed-${round}`, () => flooding);
-      const g = await burst(`${gw.url}/openai/v1/chat/completions`, bodyFile, `burst-${round}`);
-      flooding = false;
-      const { turns, busts } = await replay;
-      const shed = (await shedCount(gw)) - shedBefore;
-      p99s.gw.push(percentile(g.ms, 99));
-      rows.push(
-        row(
-          round,
-          'context-guru, preset agent',
-          kb,
-          g,
-          `${shed}`,
-          `${(idle / 1048576).toFixed(0)} MB`,
-          `${(peak / 1048576).toFixed(0)} MB`,
-          `${turns}`,
-          `${busts}`,
-        ),
-      );
+    for (const [label, root] of [['context-guru, preset agent', undefined], ...(BASE ? [[`base (${BASE}), preset agent`, BASE]] : [])]) {
+      const proc = await startGatewayProc(env, [], root);
+      gateways.push({ label: label!, proc, peak: 0, idle: rssOf(proc.pid) });
     }
-    const ratios = p99s.gw.map((p, i) => (p - DELAY_MS) / Math.max(1, p99s.bare[i]! - DELAY_MS));
+    for (let round = 1; round <= ROUNDS; round++) {
+      const b = await measured(bare, `${bare.url}/v1/chat/completions`, bodyFile, `bare-${round}`);
+      const bareExcess = Math.max(1, percentile(b.ms, 99) - DELAY_MS);
+      rows.push(row(round, 'bare node:http + undici', kb, b, '', '', '', '', ''));
+      for (const g of gateways) {
+        g.peak = rssOf(g.proc.pid);
+        const shedBefore = await shedCount(g.proc);
+        let flooding = true;
+        const replay = replayedSession(g.proc, recorder, `replayed-${round}-${gateways.indexOf(g)}`, () => flooding);
+        const r = await measured(g.proc, `${g.proc.url}/openai/v1/chat/completions`, bodyFile, `burst-${round}`);
+        flooding = false;
+        const { turns, busts } = await replay;
+        const shed = (await shedCount(g.proc)) - shedBefore;
+        (ratios[g.label] ??= []).push((percentile(r.ms, 99) - DELAY_MS) / bareExcess);
+        const mb = (n: number) => `${(n / 1048576).toFixed(0)} MB`;
+        rows.push(row(round, g.label, kb, r, `${shed}`, mb(g.idle), mb(g.peak), `${turns}`, `${busts}`));
+      }
+    }
     return [
-      `${COUNT} concurrent requests (one connection each, each a new session), upstream stub answering after ${DELAY_MS} ms; ${ROUNDS} rounds, the bare proxy and the gateway alternating; one replayed Anthropic session alongside each gateway burst. Latencies are of the requests answered 200; failures are listed by kind.`,
+      `${COUNT} concurrent requests (one connection each, each a new session), upstream stub answering after ${DELAY_MS} ms; ${ROUNDS} rounds, the bare proxy and the gateway${BASE ? 's' : ''} alternating; one replayed Anthropic session alongside each gateway burst. Latencies are of the requests answered 200; failures are listed by kind; CPU is the serving process's (user + system) per request of the burst.`,
       '',
       table(
         [
@@ -130,6 +133,7 @@ export async function runOverload(): Promise<string> {
           'p50 ms',
           'p99 ms',
           'p99 − upstream ms',
+          'CPU ms/req',
           'failed',
           'shed',
           'RSS idle',
@@ -140,18 +144,20 @@ export async function runOverload(): Promise<string> {
         rows,
       ),
       '',
-      `(gateway p99 − upstream) ÷ (bare p99 − upstream), per round: ${ratios.map((r) => r.toFixed(2)).join(', ')}`,
+      ...Object.entries(ratios).map(
+        ([label, rs]) => `${label}: (p99 − upstream) ÷ (bare p99 − upstream), per round: ${rs.map((r) => r.toFixed(2)).join(', ')}`,
+      ),
     ].join('\n');
   } finally {
     clearInterval(timer);
-    await gw.stop();
+    for (const g of gateways) await g.proc.stop();
     await recorder.close();
     await bare.stop();
     await stub.stop();
   }
 }
 
-function row(round: number, target: string, kb: string, b: Burst, ...rest: string[]): string[] {
+function row(round: number, target: string, kb: string, b: Burst & { cpuMs: number }, ...rest: string[]): string[] {
   const p = (q: number) => percentile(b.ms, q);
   return [
     String(round),
@@ -160,6 +166,7 @@ function row(round: number, target: string, kb: string, b: Burst, ...rest: strin
     p(50).toFixed(0),
     p(99).toFixed(0),
     (p(99) - DELAY_MS).toFixed(0),
+    b.cpuMs.toFixed(1),
     b.failed ? `${b.failed} (${reasonText(b.reasons)})` : '0',
     ...rest,
   ];

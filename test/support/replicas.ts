@@ -42,7 +42,8 @@ async function waitReady(url: string, proc: ChildProcess, timeoutMs: number, pat
 
 /**
  * `built`: run apps/gateway/dist/main.js (needs `npm run build`), as production does. `until`:
- * return once it is ready (default) or once it is up, ready or not (/healthz).
+ * return once it is ready (default) or once it is up, ready or not (/healthz). `root`: another
+ * checkout's gateway (a benchmark comparing two trees in one run).
  */
 export async function startReplica(
   env: Record<string, string>,
@@ -50,13 +51,14 @@ export async function startReplica(
   built = false,
   nodeArgs: string[] = [],
   until: '/readyz' | '/healthz' = '/readyz',
+  root = ROOT,
 ): Promise<Replica> {
   const port = await freePort();
   const entry = built
-    ? [join(ROOT, 'apps', 'gateway', 'dist', 'main.js')]
-    : ['-r', join(ROOT, 'scripts', 'register-ts.cjs'), join(ROOT, 'apps', 'gateway', 'src', 'main.ts')];
+    ? [join(root, 'apps', 'gateway', 'dist', 'main.js')]
+    : ['-r', join(root, 'scripts', 'register-ts.cjs'), join(root, 'apps', 'gateway', 'src', 'main.ts')];
   const proc = spawn(process.execPath, [...nodeArgs, ...entry], {
-    cwd: ROOT,
+    cwd: root,
     env: { PATH: process.env.PATH ?? '', CG_ROLE: 'gateway', HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
