@@ -17,7 +17,7 @@ export function recordRequest(m: GatewayMetrics, r: RequestReport, outcome: stri
   if (r.enforced) {
     m.tokens.inc({ stage: 'before', tenant }, r.tokensBefore);
     m.tokens.inc({ stage: 'after', tenant }, r.tokensAfter);
-    recordComponents(m, r.reports);
+    for (const rep of r.reports) m.componentTallies.add(rep);
   }
   if (r.expandRounds) m.expandRounds.inc(r.expandRounds);
   if (r.bounces) m.expandBounces.inc(r.bounces);
@@ -28,22 +28,6 @@ export function recordRequest(m: GatewayMetrics, r: RequestReport, outcome: stri
   if (r.sse) m.sseStreams.inc({ path: r.sse });
   if (r.expandAfterStream) m.sseExpandAfterStream.inc();
   if (r.guardReverted) m.cacheGuardReverts.inc(r.guardReverted);
-}
-
-/** Each component's run: ran, then reverted or mutated (acted when it removed tokens), its gates, savings and time. */
-function recordComponents(m: GatewayMetrics, reports: RequestReport['reports']): void {
-  for (const rep of reports) {
-    const component = rep.component;
-    m.componentRuns.inc({ component, outcome: 'ran' });
-    if (rep.reverted) m.componentRuns.inc({ component, outcome: 'reverted' });
-    else if (rep.changed.length) {
-      m.componentRuns.inc({ component, outcome: 'mutated' });
-      if (rep.tokensAfter < rep.tokensBefore) m.componentRuns.inc({ component, outcome: 'acted' });
-    }
-    for (const [gate, n] of Object.entries(rep.gates)) m.componentGateDeclines.inc({ component, gate }, n);
-    if (!rep.reverted) m.componentSavedTokens.inc({ component }, Math.max(0, rep.tokensBefore - rep.tokensAfter));
-    m.componentDuration.inc({ component }, rep.durationMs / 1000);
-  }
 }
 
 /** Every registered component and gate is exported from boot, at 0, so dashboards never guess. */

@@ -3,11 +3,15 @@
 // never from callers, and no session id is ever a label. What each event adds to them is metrics-record.ts.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { TenantLabels } from '../tenancy/tenant-label';
+import { ComponentTallies } from './component-tally';
 
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 
 export class GatewayMetrics {
   readonly registry = new Registry();
+  /** Per-component figures of finished requests, added to the four component counters when read. */
+  readonly componentTallies = new ComponentTallies();
+  private readonly foldComponents = (): void => this.componentTallies.fold(this);
   readonly requests = new Counter({
     name: 'cg_requests_total',
     help: 'Requests handled, by route, outcome and tenant (bounded: overflow tenants are "other").',
@@ -51,24 +55,28 @@ export class GatewayMetrics {
     name: 'cg_component_runs_total',
     help: 'Component runs by outcome (ran ⊇ mutated ⊇ acted; reverted separately).',
     labelNames: ['component', 'outcome'] as const,
+    collect: this.foldComponents,
     registers: [this.registry],
   });
   readonly componentGateDeclines = new Counter({
     name: 'cg_component_gate_declines_total',
     help: 'Messages a component passed over, by the gate that declined them.',
     labelNames: ['component', 'gate'] as const,
+    collect: this.foldComponents,
     registers: [this.registry],
   });
   readonly componentSavedTokens = new Counter({
     name: 'cg_component_saved_tokens_total',
     help: 'Content tokens a component removed (cumulative; replays count every turn).',
     labelNames: ['component'] as const,
+    collect: this.foldComponents,
     registers: [this.registry],
   });
   readonly componentDuration = new Counter({
     name: 'cg_component_duration_seconds_total',
     help: 'Time spent inside each component.',
     labelNames: ['component'] as const,
+    collect: this.foldComponents,
     registers: [this.registry],
   });
   readonly expandRounds = new Counter({
