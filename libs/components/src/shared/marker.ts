@@ -31,10 +31,15 @@ export function hasMarker(text: string): boolean {
   return text.includes('<<cg:') && new RegExp(MARKER_RE.source).test(text);
 }
 
-/** Carries a resolvable marker or the non-resolvable summary sentinel. */
-export function hasPlaceholder(text: string): boolean {
-  return text.includes(SUMMARY_SENTINEL) || hasMarker(text);
-}
+/**
+ * Carries a resolvable marker or the non-resolvable summary sentinel. Memoised past a few KB: every
+ * offloader asks it of every tool output on every turn, and a lookup does not scan the text.
+ */
+export const hasPlaceholder: (text: string) => boolean = textMemo(
+  (text) => text.includes(SUMMARY_SENTINEL) || hasMarker(text),
+  16 * 1024 * 1024,
+  2048,
+);
 
 /** Names content for replay and kept-verbatim; memoised because every turn re-sends old outputs. */
 export const contentKey: (text: string) => string = textMemo((text) =>
