@@ -20,8 +20,12 @@ const PER_KEY = 8;
 const REWRITTEN_TAIL = 3;
 /** Bytes decoded to find a body's key: at most 4 per character, plus one character cut short. */
 const KEY_BYTES = KEY_CHARS * 4 + 4;
-/** Texts `text()` built and `decode()` has not taken yet (requests in flight, or never decoded). */
-const PENDING_TEXTS = 16;
+/**
+ * Texts `text()` built and `decode()` has not taken yet. The route decodes right after, in the same
+ * synchronous stretch, so one is in flight at a time; a text never decoded (a repeat served from
+ * its memo) waits here, holding its body, until newer ones push it out — hence so few.
+ */
+const PENDING_TEXTS = 2;
 
 /** Inbound bytes a text was decoded from (valid UTF-8), with the byte offset of each message span's end. */
 interface BodyBytes {
