@@ -64,7 +64,10 @@ function relayReply(reply: UpstreamReply, relay: Relay, rounds: number): ClientR
     mode: isEventStream(reply.headers) ? 'streamed' : 'json',
     rounds,
     usage: null,
-    usageDone: relay.done.then((d) => d.usage),
+    // Asked for by few callers: no promise made for it on every relayed answer.
+    get usageDone() {
+      return relay.done.then((d) => d.usage);
+    },
     streamDone: relay.done.then((d) => {
       out.usage = d.usage;
       out.expandAfterStream = d.expandAfterStream;

@@ -40,29 +40,35 @@ function usageOfWholeJson(dialect: Dialect, body: Buffer): Usage | null {
   return usageFromJsonTail(dialect, body.subarray(at).toString('utf8')) ?? parseJsonUsage(dialect, body);
 }
 
+const EMPTY = Buffer.alloc(0);
+
+/** The SSE side of a watched stream: its events, read for usage. */
+interface SseWatch {
+  decoder: SseDecoder;
+  usage: SseUsageAccumulator;
+}
+
 class StreamObserver {
   bytes = 0;
   mentioned = false;
-  private readonly decoder: SseDecoder | null;
-  private readonly usage: SseUsageAccumulator;
-  private carry = Buffer.alloc(0);
+  private readonly sse: SseWatch | null;
+  private carry = EMPTY;
   private jsonParts: Buffer[] | null = [];
-  private jsonTail = Buffer.alloc(0);
+  private jsonTail = EMPTY;
 
   constructor(
     private readonly dialect: Dialect,
     sse: boolean,
     private readonly watchName: boolean,
   ) {
-    this.decoder = sse ? new SseDecoder(MAX_SSE_LINE) : null;
-    this.usage = new SseUsageAccumulator(dialect);
+    this.sse = sse ? { decoder: new SseDecoder(MAX_SSE_LINE), usage: new SseUsageAccumulator(dialect) } : null;
   }
 
   add(chunk: Buffer): void {
     this.bytes += chunk.length;
     if (this.watchName && !this.mentioned) this.watch(chunk);
-    if (this.decoder) {
-      for (const ev of this.decoder.push(chunk)) this.usage.add(ev);
+    if (this.sse) {
+      for (const ev of this.sse.decoder.push(chunk)) this.sse.usage.add(ev);
       return;
     }
     if (this.jsonParts && this.bytes <= JSON_WHOLE_LIMIT) {
@@ -75,11 +81,12 @@ class StreamObserver {
   }
 
   finish(): Usage | null {
-    if (this.decoder) {
-      for (const ev of this.decoder.end()) this.usage.add(ev);
-      return this.usage.usage;
+    if (this.sse) {
+      for (const ev of this.sse.decoder.end()) this.sse.usage.add(ev);
+      return this.sse.usage.usage;
     }
-    if (this.jsonParts) return usageOfWholeJson(this.dialect, Buffer.concat(this.jsonParts));
+    const parts = this.jsonParts;
+    if (parts) return usageOfWholeJson(this.dialect, parts.length === 1 && parts[0] ? parts[0] : Buffer.concat(parts));
     return usageFromJsonTail(this.dialect, this.jsonTail.toString('utf8'));
   }
 
@@ -123,9 +130,10 @@ export function observeStream(input: RelayInput): Relay {
   };
   source.on('data', (chunk: unknown) => observer.add(toBuffer(chunk)));
   source.pause();
-  source.once('end', () => finish({}));
-  source.once('error', (err: unknown) => finish({ error: err }));
+  // `on`, not `once` (no wrapper per listener): finish settles once whichever comes first.
+  source.on('end', () => finish({}));
+  source.on('error', (err: unknown) => finish({ error: err }));
   // A client that goes away destroys the body (HotReply.send), which releases the upstream socket.
-  source.once('close', () => finish({ aborted: true }));
+  source.on('close', () => finish({ aborted: true }));
   return { body: source, done };
 }

@@ -22,7 +22,9 @@ export const TENANT_KEY_PREFIX = 'cg_live_';
 
 export function upstreamRequestHeaders(inbound: IncomingHttpHeaders): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(inbound)) {
+  // for…in, not Object.entries: no array of pairs per request (header objects are plain data).
+  for (const name in inbound) {
+    const value = inbound[name];
     const key = name.toLowerCase();
     if (value === undefined || HOP_BY_HOP.has(key) || key.startsWith('x-context-guru-')) continue;
     const v = Array.isArray(value) ? value.join(', ') : value;
@@ -44,7 +46,8 @@ export function clientResponseHeaders(
   keepLength = false,
 ): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(upstream)) {
+  for (const name in upstream) {
+    const value = upstream[name];
     if (value === undefined) continue;
     const lower = name.toLowerCase();
     if (RESPONSE_DROP.has(lower) && !(keepLength && lower === 'content-length')) continue;

@@ -62,7 +62,10 @@ export class HotReply {
   }
 
   headers(all: Record<string, string | string[]>): this {
-    for (const [k, v] of Object.entries(all)) this.header(k, v);
+    for (const k in all) {
+      const v = all[k];
+      if (v !== undefined) this.header(k, v);
+    }
     return this;
   }
 
@@ -89,7 +92,7 @@ export class HotReply {
       if (tail) res.end(tail(err));
       else res.destroy();
     });
-    res.once('close', () => {
+    res.on('close', () => {
       if (!body.destroyed) body.destroy();
     });
     return this;

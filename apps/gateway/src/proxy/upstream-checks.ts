@@ -8,8 +8,12 @@ import { headerValue, mediaType } from './forward-headers';
 const LOG_BYTES = 200;
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json$/;
 
-/** The first bytes of a 2xx reply that is not JSON (for the log), or null when it is fine. */
-export async function nonJsonSuccess(result: ClientReply): Promise<string | null> {
+/**
+ * The first bytes of a 2xx reply that is not JSON (for the log), or null when it is fine. Settled
+ * at once unless a streamed body must be peeked (a promise then), so the usual answer costs no
+ * extra turn before it is relayed.
+ */
+export function nonJsonSuccess(result: ClientReply): string | null | Promise<string> {
   if (result.status < 200 || result.status >= 300 || isEventStream(result.headers)) return null;
   const type = mediaType(headerValue(result.headers, 'content-type') ?? '');
   if (Buffer.isBuffer(result.body)) {
@@ -18,8 +22,12 @@ export async function nonJsonSuccess(result: ClientReply): Promise<string | null
   }
   // Streamed JSON is not buffered to be checked; its declared type is.
   if (JSON_TYPE.test(type) || type === '') return null;
+  return firstBytes(result.body);
+}
+
+async function firstBytes(body: AsyncIterable<unknown>): Promise<string> {
   let first = '';
-  for await (const chunk of result.body) {
+  for await (const chunk of body) {
     first = Buffer.from(chunk as Buffer)
       .subarray(0, LOG_BYTES)
       .toString('utf8');

@@ -44,7 +44,7 @@ export class ClientAbort extends EventEmitter {
 
   /** A response that closes before it finished is a client that went away. */
   watch(res: Writable): this {
-    res.once('close', () => {
+    res.on('close', () => {
       if (!res.writableFinished) this.abort();
     });
     return this;

@@ -4,7 +4,7 @@
 import { contentKey, countTokens } from '@context-guru/components';
 import { trailSaver } from '../../expand/answer-trail';
 import { runExpandLoop } from '../../expand/expand-loop';
-import type { ExpandHooks } from '../../expand/expand.types';
+import type { ExpandHooks, UpstreamReply } from '../../expand/expand.types';
 import { errorText } from '../../observability/logger';
 import type { RequestReport } from '../../observability/request-report';
 import { upstreamRequestHeaders } from '../forward-headers';
@@ -19,7 +19,8 @@ import { upstreamCall } from './upstream-call';
 export async function forwardStep(x: ChatExchange, f: Forward, reply: HotReply): Promise<Answered | Stop> {
   const answered = await callUpstream(x, f, reply);
   if (answered.kind === 'stop') return answered;
-  const notJson = await nonJsonSuccess(answered.result);
+  let notJson = nonJsonSuccess(answered.result);
+  if (notJson instanceof Promise) notJson = await notJson;
   if (notJson === null) return answered;
   const { dialect } = x.route;
   x.gw.log.warn('upstream answered 2xx with a body that is not JSON', { dialect, first: notJson });
@@ -40,17 +41,26 @@ async function callUpstream(x: ChatExchange, f: Forward, reply: HotReply): Promi
   const keptKeys: string[] = [];
   const upstreamStarted = performance.now();
   try {
-    const first = await call(outgoingBody(x, f, abort)).finally(f.releaseBody);
+    let first: UpstreamReply;
+    try {
+      first = await call(outgoingBody(x, f, abort));
+    } finally {
+      f.releaseBody();
+    }
     report.upstreamMs = performance.now() - upstreamStarted;
     report.upstreamStatus = first.status;
+    const { advertised } = f.prepared;
     const result = await runExpandLoop({
       dialect: route.dialect,
       requestRaw: f.prepared.outgoing,
-      advertised: f.prepared.advertised,
+      advertised,
       first,
       call,
       maxRounds: gw.env.maxExpandRounds,
-      hooks: { ...expandHooks(x, report, keptKeys), onTrail: trailSaver(gw.store, x.tenant.id, f.prepared.session) },
+      // Without the expand tool on offer the loop only relays: no hooks to build for it.
+      hooks: advertised
+        ? { ...expandHooks(x, report, keptKeys), onTrail: trailSaver(gw.store, x.tenant.id, f.prepared.session) }
+        : RELAY_ONLY,
     });
     return { kind: 'answered', result, report, abort, keptKeys };
   } catch (err) {
@@ -65,6 +75,12 @@ async function callUpstream(x: ChatExchange, f: Forward, reply: HotReply): Promi
     return stop('upstream_error', e, report);
   }
 }
+
+/** The hooks of an answer the expand loop only relays (never called: nothing is intercepted). */
+const RELAY_ONLY: ExpandHooks = {
+  resolve: () => Promise.resolve(null),
+  onResolved: () => undefined,
+};
 
 /** An unchanged body goes out as the very bytes that came in. */
 function outgoingBody(x: ChatExchange, f: Forward, abort: ClientAbort): OutgoingBody {
