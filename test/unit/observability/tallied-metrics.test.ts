@@ -1,9 +1,11 @@
-// Component figures are tallied per request and added to their counters when /metrics is read:
-// a scrape shows exactly what direct increments showed, between scrapes and across them.
+// Component and usage figures are tallied per request and added to their counters when /metrics
+// is read: a scrape shows exactly what direct increments showed, between scrapes and across them.
 import { REGISTRY, type Report } from '@context-guru/components';
 import { GatewayMetrics } from '../../../apps/gateway/src/observability/metrics';
 import { primeComponents, recordRequest } from '../../../apps/gateway/src/observability/metrics-record';
+import { createPriceTable } from '../../../apps/gateway/src/observability/price-table';
 import { emptyReport } from '../../../apps/gateway/src/observability/request-report';
+import { UsageAccounting } from '../../../apps/gateway/src/observability/usage-accounting';
 
 function run(component: string, over: Partial<Report> = {}): Report {
   return {
@@ -83,5 +85,32 @@ describe('component metrics', () => {
     expect(runs.values.find((v) => v.labels.component === 'format' && v.labels.outcome === 'acted')?.value).toBe(1);
     const saved = await m.componentSavedTokens.get();
     expect(saved.values.find((v) => v.labels.component === 'format')?.value).toBe(10);
+  });
+
+  it('billed usage: tokens by kind and USD per origin, a kind never billed has no series', async () => {
+    const m = new GatewayMetrics('test');
+    const usage = new UsageAccounting(m, createPriceTable());
+    const answered = (fresh: number, output: number) => {
+      const r = emptyReport('openai', 'default');
+      r.model = 'gpt-4.1';
+      r.usage = { fresh, cacheRead: 0, cacheWrite: 0, output };
+      return r;
+    };
+    usage.record(answered(1000, 10));
+    usage.record(answered(500, 5));
+    let text = await m.registry.metrics();
+    const tokens = series(text, 'cg_usage_tokens_total');
+    expect(tokens).toEqual({
+      '{tenant="default",dialect="openai",origin="client",kind="fresh"}': 1500,
+      '{tenant="default",dialect="openai",origin="client",kind="output"}': 15,
+    });
+    const billed = Object.values(series(text, 'cg_billed_usd_total'));
+    expect(billed).toHaveLength(1);
+    expect(billed[0]).toBeGreaterThan(0);
+    usage.record(answered(1000, 10));
+    await m.registry.metrics();
+    text = await m.registry.metrics();
+    expect(series(text, 'cg_usage_tokens_total')['{tenant="default",dialect="openai",origin="client",kind="fresh"}']).toBe(2500);
+    expect(Object.values(series(text, 'cg_billed_usd_total'))[0]).toBeCloseTo((billed[0] ?? 0) * (5 / 3), 12);
   });
 });

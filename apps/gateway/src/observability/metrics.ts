@@ -4,6 +4,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { TenantLabels } from '../tenancy/tenant-label';
 import { ComponentTallies } from './component-tally';
+import { UsageTallies } from './usage-tally';
 
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 
@@ -12,6 +13,9 @@ export class GatewayMetrics {
   /** Per-component figures of finished requests, added to the four component counters when read. */
   readonly componentTallies = new ComponentTallies();
   private readonly foldComponents = (): void => this.componentTallies.fold(this);
+  /** Provider-billed usage of finished requests, added to cg_usage_tokens_total and cg_billed_usd_total when read. */
+  readonly usageTallies = new UsageTallies();
+  private readonly foldUsage = (): void => this.usageTallies.fold(this);
   readonly requests = new Counter({
     name: 'cg_requests_total',
     help: 'Requests handled, by route, outcome and tenant (bounded: overflow tenants are "other").',
@@ -186,12 +190,14 @@ export class GatewayMetrics {
     name: 'cg_usage_tokens_total',
     help: 'Tokens the provider reported billing, by origin (client, expand, model) and kind (fresh, cache_read, cache_write, output).',
     labelNames: ['tenant', 'dialect', 'origin', 'kind'] as const,
+    collect: this.foldUsage,
     registers: [this.registry],
   });
   readonly billedUsd = new Counter({
     name: 'cg_billed_usd_total',
     help: 'USD the provider billed for the reported usage at the price table rates, by origin and model family.',
     labelNames: ['tenant', 'dialect', 'origin', 'family'] as const,
+    collect: this.foldUsage,
     registers: [this.registry],
   });
   readonly savedTokens = new Counter({

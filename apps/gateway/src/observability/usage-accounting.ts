@@ -106,14 +106,10 @@ export class UsageAccounting {
 
   private bill(t: MoneyTotals, tenant: string, dialect: Dialect, origin: Origin, u: Usage, model: string | undefined): number {
     const kinds = usageByKind(u);
-    for (const kind of USAGE_KINDS) {
-      if (kinds[kind] === 0) continue;
-      this.metrics.usageTokens.inc({ tenant, dialect, origin, kind }, kinds[kind]);
-      t.usage[origin][kind] += kinds[kind];
-    }
+    for (const kind of USAGE_KINDS) t.usage[origin][kind] += kinds[kind];
     const price = this.prices.lookup(dialect, model);
     const cost = billedUsd(u, price);
-    this.metrics.billedUsd.inc({ tenant, dialect, origin, family: price.family }, cost);
+    this.metrics.usageTallies.add(tenant, dialect, origin, price.family, kinds, cost);
     t.billed[origin] += cost;
     return cost;
   }
