@@ -2,8 +2,9 @@
 // ~1 MB requests (32 sessions, two rounds so the turn cache and session state fill up), sampled
 // from /proc/<pid> every 20 ms — the node process itself, not a wrapper. Two configurations: the
 // memory store alone, and the laptop default of `npm start` (gateway and admin in one process,
-// memory + PGlite under a fresh DATA_DIR). The child is the built `node apps/gateway/dist/main.js`
-// (run `npm run build` first), as in production.
+// memory + PGlite under a fresh DATA_DIR). The child is the built process entry itself (run
+// `npm run build` first): `node apps/gateway/dist/main.js` and, for the default, the embedded
+// `node apps/embedded/dist/main.js` that `npm start` runs, as in production.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,12 +16,18 @@ import { rssOf, startScript } from './bench-procs';
 const CONCURRENT = 32;
 const mb = (n: number) => `${(n / 1024 / 1024).toFixed(0)} MB`;
 
-async function measure(name: string, env: Record<string, string>, upstream: string, bodies: Buffer[]): Promise<string[]> {
+async function measure(
+  name: string,
+  app: 'gateway' | 'embedded',
+  env: Record<string, string>,
+  upstream: string,
+  bodies: Buffer[],
+): Promise<string[]> {
   const dataDir = mkdtempSync(join(tmpdir(), 'cg-mem-'));
   const gw = await startReplica(
     { PRESET: 'agent', OPENAI_UPSTREAM: upstream, ANTHROPIC_UPSTREAM: upstream, DATA_DIR: dataDir, ...env },
     180_000,
-    true,
+    app,
   );
   const pid = gw.proc.pid!;
   // Idle: after boot settles (the first sample right after readiness still holds boot garbage).
@@ -55,11 +62,14 @@ export async function runMemory(): Promise<string> {
   const bodies = [Buffer.from(JSON.stringify(openaiTurn(steps, 120))), Buffer.from(JSON.stringify(openaiTurn(steps, 121)))];
   const rows: string[][] = [];
   try {
-    rows.push(await measure('memory store (CG_ROLE=gateway, DURABLE_STORE=none)', { DURABLE_STORE: 'none' }, upstream.url, bodies));
+    rows.push(
+      await measure('memory store (CG_ROLE=gateway, DURABLE_STORE=none)', 'gateway', { DURABLE_STORE: 'none' }, upstream.url, bodies),
+    );
     rows.push(
       await measure(
         'npm start default (gateway + admin, memory + PGlite)',
-        { CG_ROLE: 'all', ADMIN_PORT: String(await freePort()) },
+        'embedded',
+        { ADMIN_PORT: String(await freePort()) },
         upstream.url,
         bodies,
       ),

@@ -41,21 +41,23 @@ async function waitReady(url: string, proc: ChildProcess, timeoutMs: number, pat
 }
 
 /**
- * `built`: run apps/gateway/dist/main.js (needs `npm run build`), as production does. `until`:
- * return once it is ready (default) or once it is up, ready or not (/healthz). `root`: another
- * checkout's gateway (a benchmark comparing two trees in one run).
+ * `built`: run the built process entry of that app (apps/<app>/dist/main.js, needs `npm run
+ * build`), as production does: 'gateway' is `npm run start:gateway`, 'embedded' is `npm start`
+ * (gateway and admin in one process; its gateway port is PORT). `until`: return once it is ready
+ * (default) or once it is up, ready or not (/healthz). `root`: another checkout's gateway (a
+ * benchmark comparing two trees in one run).
  */
 export async function startReplica(
   env: Record<string, string>,
   timeoutMs = 60_000,
-  built = false,
+  built: false | 'gateway' | 'embedded' = false,
   nodeArgs: string[] = [],
   until: '/readyz' | '/healthz' = '/readyz',
   root = ROOT,
 ): Promise<Replica> {
   const port = await freePort();
   const entry = built
-    ? [join(root, 'apps', 'gateway', 'dist', 'main.js')]
+    ? [join(root, 'apps', built, 'dist', 'main.js')]
     : ['-r', join(root, 'scripts', 'register-ts.cjs'), join(root, 'apps', 'gateway', 'src', 'main.ts')];
   const proc = spawn(process.execPath, [...nodeArgs, ...entry], {
     cwd: root,
