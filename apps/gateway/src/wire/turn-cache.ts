@@ -87,7 +87,8 @@ export class TurnCache {
    * `bytes` as text — exactly `bytes.toString('utf8')` — decoding only the bytes after the longest
    * prefix of whole messages it shares with a cached turn of this scope and dialect. Splitting after
    * a message's last byte (ASCII) never splits a character, so the cached text of those bytes plus
-   * the decoded rest is the decoded whole.
+   * the decoded rest is the decoded whole. The cache keeps `bytes` for the next turn's comparison:
+   * the caller must never write into them afterwards (the route's body is its own copy).
    */
   text(dialect: Dialect, bytes: Buffer, scope: string): string {
     if (bytes.length > KEY_BYTES) {
