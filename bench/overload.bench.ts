@@ -9,6 +9,9 @@
 // RSS, the CPU each serving process spent per request (contention does not inflate it), how many
 // requests were shed, what the failures were, and the busts. BENCH_OVERLOAD_BASE=<checkout> adds a
 // gateway from another tree's sources (its `npm ci` done) to every round: old and new side by side.
+// BENCH_OVERLOAD_DISTINCT=1 gives every request message texts of its own (procs/burst-client.cjs):
+// by default all 1,000 bodies are the same bytes, so what the gateway memoises by content (token
+// counts, content keys) is computed once for the whole burst.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
@@ -29,6 +32,8 @@ interface Burst {
   /** Latencies of the requests answered 200. */
   ms: number[];
   failed: number;
+  /** When each failure came, from the request's start. */
+  failedMs: number[];
   reasons: Record<string, number>;
 }
 
@@ -76,6 +81,7 @@ async function replayedSession(
 }
 
 const shedCount = async (gw: Proc) => Number(/^cg_shed_total (\d+)/m.exec(await (await fetch(`${gw.url}/metrics`)).text())?.[1] ?? 0);
+const failedSpan = (ms: number[]) => `${(Math.min(...ms) / 1000).toFixed(0)}–${(Math.max(...ms) / 1000).toFixed(0)} s`;
 const reasonText = (r: Record<string, number>) =>
   Object.entries(r)
     .map(([k, n]) => `${n} ${k}`)
@@ -123,7 +129,7 @@ export async function runOverload(): Promise<string> {
       }
     }
     return [
-      `${COUNT} concurrent requests (one connection each, each a new session), upstream stub answering after ${DELAY_MS} ms; ${ROUNDS} rounds, the bare proxy and the gateway${BASE ? 's' : ''} alternating; one replayed Anthropic session alongside each gateway burst. Latencies are of the requests answered 200; failures are listed by kind; CPU is the serving process's (user + system) per request of the burst.`,
+      `${COUNT} concurrent requests (one connection each, each a new session${process.env.BENCH_OVERLOAD_DISTINCT ? ', each with message texts of its own' : ''}), upstream stub answering after ${DELAY_MS} ms; ${ROUNDS} rounds, the bare proxy and the gateway${BASE ? 's' : ''} alternating; one replayed Anthropic session alongside each gateway burst. Latencies are of the requests answered 200; failures are listed by kind; CPU is the serving process's (user + system) per request of the burst.`,
       '',
       table(
         [
@@ -167,7 +173,7 @@ function row(round: number, target: string, kb: string, b: Burst & { cpuMs: numb
     p(99).toFixed(0),
     (p(99) - DELAY_MS).toFixed(0),
     b.cpuMs.toFixed(1),
-    b.failed ? `${b.failed} (${reasonText(b.reasons)})` : '0',
+    b.failed ? `${b.failed} (${reasonText(b.reasons)}; after ${failedSpan(b.failedMs)})` : '0',
     ...rest,
   ];
 }
