@@ -5,7 +5,14 @@
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { createAdminServer, type GatewayStatsSource } from '@context-guru/admin';
-import { createGatewayContext, createGatewayServer, statsDocument, type Env, type GatewayContext } from '@context-guru/gateway';
+import {
+  createGatewayContext,
+  createGatewayServer,
+  listenGateway,
+  statsDocument,
+  type Env,
+  type GatewayContext,
+} from '@context-guru/gateway';
 import { InProcessGenerationBus, RedisGenerationPublisher, fanOut, type GenerationNotifier } from '@context-guru/storage';
 
 export interface Embedded {
@@ -40,7 +47,7 @@ export async function startEmbedded(env: Env): Promise<Embedded> {
   const closers: Array<() => Promise<void>> = [];
   try {
     const gateway = await createGatewayServer(gw);
-    await gateway.listen(env.port, env.host);
+    await listenGateway(gateway, env.port, env.host);
     closers.push(() => gateway.close());
     if (!gw.durable) throw new Error('the embedded admin needs a durable store (DURABLE_STORE=none leaves it nowhere to keep tenants)');
     // With Redis configured, other gateway processes may share this control plane: announce there too.

@@ -4,7 +4,7 @@ export { parseEnv, type Env } from './env';
 export { EnvError, type EnvProblem } from './env-errors';
 export { envReaders, type UrlKind } from './env-readers';
 export { createGatewayContext, type GatewayContext, type ContextOverrides } from './gateway-context';
-export { createGatewayServer } from './server';
+export { createGatewayServer, listenGateway } from './server';
 export { createLogger, type Logger } from './observability/logger';
 export { prepareRequest, type PrepareDeps, type PrepareInput, type Prepared } from './proxy/prepare-request';
 export { createTenantRuntime, type TenantRuntime } from './tenancy/tenant-runtime';

@@ -3,14 +3,14 @@
 import { exitOnBootFailure } from './boot-failure';
 import { parseEnv } from './env';
 import { createGatewayContext } from './gateway-context';
-import { createGatewayServer } from './server';
+import { createGatewayServer, listenGateway } from './server';
 import { closeOnSignal } from './shutdown';
 
 async function main(): Promise<void> {
   const env = parseEnv();
   const gw = await createGatewayContext(env);
   const app = await createGatewayServer(gw);
-  await app.listen(env.port, env.host);
+  await listenGateway(app, env.port, env.host);
   gw.log.info('gateway listening', { port: env.port, host: env.host });
   closeOnSignal(gw.log, async () => {
     await app.close().catch(() => undefined);

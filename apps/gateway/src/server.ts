@@ -13,6 +13,19 @@ import { compactHandler } from './proxy/compact.route';
 import { hotServer } from './proxy/hot-http';
 import { errorText } from './observability/logger';
 
+/**
+ * Connections the kernel may hold for the gateway before it accepts them (node's default is 511,
+ * the cap is net.core.somaxconn). A burst arriving while the loop is busy outgrows 511: the
+ * kernel then drops handshakes (ListenOverflows) and some of those clients' connections are
+ * reset — the overload bench's ECONNRESETs, which the bare proxy, accepting at once, never had.
+ */
+const LISTEN_BACKLOG = 4096;
+
+/** Listens on `host`:`port` with room for a burst's connections (LISTEN_BACKLOG). */
+export function listenGateway(app: NestFastifyApplication, port: number, host: string): Promise<unknown> {
+  return app.listen({ port, host, backlog: LISTEN_BACKLOG });
+}
+
 export async function createGatewayServer(gw: GatewayContext): Promise<NestFastifyApplication> {
   const hot = hotServer(
     [
