@@ -71,6 +71,8 @@ function figures(r: RequestReport) {
 /** One step of the script: a turn of the transcript (repeated `times`), or something happening between turns. */
 type Step =
   | { turn: number; times?: number }
+  // The turn with one character of its last tool output changed: same size, other bytes.
+  | { variant: number }
   | { config: PipelineDocument }
   | { flush: true }
   | { idleMs: number }
@@ -85,6 +87,8 @@ const COLD_CACHE: PipelineDocument = {
 const SCRIPT: Step[] = [
   { turn: 4, times: 4 },
   { turn: 5, times: 3 },
+  { variant: 5 },
+  { turn: 5, times: 2 },
   { bypass: 5 },
   { turn: 5, times: 2 },
   { turn: 7, times: 3 },
@@ -120,30 +124,47 @@ async function replay(dialect: Dialect): Promise<{ turns: number; hits: number; 
   let tenant: TenantRuntime = createTenantRuntime('t', { preset: 'agent' }, 1);
   let version = 1;
   let turns = 0;
-  const body = (t: number) => JSON.stringify(dialect === 'openai' ? openaiTurn(steps, t) : anthropicTurn(steps, t));
-  const send = async (t: number, bypassHeader = false) => {
+  const body = (t: number, from = steps) => JSON.stringify(dialect === 'openai' ? openaiTurn(from, t) : anthropicTurn(from, t));
+  /** Turn t with the first `e` of its last tool output turned into an `f`: as many bytes, not the same ones. */
+  const variant = (t: number) => {
+    const last = steps[t - 1]!;
+    const changed = body(
+      t,
+      steps.map((s) => (s === last ? { ...s, output: s.output.replace('e', 'f') } : s)),
+    );
+    expect([changed.length, changed === body(t)]).toEqual([body(t).length, false]);
+    return changed;
+  };
+  const send = async (t: number, bypassHeader = false, text = body(t)) => {
     const input = {
       route: dialect,
       dialect,
-      raw: body(t),
+      raw: text,
       tenant,
       pipeline: tenant.built.pipeline,
       cacheMode: 'auto' as const,
       sessionHeader: 'replayed',
       bypassHeader,
+      shed: false,
     };
-    const [a, b] = [await prepareRequest(fast.deps, input), await prepareRequest(full.deps, input)];
+    // The fast gateway gets the body as the chat route does: bytes, decoded only when not recognised.
+    const bytes = Buffer.from(text);
+    const fastInput = { ...input, bytes, raw: memo.textOf(input, bytes) ?? bytes.toString('utf8') };
+    const [a, b] = [await prepareRequest(fast.deps, fastInput), await prepareRequest(full.deps, input)];
     turns++;
     expect({ turn: t, outgoing: a.outgoing, advertised: a.advertised }).toEqual({
       turn: t,
       outgoing: b.outgoing,
       advertised: b.advertised,
     });
+    // Bytes handed over ready-encoded are the forwarded text's.
+    if (a.encoded) expect(a.encoded.equals(Buffer.from(a.outgoing))).toBe(true);
     expect(figures(a.report)).toEqual(figures(b.report));
     now += 20_000;
   };
   for (const step of SCRIPT) {
     if ('turn' in step) for (let i = 0; i < (step.times ?? 1); i++) await send(step.turn);
+    else if ('variant' in step) await send(step.variant, false, variant(step.variant));
     else if ('bypass' in step) await send(step.bypass, true);
     else if ('config' in step) tenant = createTenantRuntime('t', step.config, ++version, true);
     else if ('idleMs' in step) now += step.idleMs;

@@ -85,7 +85,7 @@ const RELAY_ONLY: ExpandHooks = {
 /** An unchanged body goes out as the very bytes that came in. */
 function outgoingBody(x: ChatExchange, f: Forward, abort: ClientAbort): OutgoingBody {
   if (f.streamed) return x.req.streamChecked(abort);
-  return f.transparent || f.prepared.outgoing === f.raw ? f.inbound : f.prepared.outgoing;
+  return f.transparent || f.prepared.outgoing === f.raw ? f.inbound : (f.prepared.encoded ?? f.prepared.outgoing);
 }
 
 /** The expand loop resolves markers from this tenant's stash and counts every bounce. */

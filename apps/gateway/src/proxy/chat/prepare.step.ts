@@ -40,10 +40,11 @@ export async function prepareStep(x: ChatExchange): Promise<Forward | Stop> {
       await gw.compression.turn();
       hadTurn = true;
     }
-    const raw = transparent ? '' : bodyText(x, inbound);
+    const input = transparent ? null : chatInput(x, inbound, !admitted);
+    const raw = input?.raw ?? '';
     let prepared: Prepared;
     try {
-      prepared = transparent ? passthrough(x) : await prepareRequest(prepareDeps(gw), chatInput(x, raw, !admitted));
+      prepared = input ? await prepareRequest(prepareDeps(gw), input) : passthrough(x);
     } catch (err) {
       if (err instanceof WireError) {
         releaseBody();
@@ -87,17 +88,18 @@ export function prepareDeps(gw: GatewayContext): PrepareDeps {
   return { store, turns, repeats, clock, log, injectMode: gw.env.injectExpand, learned };
 }
 
-function chatInput(x: ChatExchange, raw: string, shed: boolean): PrepareInput {
+/** The body as text: a repeat of the session's last body is recognised on its bytes and not decoded again. */
+function chatInput(x: ChatExchange, bytes: Buffer, shed: boolean): PrepareInput {
   const { gw, req, tenant, route } = x;
+  const { sessionHeader, bypassHeader } = clientHints(req.headers);
+  const slot = { tenant, dialect: route.dialect, shed, sessionHeader, bypassHeader };
   return {
+    ...slot,
     route: route.dialect,
-    dialect: route.dialect,
-    raw,
-    tenant,
+    raw: gw.repeats.textOf(slot, bytes) ?? bodyText(x, bytes),
+    bytes,
     pipeline: tenant.built.pipeline,
     cacheMode: gw.env.cacheMode,
-    shed,
-    ...clientHints(req.headers),
     models: (body) =>
       meterModelSources(
         createModelSources(

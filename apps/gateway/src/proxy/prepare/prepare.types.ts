@@ -30,6 +30,11 @@ export interface PrepareInput {
   route: RouteName;
   dialect: Dialect;
   raw: string;
+  /**
+   * The bytes `raw` was decoded from, when the caller holds them: the repeated-turn memo keeps
+   * them to recognise the next identical body before it is decoded (RepeatMemo.textOf).
+   */
+  bytes?: Buffer;
   tenant: TenantRuntime;
   pipeline: Pipeline;
   cacheMode: CacheMode;
@@ -50,6 +55,8 @@ export interface Prepared {
   session: string;
   /** The body to forward: rewritten, or the pristine inbound text. */
   outgoing: string;
+  /** `outgoing` as UTF-8 when already at hand (a replayed turn's), so it is not encoded again. */
+  encoded?: Buffer;
   /** The outgoing body declares context_guru_expand, so expand calls are intercepted. */
   advertised: boolean;
   report: RequestReport;

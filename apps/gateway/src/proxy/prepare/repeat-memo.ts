@@ -25,6 +25,11 @@ type RepeatReport = Pick<
 
 export interface RepeatEntry {
   readonly raw: string;
+  /**
+   * The inbound bytes `raw` was decoded from, when the caller had them: a later body is matched on
+   * them before it is decoded. The request's own buffer, kept as is (nothing writes to a body once read).
+   */
+  readonly bytes: Buffer | undefined;
   readonly tenant: TenantRuntime;
   readonly pipeline: Pipeline;
   readonly cacheMode: CacheMode;
@@ -41,11 +46,16 @@ export interface RepeatEntry {
   readonly loaded: LoadedSession;
   // What the remembered run produced and wrote.
   readonly outgoing: string;
+  /** `outgoing` as UTF-8, encoded on the first replay (forwardedBytes). */
+  outgoingBytes?: Buffer;
   readonly advertised: boolean;
   readonly stash: readonly StashEntry[];
   readonly rewritten: readonly number[];
   readonly report: RepeatReport;
 }
+
+/** What identifies a body's memo slot before it is decoded. */
+export type RepeatSlot = Pick<PrepareInput, 'tenant' | 'dialect' | 'shed' | 'sessionHeader' | 'bypassHeader'>;
 
 /** Up to this many sessions' last turns are kept (each holds strings the turn cache shares). */
 const MAX_ENTRIES = 2048;
@@ -58,10 +68,20 @@ export class RepeatMemo {
 
   constructor(private readonly maxChars = 16 * 1024 * 1024) {}
 
+  /**
+   * The text of a body this session sent before, recognised on its bytes: a repeat is then neither
+   * decoded nor compared character by character (find sees the very string it remembered).
+   */
+  textOf(slot: RepeatSlot, bytes: Buffer): string | undefined {
+    if (slot.bypassHeader) return undefined;
+    const e = this.entries.get(keyOf(slot, bytes.length));
+    return e?.bytes?.equals(bytes) ? e.raw : undefined;
+  }
+
   /** The remembered turn whose bytes, tenant config and request options are this request's. */
   find(input: PrepareInput): RepeatEntry | undefined {
     if (input.bypassHeader) return undefined;
-    const key = keyOf(input);
+    const key = keyOf(input, sizeOf(input));
     const e = this.entries.get(key);
     if (!e || e.raw !== input.raw || e.tenant !== input.tenant || e.pipeline !== input.pipeline || e.cacheMode !== input.cacheMode)
       return undefined;
@@ -72,7 +92,7 @@ export class RepeatMemo {
   }
 
   remember(input: PrepareInput, entry: RepeatEntry): void {
-    const key = keyOf(input);
+    const key = keyOf(input, sizeOf(input));
     this.forget(key);
     const size = chars(entry);
     if (size > this.maxChars) return;
@@ -86,7 +106,7 @@ export class RepeatMemo {
 
   /** An entry that no longer holds for its session (the store moved on) is dropped. */
   forget(key: string | PrepareInput): void {
-    const k = typeof key === 'string' ? key : keyOf(key);
+    const k = typeof key === 'string' ? key : keyOf(key, sizeOf(key));
     const e = this.entries.get(k);
     if (!e) return;
     this.entries.delete(k);
@@ -94,13 +114,24 @@ export class RepeatMemo {
   }
 }
 
-/** The session as far as it is known before decoding, and the body's length (identity is checked on the bytes). */
-function keyOf(input: PrepareInput): string {
-  return `${input.tenant.id}\u0000${input.dialect}\u0000${input.shed === true}\u0000${input.sessionHeader ?? ''}\u0000${input.raw.length}`;
+/** The session as far as it is known before decoding, and the body's size in bytes (identity is checked on the body). */
+function keyOf(slot: RepeatSlot, size: number): string {
+  return `${slot.tenant.id}\u0000${slot.dialect}\u0000${slot.shed === true}\u0000${slot.sessionHeader ?? ''}\u0000${size}`;
 }
 
+function sizeOf(input: PrepareInput): number {
+  return input.bytes?.length ?? Buffer.byteLength(input.raw, 'utf8');
+}
+
+/** The forwarded bytes of a remembered turn, encoded once for all its replays. */
+export function forwardedBytes(e: RepeatEntry): Buffer {
+  if (e.outgoing === e.raw && e.bytes) return e.bytes;
+  return (e.outgoingBytes ??= Buffer.from(e.outgoing, 'utf8'));
+}
+
+/** Held text and bytes; a rewritten body counts twice, as text and as the bytes its replays send. */
 function chars(e: RepeatEntry): number {
-  return e.raw.length + (e.outgoing === e.raw ? 0 : e.outgoing.length);
+  return e.raw.length + (e.bytes?.length ?? 0) + (e.outgoing === e.raw ? 0 : 2 * e.outgoing.length);
 }
 
 /** Whether the store answered this turn what it answered the remembered run (so the run would repeat). */

@@ -7,7 +7,7 @@ import type { Decoded } from './decode.step';
 import type { Encoded } from './encode.step';
 import type { PipelineRan } from './pipeline-run.step';
 import type { Prepared, Preparing } from './prepare.types';
-import { storeAnswersAgain, type RepeatEntry } from './repeat-memo';
+import { forwardedBytes, storeAnswersAgain, type RepeatEntry } from './repeat-memo';
 
 /** The remembered decode, reported as decodeStep reports a fresh one. */
 export function repeatDecoded(p: Preparing, e: RepeatEntry): Decoded {
@@ -66,7 +66,8 @@ export async function replayRepeat(p: Preparing, e: RepeatEntry, at: TurnAt): Pr
   };
   report.enforced = true;
   report.addedMs = performance.now() - p.started;
-  return { view: e.decoded.view, session: e.decoded.session, outgoing: e.outgoing, advertised: e.advertised, report };
+  const { view, session } = e.decoded;
+  return { view, session, outgoing: e.outgoing, encoded: forwardedBytes(e), advertised: e.advertised, report };
 }
 
 /**
@@ -93,6 +94,7 @@ export function rememberRun(
   }
   memo.remember(input, {
     raw: input.raw,
+    bytes: input.bytes,
     tenant: input.tenant,
     pipeline: input.pipeline,
     cacheMode: input.cacheMode,
