@@ -4,6 +4,7 @@
 import type { Arm, TurnRecord } from '@context-guru/components';
 import type { ArchivedStash, CheckpointWrite, DurableStore, TurnWrite } from './sql/durable.store';
 import { errorText, silentLogger, type StorageLogger } from './storage-logger';
+import { TurnCoalescer } from './turn-coalescer';
 
 export interface WriteBehindOptions {
   /** Delay between the first queued write and its flush (default 50 ms). */
@@ -39,12 +40,15 @@ export class WriteBehindQueue {
   private closed = false;
   private readonly stats_ = { flushes: 0, failures: 0, dropped: 0 };
   private readonly o: Required<Omit<WriteBehindOptions, 'log'>> & { log: StorageLogger };
+  /** The database's only writer leaves out turn writes that would only slide a row's `at` a little. */
+  private readonly coalescer: TurnCoalescer | undefined;
 
   constructor(
     private readonly durable: DurableStore,
     o: WriteBehindOptions = {},
   ) {
     this.o = { flushMs: 50, batchSize: 500, maxPending: 50_000, maxBackoffMs: 5000, log: silentLogger, ...o };
+    this.coalescer = durable.sql.exclusive ? new TurnCoalescer() : undefined;
   }
 
   enqueueStash(entries: readonly ArchivedStash[]): void {
@@ -139,6 +143,12 @@ export class WriteBehindQueue {
     this.timer.unref();
   }
 
+  private async saveTurns(queued: TurnWrite[]): Promise<void> {
+    const writes = this.coalescer ? this.coalescer.needed(queued) : queued;
+    if (writes.length > 0) await this.durable.saveTurns(writes);
+    this.coalescer?.written(writes);
+  }
+
   private async flushOnce(): Promise<void> {
     const stashes = this.stashes;
     const checkpoints = this.checkpoints;
@@ -163,7 +173,7 @@ export class WriteBehindQueue {
         kept.delete(tenant);
       }
       stage = 'turns';
-      if (turns.size > 0) await this.durable.saveTurns([...turns.values()]);
+      await this.saveTurns([...turns.values()]);
       turns.clear();
       this.stats_.flushes++;
       this.backoffMs = 0;
