@@ -14,7 +14,7 @@ import {
   type TurnWrites,
 } from '@context-guru/components';
 import { commitTurnInParts } from './commit-turn';
-import type { Checkpoint, CheckpointWrite, DurableStore } from './sql/durable.store';
+import type { ArchivedStash, Checkpoint, CheckpointWrite, DurableStore } from './sql/durable.store';
 import { StorageError } from './storage-errors';
 import { errorText, silentLogger, type StorageLogger } from './storage-logger';
 import { WriteBehindQueue, type WriteBehindOptions, type WriteBehindStats } from './write-behind.queue';
@@ -81,21 +81,20 @@ export class TieredHotStore implements HotStore {
 
   async putStash(tenant: string, session: string, entries: readonly StashEntry[]): Promise<void> {
     if (entries.length === 0) return;
-    const archived = entries.map((e) => ({ tenant, session, id: e.id, text: e.text }));
     try {
       await this.hot.putStash(tenant, session, entries);
     } catch (err) {
       // Hot store away: acknowledge through the archive itself so the marker stays resolvable.
-      await this.durable.archiveStash(archived).catch(() => Promise.reject(hotFailure(err)));
+      await this.durable.archiveStash(archivedAs(tenant, session, entries)).catch(() => Promise.reject(hotFailure(err)));
       return;
     }
-    this.stashBehind(archived);
+    this.stashBehind(tenant, session, entries);
   }
 
   /** A replayed decision re-puts its original every turn; only what this process has not archived lately goes behind. */
-  private stashBehind(archived: { tenant: string; session: string; id: string; text: string }[]): void {
-    const fresh = archived.filter((a) => this.archivedLately.add(`${a.tenant}\u0000${a.session}\u0000${a.id}`));
-    if (fresh.length > 0) this.queue.enqueueStash(fresh);
+  private stashBehind(tenant: string, session: string, entries: readonly StashEntry[]): void {
+    const fresh = entries.filter((e) => this.archivedLately.add(`${tenant}\u0000${session}\u0000${e.id}`));
+    if (fresh.length > 0) this.queue.enqueueStash(archivedAs(tenant, session, fresh));
   }
 
   async getStash(tenant: string, id: string): Promise<string | null> {
@@ -225,7 +224,7 @@ export class TieredHotStore implements HotStore {
     }
     // The hot store knew something about those keys and wrote nothing: complete it for the re-run.
     if (known) return this.completed(tenant, w.session, w.unknown, known);
-    if (w.stash.length > 0) this.stashBehind(w.stash.map((e) => ({ tenant, session: w.session, id: e.id, text: e.text })));
+    if (w.stash.length > 0) this.stashBehind(tenant, w.session, w.stash);
     if (w.writes) this.queue.enqueueCheckpoint(tenant, w.session, w.writes.frozen, w.writes.offloaded, w.writes.arm);
     if (w.rewritten) this.rewritesBehind(tenant, w.conversation, w.rewritten);
     return null;
@@ -314,6 +313,10 @@ export class TieredHotStore implements HotStore {
       this.log.warn('re-warming the hot store failed', { err: errorText(err) });
     }
   }
+}
+
+function archivedAs(tenant: string, session: string, entries: readonly StashEntry[]): ArchivedStash[] {
+  return entries.map((e) => ({ tenant, session, id: e.id, text: e.text }));
 }
 
 /** What the durable checkpoint and the writes still queued hold that the hot snapshot lacks. */

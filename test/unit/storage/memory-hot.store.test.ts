@@ -122,6 +122,16 @@ describe('MemoryHotStore semantics', () => {
     expect([...snap.lost].sort()).toEqual(slots.slice(2).sort());
   });
 
+  it('reads a kept mark marked again after it was evicted, and none once it is gone', async () => {
+    const c = fakeClock();
+    const s = new MemoryHotStore({ maxEntries: 4, now: c.now });
+    await s.markKept(T, [ck(1)]);
+    for (let i = 10; i < 14; i++) await s.putStash(T, 'sess', [{ id: id(i), text: 'x' }]); // evicts the mark
+    expect([...(await s.loadSession(T, 'sess', [ck(1)])).kept]).toEqual([]);
+    await s.markKept(T, [ck(1)]);
+    expect([...(await s.loadSession(T, 'sess', [ck(1), ck(2)])).kept]).toEqual([ck(1)]);
+  });
+
   it('keeps tenants in separate LRUs: one tenant cannot evict another', async () => {
     const s = new MemoryHotStore({ maxEntries: 4 });
     await s.commitSession('victim', 'sess', writes({ [`mask:${ck(1)}`]: 'keep me' }));

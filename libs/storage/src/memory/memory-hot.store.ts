@@ -28,16 +28,26 @@ const K = {
   turn: (session: string) => `t${SEP}${session}`,
 };
 
+const KEPT_PREFIX = K.kept('');
+
 /** The content key of a slot `component:contentKey`. */
 export function slotContentKey(slot: string): string {
   return slot.slice(slot.indexOf(':') + 1);
+}
+
+/** A frozen slot as loadSession reads it: its cache key and content key, computed once. */
+interface FrozenRef {
+  key: string;
+  contentKey: string;
 }
 
 class TenantState {
   readonly cache: TtlLruCache<Value>;
   readonly lost: LostSet;
   /** session → live frozen slots, so a snapshot never scans the whole cache. */
-  readonly frozenIdx = new Map<string, Set<string>>();
+  readonly frozenIdx = new Map<string, Map<string, FrozenRef>>();
+  /** Content keys with a kept mark in the cache, so a snapshot only reads the marks there are. */
+  readonly keptIdx = new Set<string>();
 
   constructor(ttlMs: number, maxEntries: number, now: () => number, onDropped: () => void) {
     this.lost = new LostSet(maxEntries);
@@ -51,11 +61,12 @@ class TenantState {
 
   indexFrozen(session: string, slot: string): void {
     let s = this.frozenIdx.get(session);
-    if (!s) this.frozenIdx.set(session, (s = new Set()));
-    s.add(slot);
+    if (!s) this.frozenIdx.set(session, (s = new Map()));
+    if (!s.has(slot)) s.set(slot, { key: K.frozen(session, slot), contentKey: slotContentKey(slot) });
   }
 
   private removed(key: string, _reason: RemovalReason, onDropped: () => void): void {
+    if (key.startsWith(KEPT_PREFIX)) this.keptIdx.delete(key.slice(KEPT_PREFIX.length));
     if (!key.startsWith(`f${SEP}`)) return;
     const [, session = '', slot = ''] = key.split(SEP);
     const s = this.frozenIdx.get(session);
@@ -112,17 +123,18 @@ export class MemoryHotStore implements HotStore {
     const t = this.tenants.get(tenant);
     if (!t) return snap;
     const wanted = new Set(contentKeys);
-    // Reading slides each decision's TTL; an expired one is removed here and lands in `lost`.
-    for (const slot of [...(t.frozenIdx.get(session) ?? [])]) {
-      if (!wanted.has(slotContentKey(slot))) continue;
-      const v = t.cache.get(K.frozen(session, slot));
+    // Reading slides each decision's TTL; an expired one is removed here (from the index too,
+    // which iteration allows) and lands in `lost`.
+    for (const [slot, ref] of t.frozenIdx.get(session) ?? []) {
+      if (!wanted.has(ref.contentKey)) continue;
+      const v = t.cache.get(ref.key);
       if (typeof v === 'string') snap.frozen.set(slot, v);
     }
     for (const slot of t.lost.slots(session)) {
       if (wanted.has(slotContentKey(slot))) snap.lost.add(slot);
     }
     for (const ck of wanted) {
-      if (t.cache.get(K.kept(ck)) !== undefined) snap.kept.add(ck);
+      if (t.keptIdx.has(ck) && t.cache.get(K.kept(ck)) !== undefined) snap.kept.add(ck);
     }
     snap.offloaded = t.cache.get(K.offloaded(session)) !== undefined;
     const arm = t.cache.get(K.arm(session));
@@ -147,7 +159,10 @@ export class MemoryHotStore implements HotStore {
   async markKept(tenant: string, contentKeys: readonly string[]): Promise<void> {
     if (contentKeys.length === 0) return;
     const t = this.tenant(tenant);
-    for (const ck of contentKeys) t.cache.set(K.kept(ck), '1');
+    for (const ck of contentKeys) {
+      t.cache.set(K.kept(ck), '1');
+      t.keptIdx.add(ck);
+    }
   }
 
   async advanceTurn(tenant: string, session: string, turn: TurnRecord): Promise<TurnRecord | null> {
@@ -184,6 +199,7 @@ export class MemoryHotStore implements HotStore {
     for (const t of this.tenants.values()) {
       t.cache.clear();
       t.lost.clear();
+      t.keptIdx.clear();
     }
     this.tenants.clear();
   }

@@ -72,10 +72,19 @@ export class TtlLruCache<V> {
   set(key: string, value: V, pin = false): void {
     const now = this.o.now();
     this.sweepExpired(now);
-    const wasPinned = this.pinned.delete(key);
-    if (!wasPinned) this.unpinned.delete(key);
+    // An overwrite (a replayed turn re-puts what it put) reuses the entry instead of allocating one.
+    let e = this.pinned.get(key);
+    const wasPinned = e !== undefined;
+    if (e) this.pinned.delete(key);
+    else if ((e = this.unpinned.get(key))) this.unpinned.delete(key);
     const pinned = pin && (wasPinned || this.pinned.size < this.pinCap);
-    (pinned ? this.pinned : this.unpinned).set(key, { value, expiresAt: now + this.o.ttlMs, pinned });
+    const expiresAt = now + this.o.ttlMs;
+    if (e) {
+      e.value = value;
+      e.expiresAt = expiresAt;
+      e.pinned = pinned;
+    } else e = { value, expiresAt, pinned };
+    (pinned ? this.pinned : this.unpinned).set(key, e);
     this.evict(now);
   }
 
@@ -90,12 +99,15 @@ export class TtlLruCache<V> {
 
   /** Drops expired heads; uniform TTL means the expired entries are exactly a prefix of each map. */
   private sweepExpired(now: number): void {
-    for (const map of [this.pinned, this.unpinned]) {
-      for (const [key, e] of map) {
-        if (e.expiresAt > now) break;
-        map.delete(key);
-        this.o.onRemove?.(key, e.value, 'expired');
-      }
+    this.sweepMap(this.pinned, now);
+    this.sweepMap(this.unpinned, now);
+  }
+
+  private sweepMap(map: Map<string, Entry<V>>, now: number): void {
+    for (const [key, e] of map) {
+      if (e.expiresAt > now) break;
+      map.delete(key);
+      this.o.onRemove?.(key, e.value, 'expired');
     }
   }
 
