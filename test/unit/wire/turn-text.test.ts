@@ -145,4 +145,13 @@ describe('the turn cache decodes only the bytes a cached turn does not share', (
     expect(out.outgoing === expected.outgoing).toBe(true);
     expect(cache.hits).toBe(1);
   });
+
+  it('hands the bytes to its entry: a decoded turn kept elsewhere (the repeat memo) holds no body', () => {
+    const cache = new TurnCache();
+    const raw = cache.text('openai', bytesOf(turnBody('openai', agentSteps(12, 6), 10)), 't');
+    const turn = cache.decode('openai', raw, 't');
+    expect(turn.bytes).toBeDefined();
+    cache.encode(turn, turn.view.messages, { injectExpand: false }, 't');
+    expect(turn.bytes).toBeUndefined();
+  });
 });

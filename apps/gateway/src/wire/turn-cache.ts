@@ -67,8 +67,8 @@ interface Reuse {
 export interface DecodedTurn {
   view: WireView;
   reuse: Reuse | null;
-  /** The bytes view.raw was decoded from, when `text()` decoded it. */
-  bytes?: BodyBytes;
+  /** The bytes view.raw was decoded from, when `text()` decoded it (handed to the entry on encode). */
+  bytes?: BodyBytes | undefined;
 }
 
 export class TurnCache {
@@ -157,6 +157,10 @@ export class TurnCache {
   private remember(scope: string, turn: DecodedTurn, encoded: Entry['encoded']): void {
     const { view } = turn;
     const replaces = turn.reuse?.prev;
+    // The entry owns the bytes now: the turn itself may outlive it (the repeat memo keeps it), and
+    // a 1 MB body kept there would sit outside every budget.
+    const given = turn.bytes;
+    turn.bytes = undefined;
     if (replaces) this.drop(replaces);
     const span = view.index.topLevel('messages');
     if (!span || view.raw.charCodeAt(span.start) !== 0x5b) return;
@@ -167,7 +171,7 @@ export class TurnCache {
       if (!s) return; // an index short of its own count: nothing to reuse next turn
       spans.push(s);
     }
-    const bytes = turn.bytes && withByteEnds(turn.bytes, view.raw, spans);
+    const bytes = given && withByteEnds(given, view.raw, spans);
     const entry: Entry = {
       key: keyOf(scope, view.dialect, view.raw),
       view,
