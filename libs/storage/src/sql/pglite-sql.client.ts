@@ -4,7 +4,6 @@ import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { setFlagsFromString } from 'node:v8';
 import type { PGlite } from '@electric-sql/pglite';
 import { sqlCall } from '../storage-errors';
 import { lockDataDir } from './data-dir-lock';
@@ -54,25 +53,6 @@ PGlite.create({ dataDir: process.argv[2], startParams: JSON.parse(process.argv[3
   );
 }
 
-let liftoffOnlyOpens = 0;
-
-/**
- * PGlite's module (9 MB of WASM) is compiled with V8's baseline compiler only (Liftoff). With the
- * optimising tier-up on, the functions PostgreSQL runs hot are recompiled by TurboFan on
- * background threads and that memory stays resident: the embedded process idled at 240–320 MB,
- * 200 MB without it, and the throughput bench's CPU per request did not move (bench/README
- * "memory"). The flag is read when a module is compiled, so it is set around PGlite's
- * instantiation only; WASM compiled outside that window (undici's parser, QuickJS) still tiers up.
- */
-async function compiledWithLiftoffOnly<T>(create: () => Promise<T>): Promise<T> {
-  if (liftoffOnlyOpens++ === 0) setFlagsFromString('--liftoff-only');
-  try {
-    return await create();
-  } finally {
-    if (--liftoffOnlyOpens === 0) setFlagsFromString('--no-liftoff-only');
-  }
-}
-
 /** A FIFO mutex: PGlite has one session, so an exclusive section must not interleave with another. */
 class Mutex {
   private tail: Promise<void> = Promise.resolve();
@@ -110,11 +90,10 @@ export class PgliteSqlClient implements SqlClient {
       const startParams = [...PGlite.defaultStartParams, ...MEMORY_PARAMS];
       // Under the lock, so two processes never initialise the same directory.
       if (o.dataDir && !existsSync(path.join(o.dataDir, 'PG_VERSION'))) await initialiseInChild(o.dataDir, startParams);
-      const db = await compiledWithLiftoffOnly(async () => {
-        const created = o.dataDir ? await PGlite.create({ dataDir: o.dataDir, startParams }) : await PGlite.create({ startParams });
-        await created.waitReady;
-        return created;
-      });
+      // No V8 flags around this compile: toggling --liftoff-only here (for a smaller RSS) left the
+      // process's GC running full collections every ~200 ms under load (pglite-v8-flags.test.ts).
+      const db = o.dataDir ? await PGlite.create({ dataDir: o.dataDir, startParams }) : await PGlite.create({ startParams });
+      await db.waitReady;
       return new PgliteSqlClient(db, unlock);
     } catch (err) {
       unlock();
