@@ -86,33 +86,59 @@ export async function startReplica(
   };
 }
 
-/** A private redis-server, so FLUSHALL and restarts never disturb other tests. */
+/**
+ * A private redis-server, so FLUSHALL and restarts never disturb other tests. Its port is free
+ * when picked, not when the server binds: a suite running beside this one may take it first, and
+ * a bare connect check would then succeed on THAT suite's server (which may FLUSHALL). So the
+ * server answering must report our child's pid; otherwise the child is stopped and another port
+ * tried.
+ */
 export async function startPrivateRedis(): Promise<{ url: string; stop(): Promise<void> }> {
-  const port = await freePort();
-  const proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-    stdio: 'ignore',
-  });
-  const url = `redis://127.0.0.1:${port}`;
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const ok = await new Promise<boolean>((resolve) => {
-      const sock = connect(port, '127.0.0.1', () => {
-        sock.end();
-        resolve(true);
-      });
-      sock.on('error', () => resolve(false));
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+      stdio: 'ignore',
     });
-    if (ok) break;
-    if (Date.now() > deadline) throw new Error('private redis did not start');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return {
-    url,
-    stop: () =>
+    const stop = () =>
       new Promise<void>((resolve) => {
-        if (proc.exitCode !== null) return resolve();
+        if (proc.exitCode !== null || proc.signalCode !== null) return resolve();
         proc.once('exit', () => resolve());
         proc.kill('SIGTERM');
-      }),
-  };
+      });
+    const url = `redis://127.0.0.1:${port}`;
+    if (await answersAs(port, proc)) return { url, stop };
+    await stop();
+    if (attempt >= 5) throw new Error('private redis did not start');
+  }
+}
+
+/** Whether the redis-server on `port` is `proc` (its INFO names proc's pid), waiting up to 10 s. */
+async function answersAs(port: number, proc: ChildProcess): Promise<boolean> {
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline) {
+    if (proc.exitCode !== null) return false;
+    const info = await redisInfo(port);
+    if (info !== undefined) return new RegExp(`^process_id:${proc.pid}\\r?$`, 'm').test(info);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return false;
+}
+
+/** `INFO server` over a raw socket: the bulk reply's text (undefined while nothing answers on the port). */
+function redisInfo(port: number): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    let reply = '';
+    const sock = connect(port, '127.0.0.1', () => sock.write('INFO server\r\n'));
+    sock.setEncoding('utf8');
+    // A server still loading answers an error line; one that says nothing is given up on.
+    sock.setTimeout(1000, () => sock.destroy());
+    sock.on('data', (chunk: string) => {
+      reply += chunk;
+      const head = /^\$(\d+)\r\n/.exec(reply);
+      const whole = head?.[1] !== undefined && reply.length >= head[0].length + Number(head[1]);
+      if (whole || (reply.startsWith('-') && reply.includes('\r\n'))) sock.end();
+    });
+    sock.on('error', () => resolve(undefined));
+    sock.on('close', () => resolve(reply || undefined));
+  });
 }
