@@ -28,8 +28,12 @@ afterAll(async () => {
   await upstream.close();
 });
 
-/** Posts `parts` one write at a time; without `length`, the body goes out chunked. */
-function post(parts: string[], length: boolean): Promise<{ status: number; text: string; headers: Record<string, unknown> }> {
+/** Posts `parts` one write at a time (`gapMs` apart); without `length`, the body goes out chunked. */
+function post(
+  parts: Array<string | Buffer>,
+  length: boolean,
+  gapMs = 0,
+): Promise<{ status: number; text: string; headers: Record<string, unknown> }> {
   const total = parts.reduce((n, p) => n + Buffer.byteLength(p), 0);
   return new Promise((resolve, reject) => {
     const req = request(
@@ -43,8 +47,13 @@ function post(parts: string[], length: boolean): Promise<{ status: number; text:
       },
     );
     req.on('error', reject);
-    for (const p of parts) req.write(p);
-    req.end();
+    void (async () => {
+      for (const [i, p] of parts.entries()) {
+        if (i > 0 && gapMs > 0) await new Promise((r) => setTimeout(r, gapMs));
+        req.write(p);
+      }
+      req.end();
+    })();
   });
 }
 
@@ -64,6 +73,31 @@ describe('preset off forwards the client body as it is', () => {
     // The answer is relayed as the upstream's bytes, so its declared length goes to the client too.
     expect(res.headers['content-length']).toBe(String(Buffer.byteLength(res.text)));
     expect(res.headers['transfer-encoding']).toBeUndefined();
+  });
+
+  it('streams a body whose second half comes later, byte-identical (the parser has not finished it)', async () => {
+    const before = upstream.requests.length;
+    const started = Date.now();
+    const res = await post([body.slice(0, body.length >> 1), body.slice(body.length >> 1)], true, 300);
+    // The second half really came later: the request could not have been answered before it.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(290);
+    expect(res.status).toBe(200);
+    expect(upstream.requests[before]!.raw).toBe(body);
+    expect(upstream.requests[before]!.headers['content-length']).toBe(String(Buffer.byteLength(body)));
+  });
+
+  it('sends a body that arrived whole as those bytes, answering invalid UTF-8 in it with 400 and forwarding nothing', async () => {
+    const before = upstream.requests.length;
+    const whole = await post([body], true);
+    expect(whole.status).toBe(200);
+    expect(upstream.requests[before]!.raw).toBe(body);
+    const bad = await post(
+      [Buffer.concat([Buffer.from(body.slice(0, 100)), Buffer.from([0xc3, 0x28]), Buffer.from(body.slice(100))])],
+      true,
+    );
+    expect(bad.status).toBe(400);
+    expect(JSON.parse(bad.text).error.message).toContain('byte 100');
+    expect(upstream.requests.length).toBe(before + 1);
   });
 
   it('forwards a chunked body under the limit byte-identical', async () => {

@@ -25,9 +25,11 @@ export interface HotRequest {
   readBody(): Promise<Buffer>;
   /**
    * The unread body as a stream, checked on the way: a refusal found mid-way is set in `refused`
-   * and cancels `abort` (the upstream call carrying the stream), and the caller rethrows it.
+   * and cancels `abort` (the upstream call carrying the stream), and the caller rethrows it. A body
+   * the parser has already delivered whole comes back as that Buffer instead, checked at once (a
+   * refusal throws): one write upstream, no stream machinery.
    */
-  streamChecked(abort: { abort(): void }): Readable;
+  streamChecked(abort: { abort(): void }): Readable | Buffer;
   refused: BodyRefused | null;
 }
 
@@ -158,7 +160,13 @@ class Incoming implements HotRequest {
     return (this.body = body);
   }
 
-  streamChecked(abort: { abort(): void }): Readable {
+  streamChecked(abort: { abort(): void }): Readable | Buffer {
+    const whole = this.arrivedWhole();
+    if (whole) {
+      const refused = checkBody(this.dialect, this.headers, whole);
+      if (refused) throw (this.refused = new BodyRefused(refused));
+      return (this.body = whole);
+    }
     const typeRefused = checkContentType(this.dialect, this.headers);
     if (typeRefused) throw (this.refused = new BodyRefused(typeRefused, true));
     const utf8 = new Utf8StreamCheck();
@@ -176,6 +184,22 @@ class Incoming implements HotRequest {
       if (!utf8.end() && !this.refused) refuse();
     });
     return this.stream;
+  }
+
+  /**
+   * The body when the HTTP parser has finished the message already — the usual case for a body
+   * that came in the reads with its headers (a 60 KB request is one 64 KB read). Sending it as one
+   * Buffer skips undici's stream writer and the check's listeners: at 1 connection that stream
+   * path was ≈ 50 µs of the off preset's main-thread time per request over the bare proxy's.
+   */
+  private arrivedWhole(): Buffer | null {
+    const s = this.stream;
+    const declared = declaredLength(s);
+    if (!s.complete || !(declared > 0) || s.readableLength !== declared) return null;
+    // read() hands over everything buffered, which is exactly the declared body here.
+    const whole: unknown = s.read();
+    if (Buffer.isBuffer(whole) && whole.length === declared) return whole;
+    throw new Error(`the body read whole was not the ${declared} bytes the parser had buffered`);
   }
 }
 
