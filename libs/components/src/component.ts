@@ -129,6 +129,23 @@ export interface Report {
   ledger?: LedgerEntry[];
 }
 
+/** A component's report before it ran: `tokens` before and after, nothing changed, no gate. */
+export function blankReport(component: string, kind: ComponentKind, tokens: number): Report {
+  return {
+    component,
+    kind,
+    tokensBefore: tokens,
+    tokensAfter: tokens,
+    durationMs: 0,
+    keys: [],
+    skipped: false,
+    reverted: false,
+    irreversible: false,
+    changed: [],
+    gates: {},
+  };
+}
+
 export interface Component {
   readonly name: string;
   readonly kind: ComponentKind;

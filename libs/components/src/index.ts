@@ -25,4 +25,5 @@ export * from './shared/message-equality';
 export { MAX_BREAKPOINTS } from './reformat/cacheinject.component';
 export { ReplyMemo } from './offload/model/reply-memo';
 export * from './shared/insertion-order';
+export * from './shared/same-list';
 export * from './shared/present';

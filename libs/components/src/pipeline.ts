@@ -1,7 +1,7 @@
 // The pipeline runs components in order and owns failure: a component that throws, grows the
 // content tokens, or drops content without stashing it is reverted alone, and everything it did
 // not touch survives. The guard measures with its own baseline, never a component's figures.
-import type { Component, Ctx, Message, Report } from './component';
+import { blankReport, type Component, type Ctx, type Message, type Report } from './component';
 import { sameMessage } from './shared/message-equality';
 import { itemAt } from './shared/present';
 import { messageTokens } from './shared/tokens';
@@ -29,19 +29,7 @@ export class Pipeline {
       const working = snapshot.map(cloneMessage);
       const baseline = sum(perMessage);
       const started = performance.now();
-      const report: Report = {
-        component: component.name,
-        kind: component.kind,
-        tokensBefore: baseline,
-        tokensAfter: baseline,
-        durationMs: 0,
-        keys: [],
-        skipped: false,
-        reverted: false,
-        irreversible: false,
-        changed: [],
-        gates: {},
-      };
+      const report = blankReport(component.name, component.kind, baseline);
       try {
         const outcome = await component.run(working, ctx);
         report.durationMs = performance.now() - started;

@@ -3,7 +3,7 @@
 // made PGlite run a statement every 50 ms for nothing). Only where this process is the database's
 // sole writer (PGlite): on a shared Postgres another replica may have written the row since, and
 // the row this process remembers is not the one stored.
-import { deleteOldest, type TurnRecord } from '@context-guru/components';
+import { deleteOldest, sameList, type TurnRecord } from '@context-guru/components';
 import type { TurnWrite } from './sql/durable.store';
 
 /**
@@ -23,10 +23,6 @@ interface Row {
 }
 
 const keyOf = (w: TurnWrite) => `${w.tenant}\u0000${w.session}`;
-
-function sameList(a: readonly number[], b: readonly number[]): boolean {
-  return a.length === b.length && a.every((x, i) => x === b[i]);
-}
 
 /** Writing `turn` (with these rewrites) would leave `row` as it is but for an `at` less than the slack later. */
 function onlySlides(row: Row, turn: TurnRecord, rewritten: readonly number[]): boolean {

@@ -1,6 +1,6 @@
 // Component and usage figures are tallied per request and added to their counters when /metrics
 // is read: a scrape shows exactly what direct increments showed, between scrapes and across them.
-import { REGISTRY, type Report } from '@context-guru/components';
+import { REGISTRY, blankReport, type Report } from '@context-guru/components';
 import { GatewayMetrics } from '../../../apps/gateway/src/observability/metrics';
 import { primeComponents, recordRequest } from '../../../apps/gateway/src/observability/metrics-record';
 import { createPriceTable } from '../../../apps/gateway/src/observability/price-table';
@@ -8,20 +8,7 @@ import { emptyReport } from '../../../apps/gateway/src/observability/request-rep
 import { UsageAccounting } from '../../../apps/gateway/src/observability/usage-accounting';
 
 function run(component: string, over: Partial<Report> = {}): Report {
-  return {
-    component,
-    kind: 'reformat',
-    tokensBefore: 100,
-    tokensAfter: 100,
-    durationMs: 2,
-    keys: [],
-    skipped: false,
-    reverted: false,
-    irreversible: false,
-    changed: [],
-    gates: {},
-    ...over,
-  } as Report;
+  return { ...blankReport(component, 'reformat', 100), durationMs: 2, ...over };
 }
 
 function enforced(reports: Report[]) {

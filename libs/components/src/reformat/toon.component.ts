@@ -6,6 +6,7 @@ import { Type } from '@sinclair/typebox';
 import { decode as toonDecode, encode as toonEncode, rawString, type JsonValue } from '@toon-format/toon';
 import { defineComponent, type Component, type ComponentOutcome, type Ctx, type Message } from '../component';
 import { NonNegInt } from '../shared/common-options';
+import { sameList } from '../shared/same-list';
 import { hasInexactNumbers } from '../shared/json-scan';
 import { setText, toolOutputs } from '../shared/message-text';
 import { Gates, rewritableText } from '../shared/offload';
@@ -38,10 +39,6 @@ function isScalar(v: unknown): v is string | number | boolean | null {
   return v === null || typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean';
 }
 
-function sameKeys(a: readonly string[], b: readonly string[]): boolean {
-  return a.length === b.length && a.every((k, i) => k === b[i]);
-}
-
 /** Non-empty array of objects sharing one non-empty key set, every value a scalar. */
 function isUniformFlatArray(value: unknown): value is Row[] {
   if (!Array.isArray(value) || value.length === 0) return false;
@@ -51,7 +48,7 @@ function isUniformFlatArray(value: unknown): value is Row[] {
     const own = Object.keys(item).sort();
     if (own.length === 0) return false;
     if (!keys) keys = own;
-    else if (!sameKeys(own, keys)) return false;
+    else if (!sameList(own, keys)) return false;
     if (!Object.values(item).every(isScalar)) return false;
   }
   return true;

@@ -8,7 +8,7 @@
 // path would (turn advance, decision TTLs, originals, rewrites): only decode, pipeline and encode
 // are skipped. A run that changed the session (new decisions, the expand tool, an arm), read keys
 // its prefetch missed, or asked a model is not remembered, so a hit never owes the store a commit.
-import type { CacheView, Pipeline, SessionSnapshot, StashEntry, TurnRecord } from '@context-guru/components';
+import { sameList, type CacheView, type Pipeline, type SessionSnapshot, type StashEntry, type TurnRecord } from '@context-guru/components';
 import type { CacheMode } from '../../env';
 import type { RequestReport } from '../../observability/request-report';
 import type { TurnCache as CachedTurn } from '../../session/cache-view';
@@ -142,12 +142,11 @@ export function storeAnswersAgain(e: RepeatEntry, prev: TurnRecord | null, cache
 function sameTurn(a: TurnRecord | null, b: TurnRecord | null): boolean {
   if (a === null || b === null) return a === b;
   // `at` only matters through the cache view's cold reading, compared on its own.
-  return a.n === b.n && a.ttlMs === b.ttlMs && sameList(a.rewritten, b.rewritten);
+  return a.n === b.n && a.ttlMs === b.ttlMs && sameRewrites(a.rewritten, b.rewritten);
 }
 
-function sameList(a: readonly number[] | undefined, b: readonly number[] | undefined): boolean {
-  if (a === undefined || b === undefined) return a === b;
-  return a.length === b.length && a.every((x, i) => x === b[i]);
+function sameRewrites(a: readonly number[] | undefined, b: readonly number[] | undefined): boolean {
+  return a === undefined || b === undefined ? a === b : sameList(a, b);
 }
 
 function sameCache(a: CachedTurn, b: CachedTurn): boolean {
