@@ -5,6 +5,7 @@ import type { HotStore, SessionSnapshot, SessionWrites, StashEntry, StoreHealth,
 import { Redis, ReplyError, type RedisOptions } from 'ioredis';
 import { StorageError } from '../storage-errors';
 import { errorText, silentLogger, type StorageLogger } from '../storage-logger';
+import { loopFairDeadline } from './loop-fair-deadline';
 import { ADVANCE_TURN, GET_STASH, LOAD_SESSION, WRITE_TURN } from './redis-scripts';
 
 export interface RedisHotStoreOptions {
@@ -18,6 +19,7 @@ export interface RedisHotStoreOptions {
   /** The frozen index outlives the values by this factor so a lost value is detected (default 4). */
   indexTtlFactor?: number;
   connectTimeoutMs?: number;
+  /** How long a command may go unanswered, counted fairly to a busy event loop (default 1 s). */
   commandTimeoutMs?: number;
   /** How long connect() waits for the first ready connection (default 10 s). */
   readyTimeoutMs?: number;
@@ -52,6 +54,7 @@ export class RedisHotStore implements HotStore {
   private readonly maxEntries: number;
   private readonly prefix: string;
   private readonly now: () => number;
+  private readonly commandTimeoutMs: number;
   private dropped = 0;
   private repaired = 0;
 
@@ -64,6 +67,7 @@ export class RedisHotStore implements HotStore {
     this.maxEntries = o.maxEntries ?? 10_000;
     this.prefix = o.prefix ?? 'cg:';
     this.now = o.now ?? Date.now;
+    this.commandTimeoutMs = o.commandTimeoutMs ?? 1000;
   }
 
   /** Connects and waits until Redis answers; throws after readyTimeoutMs (boot fails loudly). */
@@ -75,7 +79,8 @@ export class RedisHotStore implements HotStore {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 1,
       connectTimeout: o.connectTimeoutMs ?? 1000,
-      commandTimeout: o.commandTimeoutMs ?? 1000,
+      // No ioredis commandTimeout: its timer would fire before a busy loop reads the reply
+      // (loop-fair-deadline.ts); every command goes through answered() instead.
       // ioredis keeps a timer this long even for a socket that never connected; keep it short.
       disconnectTimeout: 300,
       // Reconnect forever with a capped backoff: recovery needs no restart.
@@ -107,12 +112,12 @@ export class RedisHotStore implements HotStore {
   async getStash(tenant: string, id: string): Promise<string | null> {
     const t = this.tenantPrefix(tenant);
     this.trip();
-    return answered(this.redis.cgGetStash(`${t}s:${id}`, `${t}lru`, this.ttl, this.now(), id));
+    return this.answered(this.redis.cgGetStash(`${t}s:${id}`, `${t}lru`, this.ttl, this.now(), id));
   }
 
   async owns(tenant: string, session: string, id: string): Promise<boolean> {
     this.trip();
-    return (await answered(this.redis.sismember(`${this.tenantPrefix(tenant)}own:${session}`, id))) === 1;
+    return (await this.answered(this.redis.sismember(`${this.tenantPrefix(tenant)}own:${session}`, id))) === 1;
   }
 
   async loadSession(tenant: string, session: string, contentKeys: readonly string[]): Promise<SessionSnapshot> {
@@ -120,7 +125,7 @@ export class RedisHotStore implements HotStore {
     const cks = [...new Set(contentKeys)];
     const keys = [...this.sessionKeys(t, session), ...cks.map((ck) => `${t}kept:${ck}`)];
     this.trip();
-    return this.snapshotOf(await answered(this.redis.cgLoadSession(keys.length, ...keys, this.ttl, this.indexTtl, ...cks)));
+    return this.snapshotOf(await this.answered(this.redis.cgLoadSession(keys.length, ...keys, this.ttl, this.indexTtl, ...cks)));
   }
 
   async commitSession(tenant: string, session: string, writes: SessionWrites): Promise<void> {
@@ -146,7 +151,7 @@ export class RedisHotStore implements HotStore {
 
   async advanceTurn(tenant: string, session: string, turn: TurnRecord): Promise<TurnRecord | null> {
     this.trip();
-    const prev = await answered(
+    const prev = await this.answered(
       this.redis.cgAdvanceTurn(
         `${this.tenantPrefix(tenant)}turn:${session}`,
         `${this.tenantPrefix(tenant)}turnrw:${session}`,
@@ -184,7 +189,7 @@ export class RedisHotStore implements HotStore {
 
   async ping(): Promise<void> {
     this.trip();
-    await answered(this.redis.ping());
+    await this.answered(this.redis.ping());
   }
 
   /** Idempotent: QUIT when connected, otherwise stop reconnecting. */
@@ -213,7 +218,7 @@ export class RedisHotStore implements HotStore {
     ];
     const frozen = w.writes ? [...w.writes.frozen].flat() : [];
     this.trip();
-    const res = await answered(
+    const res = await this.answered(
       this.redis.cgWriteTurn(
         keys.length,
         ...keys,
@@ -267,9 +272,22 @@ export class RedisHotStore implements HotStore {
     return `${this.prefix}{${encodeURIComponent(tenant)}}:`;
   }
 
+  /**
+   * Every Redis failure but an error reply is one of answering (closed, refused, timed out, offline
+   * queue disabled): it rejects as `store_unavailable`. An error reply (a script bug) passes as is.
+   */
+  private async answered<T>(p: Promise<T>): Promise<T> {
+    const late = () => unavailable(new Error(`no reply within ${this.commandTimeoutMs} ms`));
+    try {
+      return await loopFairDeadline(p, this.commandTimeoutMs, late);
+    } catch (err) {
+      throw err instanceof ReplyError || err instanceof StorageError ? err : unavailable(err);
+    }
+  }
+
   private async exec(p: ReturnType<Redis['pipeline']>): Promise<unknown[]> {
     this.trip();
-    const res = await answered(p.exec());
+    const res = await this.answered(p.exec());
     if (!res) throw new StorageError('store_unavailable', 'redis: transaction aborted');
     const out: unknown[] = [];
     for (const [err, value] of res) {
@@ -282,18 +300,6 @@ export class RedisHotStore implements HotStore {
 
 function unavailable(err: unknown): StorageError {
   return new StorageError('store_unavailable', `redis did not answer: ${errorText(err)}`, { cause: err });
-}
-
-/**
- * Every Redis failure but an error reply is one of answering (closed, refused, timed out, offline
- * queue disabled): it rejects as `store_unavailable`. An error reply (a script bug) passes as is.
- */
-async function answered<T>(p: Promise<T>): Promise<T> {
-  try {
-    return await p;
-  } catch (err) {
-    throw err instanceof ReplyError || err instanceof StorageError ? err : unavailable(err);
-  }
 }
 
 function parseTurn(raw: string): TurnRecord | null {
