@@ -15,6 +15,7 @@ export * from './ports/stash.port';
 export * from './ports/session-state.port';
 export * from './ports/hot-store.port';
 export * from './shared/text-memo';
+export * from './shared/shared-text';
 export * from './ports/model.port';
 export { SUMMARY_CHECKPOINT_KEY } from './offload/summarize/checkpoint';
 export { SandboxPool, closeSharedSandbox } from './offload/extract/sandbox/sandbox-pool';

@@ -1,7 +1,7 @@
 // decode reads a body without changing a byte of it; encode writes back only what the pipeline
 // changed and can be expressed as disjoint edits of the received text. Anything else keeps the
 // client's bytes (reported as discarded), and an internal failure forwards the body untouched.
-import { cloneMessage, isObject, type Message, type MessageOrigin } from '@context-guru/components';
+import { cloneMessage, isObject, shareTexts, type Message, type MessageOrigin } from '@context-guru/components';
 import { countBreakpoints, MAX_BREAKPOINTS } from './breakpoints';
 import { normalizeAnthropic, planAnthropic } from './anthropic.wire';
 import { expandDeclared, expandToolJson, toolChoiceAllows } from './expand-tool';
@@ -57,6 +57,7 @@ export function decodeRequest(dialect: Dialect, raw: string): WireView {
   if (!isObject(parsed)) throw new WireError('invalid_request', 'the request body must be a JSON object');
   if (!Array.isArray(parsed.messages)) throw new WireError('invalid_request', '`messages` must be an array');
   const norm = dialect === 'openai' ? normalizeOpenAI(parsed) : normalizeAnthropic(parsed);
+  shareTexts(norm.messages);
   return assembleView(dialect, raw, parsed, norm, norm.messages.map(cloneMessage), new RawIndex(raw));
 }
 

@@ -7,7 +7,7 @@
 // decodes only the bytes after the shared prefix (UTF-8 decoding of a 1 MB body was a quarter of
 // a warm turn).
 import { isUtf8 } from 'node:buffer';
-import { cloneMessage, sameMessage, type Message } from '@context-guru/components';
+import { cloneMessage, sameMessage, shareTexts, type Message } from '@context-guru/components';
 import { depthViolation, elementsAfter, RawIndex, skipWs, type Span } from './json-scan';
 import { normalizeAnthropic } from './anthropic.wire';
 import { normalizeOpenAI } from './openai.wire';
@@ -294,6 +294,7 @@ function extendView(prev: Entry, raw: string, m: { bodyMessages: number; normali
     const prevList = prev.view.body.messages as unknown[];
     const body: Record<string, unknown> = { ...rest, messages: [...prevList.slice(0, k), ...added] };
     const norm = prev.view.dialect === 'openai' ? normalizeOpenAI({ messages: added }) : normalizeAnthropic({ messages: added });
+    shareTexts(norm.messages);
     const messages = [...prev.view.messages.slice(0, m.normalized), ...norm.messages];
     const slots = [...prev.view.slots.slice(0, m.normalized), ...norm.slots.map((s) => ({ ...s, msg: s.msg + k }))];
     const original = [...prev.view.original.slice(0, m.normalized), ...norm.messages.map(cloneMessage)];
