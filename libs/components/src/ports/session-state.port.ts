@@ -40,8 +40,31 @@ export interface SessionSnapshot {
   arm?: Arm;
 }
 
+/** Slot names handed out, per component then content key; dropped whole past SLOT_NAMES_MAX. */
+const slotNames = new Map<string, Map<string, string>>();
+let slotNamesHeld = 0;
+const SLOT_NAMES_MAX = 200_000;
+
+/**
+ * `component:contentKey`. Every component asks it of every tool output on every turn; a new
+ * concatenation is a new string whose hash the snapshot look-up computes again, so each name is
+ * built once and handed out again (its hash then cached in the string).
+ */
 export function frozenSlot(component: string, contentKey: string): string {
-  return `${component}:${contentKey}`;
+  let byKey = slotNames.get(component);
+  if (!byKey) slotNames.set(component, (byKey = new Map()));
+  let slot = byKey.get(contentKey);
+  if (slot === undefined) {
+    if (slotNamesHeld >= SLOT_NAMES_MAX) {
+      slotNames.clear();
+      slotNames.set(component, (byKey = new Map()));
+      slotNamesHeld = 0;
+    }
+    slot = `${component}:${contentKey}`;
+    byKey.set(contentKey, slot);
+    slotNamesHeld++;
+  }
+  return slot;
 }
 
 /** The in-run view over a prefetched snapshot; collects new freezes for the write-back. */
