@@ -1,5 +1,7 @@
 // A loopback TCP proxy in front of a real service, so a test can cut one process's connection
-// (refuse new ones, reset open ones) and restore it, without stopping the shared server.
+// (refuse new ones, reset open ones) and restore it, or stall it (connections stay open and
+// nothing is relayed, as in a network partition or a hung server) and resume it, without
+// stopping the shared server.
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { freePort } from './replicas';
 
@@ -7,27 +9,48 @@ export interface TcpProxy {
   port: number;
   cut(): Promise<void>;
   restore(): Promise<void>;
+  /** Open and new connections stay up, but no byte passes either way until resume(). */
+  stall(): void;
+  resume(): void;
   close(): Promise<void>;
+}
+
+interface Pair {
+  client: Socket;
+  upstream: Socket;
+}
+
+/** Relays both ways; a stalled pair is unpiped and paused, so bytes wait in the kernel buffers. */
+function relay(p: Pair, on: boolean): void {
+  if (on) {
+    p.client.pipe(p.upstream);
+    p.upstream.pipe(p.client);
+    return;
+  }
+  p.client.unpipe(p.upstream);
+  p.upstream.unpipe(p.client);
+  p.client.pause();
+  p.upstream.pause();
 }
 
 export async function startTcpProxy(targetHost: string, targetPort: number): Promise<TcpProxy> {
   const port = await freePort();
-  const open = new Set<Socket>();
+  const pairs = new Set<Pair>();
   let server: Server | undefined;
+  let stalled = false;
   const listen = () =>
     new Promise<void>((resolve, reject) => {
       const s = createServer((client) => {
-        const upstream = connect(targetPort, targetHost);
-        open.add(client).add(upstream);
+        const pair = { client, upstream: connect(targetPort, targetHost) };
+        pairs.add(pair);
         const drop = () => {
           client.destroy();
-          upstream.destroy();
-          open.delete(client);
-          open.delete(upstream);
+          pair.upstream.destroy();
+          pairs.delete(pair);
         };
         client.on('error', drop).on('close', drop);
-        upstream.on('error', drop).on('close', drop);
-        client.pipe(upstream).pipe(client);
+        pair.upstream.on('error', drop).on('close', drop);
+        relay(pair, !stalled);
       });
       s.once('error', reject);
       s.listen(port, '127.0.0.1', () => resolve());
@@ -35,13 +58,28 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     });
   const stop = () =>
     new Promise<void>((resolve) => {
-      for (const s of open) s.destroy();
-      open.clear();
+      for (const { client, upstream } of pairs) {
+        client.destroy();
+        upstream.destroy();
+      }
+      pairs.clear();
       if (!server) return resolve();
       server.close(() => resolve());
       server = undefined;
     });
+  const setStalled = (on: boolean) => {
+    if (stalled === on) return;
+    stalled = on;
+    for (const p of pairs) relay(p, !on);
+  };
   await listen();
   // Restoring a proxy that is not cut is a no-op, so a test's cleanup may always restore.
-  return { port, cut: stop, restore: () => (server ? Promise.resolve() : listen()), close: stop };
+  return {
+    port,
+    cut: stop,
+    restore: () => (server ? Promise.resolve() : listen()),
+    stall: () => setStalled(true),
+    resume: () => setStalled(false),
+    close: stop,
+  };
 }

@@ -5,7 +5,7 @@ import type { HotStore, SessionSnapshot, SessionWrites, StashEntry, StoreHealth,
 import { Redis, ReplyError, type RedisOptions } from 'ioredis';
 import { StorageError } from '../storage-errors';
 import { errorText, silentLogger, type StorageLogger } from '../storage-logger';
-import { loopFairDeadline } from './loop-fair-deadline';
+import { loopFairDeadline } from '../loop-fair-deadline';
 import { ADVANCE_TURN, GET_STASH, LOAD_SESSION, WRITE_TURN } from './redis-scripts';
 
 export interface RedisHotStoreOptions {

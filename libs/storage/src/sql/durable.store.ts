@@ -2,6 +2,8 @@
 // checkpoints, sticky flags and kept marks, all scoped by tenant and bounded by retention.
 // Every write is a set-based statement over arrays, so a batch of any size is one round trip.
 import type { Arm, TurnRecord } from '@context-guru/components';
+import { loopFairDeadline } from '../loop-fair-deadline';
+import { StorageError } from '../storage-errors';
 import { LookupBatcher } from './lookup-batcher';
 import { keptKey, PresenceFilter, sessionKey } from './presence-filter';
 import { loadCheckpoints, loadTurns, type Checkpoint, type CheckpointAsk, type TurnAsk } from './session-lookups';
@@ -52,6 +54,12 @@ export interface DurableStoreOptions {
   retentionDays?: number;
   /** Injectable clock (epoch ms); timestamps are written from it so tests need no sleeping. */
   now?: () => number;
+  /**
+   * How long a look-up on the request path may wait on Postgres before it rejects as
+   * store_unavailable and the request fails open (default 5 s). A stalled network or server would
+   * otherwise hold the request for as long as the socket lives. PGlite runs in-process: unbounded.
+   */
+  readTimeoutMs?: number;
 }
 
 const DAY_MS = 86_400_000;
@@ -75,6 +83,7 @@ function presenceOf(sql: SqlClient): PresenceFilter | undefined {
 
 export class DurableStore {
   readonly retentionMs: number;
+  private readonly readTimeoutMs: number;
   /** Values skipped because Postgres text cannot hold them (NUL, lone surrogates). */
   skipped = 0;
   private readonly now: () => number;
@@ -90,6 +99,7 @@ export class DurableStore {
   ) {
     this.retentionMs = (o.retentionDays ?? 30) * DAY_MS;
     this.now = o.now ?? Date.now;
+    this.readTimeoutMs = o.readTimeoutMs ?? 5000;
     // PGlite has one session: a second statement in flight would only queue behind the first.
     const batching = { maxInFlight: sql.kind === 'pglite' ? 1 : LOOKUPS_IN_FLIGHT_ON_A_POOL };
     this.turns = new LookupBatcher((asks) => loadTurns(sql, asks), batching);
@@ -127,7 +137,7 @@ export class DurableStore {
 
   /** The archived original, or null once its retention has passed. */
   async getArchivedStash(tenant: string, id: string): Promise<string | null> {
-    const rows = await this.sql.query('SELECT text FROM stash_archive WHERE tenant = $1 AND id = $2 AND expires_at > $3', [
+    const rows = await this.lookup('SELECT text FROM stash_archive WHERE tenant = $1 AND id = $2 AND expires_at > $3', [
       tenant,
       id,
       new Date(this.now()),
@@ -136,7 +146,7 @@ export class DurableStore {
   }
 
   async owns(tenant: string, session: string, id: string): Promise<boolean> {
-    const rows = await this.sql.query('SELECT 1 AS hit FROM ownership WHERE tenant = $1 AND session = $2 AND id = $3 AND created_at > $4', [
+    const rows = await this.lookup('SELECT 1 AS hit FROM ownership WHERE tenant = $1 AND session = $2 AND id = $3 AND created_at > $4', [
       tenant,
       session,
       id,
@@ -208,7 +218,7 @@ export class DurableStore {
       keys = contentKeys?.filter((ck) => p.mayHold(keptKey(tenant, ck))) ?? [];
       if (keys.length === 0) return Promise.resolve({ frozen: new Map(), offloaded: false, kept: new Set() });
     }
-    return this.checkpoints.load({ tenant, session, cutoff: this.cutoff(), ...(keys ? { contentKeys: keys } : {}) });
+    return this.bounded(this.checkpoints.load({ tenant, session, cutoff: this.cutoff(), ...(keys ? { contentKeys: keys } : {}) }));
   }
 
   /**
@@ -265,14 +275,14 @@ export class DurableStore {
   /** A conversation's last turn record; look-ups asked together share one statement. */
   loadTurn(tenant: string, session: string): Promise<TurnRecord | null> {
     if (this.presence && surelyNew(this.presence, this.sql, tenant, session)) return Promise.resolve(null);
-    return this.turns.load({ tenant, session, cutoff: this.cutoff() });
+    return this.bounded(this.turns.load({ tenant, session, cutoff: this.cutoff() }));
   }
 
   async markKept(tenant: string, contentKeys: readonly string[]): Promise<void> {
     const keys = [...new Set(contentKeys)];
     for (const ck of keys) this.presence?.add(keptKey(tenant, ck));
     if (keys.length === 0) return;
-    await this.sql.query(
+    await this.lookup(
       `INSERT INTO kept (tenant, content_key, created_at) SELECT $1, k, $3 FROM unnest($2::text[]) AS b(k)
        ON CONFLICT (tenant, content_key) DO UPDATE SET created_at = EXCLUDED.created_at`,
       [tenant, keys, new Date(this.now())],
@@ -281,10 +291,11 @@ export class DurableStore {
 
   async keptAmong(tenant: string, contentKeys: readonly string[]): Promise<Set<string>> {
     if (contentKeys.length === 0) return new Set();
-    const rows = await this.sql.query(
-      'SELECT content_key FROM kept WHERE tenant = $1 AND content_key = ANY($2::text[]) AND created_at > $3',
-      [tenant, [...contentKeys], this.cutoff()],
-    );
+    const rows = await this.lookup('SELECT content_key FROM kept WHERE tenant = $1 AND content_key = ANY($2::text[]) AND created_at > $3', [
+      tenant,
+      [...contentKeys],
+      this.cutoff(),
+    ]);
     return new Set(rows.map((r) => col.str(r, 'content_key')));
   }
 
@@ -305,7 +316,18 @@ export class DurableStore {
   }
 
   async ping(): Promise<void> {
-    await this.sql.query('SELECT 1');
+    await this.lookup('SELECT 1');
+  }
+
+  /** A single statement on the request path (bounded on Postgres: see readTimeoutMs). */
+  private lookup(text: string, params?: readonly unknown[]): ReturnType<SqlClient['query']> {
+    return this.bounded(this.sql.query(text, params));
+  }
+
+  private bounded<T>(p: Promise<T>): Promise<T> {
+    if (this.sql.kind !== 'postgres') return p;
+    const ms = this.readTimeoutMs;
+    return loopFairDeadline(p, ms, () => new StorageError('store_unavailable', `postgres did not answer within ${ms} ms`));
   }
 
   close(): Promise<void> {
