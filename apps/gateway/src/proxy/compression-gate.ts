@@ -148,4 +148,9 @@ export class BodySlots {
   get inUse(): number {
     return this.held;
   }
+
+  /** Requests waiting for a place. */
+  get waiters(): number {
+    return this.waiting.length;
+  }
 }

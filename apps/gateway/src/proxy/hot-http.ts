@@ -211,6 +211,12 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer | null> {
       resolve(null);
       return;
     }
+    // A client gone before its body is read (it waited for a place among the bodies held whole):
+    // its stream is destroyed and will emit nothing more, so waiting for it would never settle.
+    if (req.destroyed) {
+      reject(new Error('aborted: the client went away before its body was read'));
+      return;
+    }
     const chunks: Buffer[] = [];
     let size = 0;
     req.on('data', (c: Buffer) => {
@@ -223,6 +229,9 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer | null> {
     });
     req.on('end', () => resolve(size > limit ? null : Buffer.concat(chunks, size)));
     req.on('error', reject);
+    req.once('close', () => {
+      if (!req.complete) reject(new Error('aborted: the client went away mid-body'));
+    });
   });
 }
 
