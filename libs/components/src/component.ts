@@ -149,7 +149,11 @@ export function blankReport(component: string, kind: ComponentKind, tokens: numb
 export interface Component {
   readonly name: string;
   readonly kind: ComponentKind;
-  /** Mutates `messages` in place. May be async (model-backed components). */
+  /**
+   * Mutates `messages` in place: a message's fields and content blocks may be written, but its
+   * `tool_calls` array is shared with the run's snapshot (cloneMessage), so a change to a call
+   * assigns a new array and never writes into the old one. May be async (model-backed components).
+   */
   run(messages: Message[], ctx: Ctx): ComponentOutcome | Promise<ComponentOutcome>;
 }
 

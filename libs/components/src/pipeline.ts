@@ -78,10 +78,16 @@ function sum(xs: readonly number[]): number {
   return n;
 }
 
+/**
+ * A copy a component may change in place: the message and its content blocks. Its `tool_calls`
+ * array is the original's, shared: a component that changes a call replaces the whole array
+ * (see Component.run). Copying every call made each unchanged assistant message compare its calls
+ * member by member after every component and again in the encoder's prefix check; shared, they
+ * compare as one reference.
+ */
 export function cloneMessage(m: Message): Message {
   const copy: Message = { ...m };
   if (Array.isArray(m.content)) copy.content = m.content.map((b) => ({ ...b }));
-  if (m.tool_calls) copy.tool_calls = m.tool_calls.map((c) => ({ ...c }));
   return copy;
 }
 

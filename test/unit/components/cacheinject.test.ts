@@ -48,6 +48,25 @@ describe('cacheinject', () => {
     expect((messages[1]!.content as ContentBlock[])[1]).not.toBe(original);
   });
 
+  it('puts the breakpoint on a new calls array: the pipeline input and its snapshot share the old one', async () => {
+    const calls = [
+      { id: 'toolu_1', name: 'bash', arguments: '{"command":"ls"}' },
+      { id: 'toolu_2', name: 'bash', arguments: '{"command":"make test"}' },
+    ];
+    const input: Message[] = [
+      { role: 'user', content: [text('Why does `make test` fail?')] },
+      { role: 'assistant', content: [text('Looking.')], tool_calls: calls },
+      { role: 'tool', tool_call_id: 'toolu_2', content: 'FAILED tests/test_tz.py' },
+    ];
+    const before = structuredClone(input);
+    const result = await new Pipeline([make()]).run(input, testCtx({ provider: 'anthropic' }));
+    expect(result.reports[0]?.changed).toEqual([1]);
+    expect(result.messages[1]?.tool_calls).toEqual([calls[0], { ...calls[1], cache_control: { type: 'ephemeral' } }]);
+    expect(input).toEqual(before);
+    expect(input[1]?.tool_calls).toBe(calls);
+    expect(calls[1]).not.toHaveProperty('cache_control');
+  });
+
   it('never lets the request carry more than four breakpoints', async () => {
     for (let existing = 0; existing <= MAX_BREAKPOINTS + 1; existing++) {
       for (const visible of [0, 1]) {

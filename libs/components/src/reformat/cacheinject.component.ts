@@ -110,9 +110,10 @@ function create(o: Options): Component {
       if (MAX_BREAKPOINTS - used <= 0) return gate('breakpoint_budget_exhausted');
       // A fresh block (or call) object: the key is added, nothing else about it changes.
       if (at.call) {
+        // A new array: the calls array is shared with the pipeline's snapshot (cloneMessage).
         const calls = present(m.tool_calls, 'boundary tool calls');
         const last = calls.length - 1;
-        calls[last] = { ...itemAt(calls, last, 'boundary tool call'), cache_control: { ...control } };
+        m.tool_calls = [...calls.slice(0, last), { ...itemAt(calls, last, 'boundary tool call'), cache_control: { ...control } }];
       } else {
         const blocks = m.content as ContentBlock[];
         const last = blocks.length - 1;
