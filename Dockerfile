@@ -2,7 +2,8 @@
 # picks the process with the container command (charts/context-guru/templates/_env.tpl):
 #   gateway    node apps/gateway/dist/main.js
 #   admin      node apps/admin/dist/main.js
-#   embedded   node apps/embedded/dist/main.js  (gateway + admin in one process, the default CMD)
+#   embedded   node --liftoff-only apps/embedded/dist/main.js  (gateway + admin in one process, the
+#              default CMD, run as `npm start` runs it)
 #   migration  node libs/storage/dist/sql/migrate-cli.js
 # node runs as PID 1 in exec form; every entry handles SIGTERM itself (PID 1 gets no default
 # handler), drains and exits 0. Runs as the image's non-root `node` user (uid 1000) and needs
@@ -61,4 +62,7 @@ COPY --from=build /app/apps/embedded/dist ./apps/embedded/dist
 COPY migrations ./migrations
 USER node
 EXPOSE 4000 4001
-CMD ["node", "apps/embedded/dist/main.js"]
+# --liftoff-only: PGlite's WASM stays on V8's baseline compiler. TurboFan's recompiles of its hot
+# functions left ≈ 60 MB in the compiler threads' malloc arenas that the process never gave back
+# (bench/README.md, memory); its SQL is a small share of a request's CPU. Same flags as `npm start`.
+CMD ["node", "--liftoff-only", "apps/embedded/dist/main.js"]

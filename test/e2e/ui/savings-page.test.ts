@@ -10,6 +10,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { anthropicMessage } from '../../support/fake-upstream-json';
 import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream';
 import { freePort } from '../../support/replicas';
+import { npmStartCommand } from '../../support/start-command';
 import { agentSteps, anthropicTurn } from '../../support/transcripts';
 
 jest.setTimeout(180_000);
@@ -28,9 +29,10 @@ interface PageGlobals {
 
 const int = (n: number) => Math.round(n).toLocaleString('en-US');
 
-/** Starts `node apps/embedded/dist/main.js` and reads the page's URL from what it prints. */
+/** Starts what `npm start` runs (node, its flags, the embedded entry) and reads the page's URL from what it prints. */
 async function startEmbeddedProcess(env: Record<string, string>): Promise<{ proc: ChildProcess; uiUrl: string; output: () => string }> {
-  const proc = spawn(process.execPath, [path.join(ROOT, 'apps/embedded/dist/main.js')], {
+  const start = npmStartCommand(ROOT);
+  const proc = spawn(process.execPath, [...start.nodeArgs, path.join(ROOT, start.entry)], {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
