@@ -13,6 +13,9 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '1,32').split(',').map(Number);
+// Node flags for every proxy measured (the bare one and both gateways alike), e.g. V8 heap flags
+// when studying what garbage collection costs each of them; none by default.
+const NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
 
 interface Target {
   name: string;
@@ -39,9 +42,10 @@ export async function runThroughput(): Promise<string> {
   const stub = await startScript('upstream-stub.cjs');
   const procs: Proc[] = [stub];
   try {
-    const bare = await startScript('bare-proxy.cjs', [stub.url]);
+    const bare = await startScript('bare-proxy.cjs', [stub.url], NODE_FLAGS);
     procs.push(bare);
-    const gw = (preset: string) => startGatewayProc({ PRESET: preset, OPENAI_UPSTREAM: stub.url, ANTHROPIC_UPSTREAM: stub.url });
+    const gw = (preset: string) =>
+      startGatewayProc({ PRESET: preset, OPENAI_UPSTREAM: stub.url, ANTHROPIC_UPSTREAM: stub.url }, NODE_FLAGS);
     const off = await gw('off');
     procs.push(off);
     const agent = await gw('agent');

@@ -1,12 +1,25 @@
 // Exact o200k token counts over message content text only (never JSON envelope, tool arguments or
 // non-text blocks, so adding cache_control can never look "worse"). Memoised by content so a warm
 // turn never re-tokenizes what an earlier turn measured; bounded by total characters held.
-import { countTokens as o200k } from 'gpt-tokenizer/encoding/o200k_base';
+import { createRequire } from 'node:module';
+import type * as O200k from 'gpt-tokenizer/encoding/o200k_base';
 import type { Message } from '../component';
 import { messageText } from './message-text';
 import { textMemo } from './text-memo';
 
 const MEMO_MIN_CHARS = 24;
+
+type Encoder = typeof O200k.countTokens;
+let encoder: Encoder | undefined;
+
+/**
+ * The o200k table is loaded on the first count, not at import: it is ≈ 15 MB of JS heap in ≈ 270k
+ * objects that every full garbage collection marks again, and a gateway whose pipelines never
+ * count tokens (preset off) should not pay for it on each collection.
+ */
+function loadEncoder(): Encoder {
+  return (encoder ??= (createRequire(__filename)('gpt-tokenizer/encoding/o200k_base') as typeof O200k).countTokens);
+}
 
 /** Exact o200k count, memoised by content. */
 export const countTokens: (text: string) => number = textMemo(safeCount, 64 * 1024 * 1024, MEMO_MIN_CHARS);
@@ -25,6 +38,8 @@ function isSpace(c: number): boolean {
 
 function safeCount(text: string): number {
   if (text.length === 0) return 0;
+  // Outside the try: a table that cannot be loaded is a broken install, not a text to estimate.
+  const o200k = loadEncoder();
   try {
     if (text.length < LONG_RUN) return o200k(text);
     let n = 0;
