@@ -1,13 +1,9 @@
 // Hears generation announcements on the Redis control channel (a dedicated subscriber
 // connection; ioredis resubscribes after a reconnect). A message is only a hint to read Postgres
 // now; anything that is not a decimal generation is ignored.
-import type { Redis } from 'ioredis';
+import { Redis } from 'ioredis';
 import { controlChannel, type GenerationSource } from '@context-guru/storage';
 import { errorText, type Logger } from '../observability/logger';
-
-/** Loaded on first use: a gateway without Redis never needs ioredis. */
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const ioredis = (): typeof import('ioredis') => require('ioredis');
 
 export class RedisGenerationSource implements GenerationSource {
   private readonly listeners = new Set<(generation: number) => void>();
@@ -17,7 +13,7 @@ export class RedisGenerationSource implements GenerationSource {
   constructor(o: { url: string; prefix?: string; log: Logger }) {
     this.channel = controlChannel(o.prefix);
     // No offline queue limit matters here: a subscriber sends nothing but SUBSCRIBE.
-    this.redis = new (ioredis().Redis)(o.url, { lazyConnect: true, maxRetriesPerRequest: null });
+    this.redis = new Redis(o.url, { lazyConnect: true, maxRetriesPerRequest: null });
     let warned = false;
     this.redis.on('error', (err) => {
       if (!warned) o.log.warn('control subscriber redis error (the poll covers it)', { error: errorText(err) });

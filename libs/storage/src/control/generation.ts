@@ -4,13 +4,9 @@
 // processes, an in-process bus in the embedded single process). The announcement only wakes
 // replicas early: they read the truth from Postgres, and a poll covers a lost message.
 import { EventEmitter } from 'node:events';
-import type { Redis } from 'ioredis';
+import { Redis } from 'ioredis';
 import { errorText, silentLogger, type StorageLogger } from '../storage-logger';
 import { col, firstRow, type SqlQueryable } from '../sql/sql-client';
-
-/** Loaded on first use: a gateway without Redis never needs ioredis. */
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const ioredis = (): typeof import('ioredis') => require('ioredis');
 
 /** The Redis channel a new generation is published on: `<REDIS_PREFIX or "cg:">control`. */
 export function controlChannel(prefix?: string): string {
@@ -73,7 +69,7 @@ export class RedisGenerationPublisher implements GenerationNotifier {
    * generation announced meanwhile is only logged (replicas poll the database anyway).
    */
   static async connect(o: { url: string; prefix?: string; log?: StorageLogger }): Promise<RedisGenerationPublisher> {
-    const redis = new (ioredis().Redis)(o.url, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false });
+    const redis = new Redis(o.url, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false });
     const log = o.log ?? silentLogger;
     redis.on('error', (err) => log.warn('control publisher redis error', { err: errorText(err) }));
     await redis.connect().catch((err: unknown) => log.warn('control publisher not connected yet (retrying)', { err: errorText(err) }));

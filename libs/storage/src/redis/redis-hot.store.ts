@@ -2,15 +2,11 @@
 // trip (a pipeline, MULTI or script) and rejects promptly while Redis is down so the gateway can
 // fail open; the client reconnects by itself when Redis returns.
 import type { HotStore, SessionSnapshot, SessionWrites, StashEntry, StoreHealth, TurnRecord, TurnWrites } from '@context-guru/components';
-import type { Redis, RedisOptions } from 'ioredis';
+import { Redis, ReplyError, type RedisOptions } from 'ioredis';
 import { StorageError } from '../storage-errors';
 import { errorText, silentLogger, type StorageLogger } from '../storage-logger';
 import { loopFairDeadline } from '../loop-fair-deadline';
 import { ADVANCE_TURN, GET_STASH, LOAD_SESSION, WRITE_TURN } from './redis-scripts';
-
-/** ioredis is loaded by the first Redis store: a gateway without Redis never needs it (with pg, ≈ 20 MB of resident memory). */
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const ioredis = (): typeof import('ioredis') => require('ioredis');
 
 export interface RedisHotStoreOptions {
   url: string;
@@ -90,7 +86,7 @@ export class RedisHotStore implements HotStore {
       // Reconnect forever with a capped backoff: recovery needs no restart.
       retryStrategy: (times) => Math.min(100 * times, 2000),
     };
-    const redis = new (ioredis().Redis)(o.url, opts) as ScriptedRedis;
+    const redis = new Redis(o.url, opts) as ScriptedRedis;
     redis.defineCommand('cgAdvanceTurn', { lua: ADVANCE_TURN, numberOfKeys: 2 });
     redis.defineCommand('cgGetStash', { lua: GET_STASH, numberOfKeys: 2 });
     redis.defineCommand('cgLoadSession', { lua: LOAD_SESSION });
@@ -285,7 +281,7 @@ export class RedisHotStore implements HotStore {
     try {
       return await loopFairDeadline(p, this.commandTimeoutMs, late);
     } catch (err) {
-      throw err instanceof ioredis().ReplyError || err instanceof StorageError ? err : unavailable(err);
+      throw err instanceof ReplyError || err instanceof StorageError ? err : unavailable(err);
     }
   }
 
@@ -295,7 +291,7 @@ export class RedisHotStore implements HotStore {
     if (!res) throw new StorageError('store_unavailable', 'redis: transaction aborted');
     const out: unknown[] = [];
     for (const [err, value] of res) {
-      if (err) throw err instanceof ioredis().ReplyError ? err : unavailable(err);
+      if (err) throw err instanceof ReplyError ? err : unavailable(err);
       out.push(value);
     }
     return out;

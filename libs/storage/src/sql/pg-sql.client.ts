@@ -1,12 +1,8 @@
 // SqlClient over a pg Pool; int8 parsed as number per pool (not globally) to match PGlite.
-import type { Pool, PoolClient, PoolConfig } from 'pg';
+import { Pool, types as pgTypes, type PoolClient, type PoolConfig } from 'pg';
 import { errorText, silentLogger, type StorageLogger } from '../storage-logger';
 import { sqlCall } from '../storage-errors';
 import { inTransaction, type Row, type SqlClient, type SqlQueryable } from './sql-client';
-
-/** Loaded by the first pool: a gateway on the memory store or PGlite never needs pg (with ioredis, ≈ 20 MB resident). */
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const pg = (): typeof import('pg') => require('pg');
 
 export interface PgSqlClientOptions {
   connectionString: string;
@@ -21,7 +17,7 @@ const INT8_OID = 20;
 const poolTypes = {
   getTypeParser(oid: number, format?: 'text' | 'binary') {
     if (oid === INT8_OID && format !== 'binary') return (v: string) => Number(v);
-    return format === 'binary' ? pg().types.getTypeParser(oid, 'binary') : pg().types.getTypeParser(oid, 'text');
+    return format === 'binary' ? pgTypes.getTypeParser(oid, 'binary') : pgTypes.getTypeParser(oid, 'text');
   },
 } as PoolConfig['types'];
 
@@ -48,7 +44,7 @@ export class PgSqlClient implements SqlClient {
 
   constructor(o: PgSqlClientOptions) {
     const log = o.log ?? silentLogger;
-    this.pool = new (pg().Pool)({
+    this.pool = new Pool({
       connectionString: o.connectionString,
       max: o.max ?? 10,
       connectionTimeoutMillis: o.connectTimeoutMs ?? 5000,
