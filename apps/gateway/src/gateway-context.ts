@@ -1,6 +1,6 @@
 // Everything the gateway's request path depends on, built once at boot from the parsed
 // environment. Nest wires it into controllers; the hot path uses it as plain data.
-import { REGISTRY, systemClock, type Clock, type HotStore } from '@context-guru/components';
+import { loadTokenizer, REGISTRY, systemClock, type Clock, type HotStore } from '@context-guru/components';
 import {
   EphemeralHotStore,
   createStores,
@@ -142,6 +142,9 @@ export async function createGatewayContext(env: Env, overrides: ContextOverrides
     log,
     metrics,
   });
+  // The o200k table loads on the first count (tokens.ts). A gateway that will count — a default
+  // pipeline with components, or keyed tenants from a control plane — loads it before it serves.
+  if (runtime.built.pipeline.components.length > 0 || sql) loadTokenizer();
   const tracing = overrides.tracing !== undefined ? overrides.tracing : startTracing(VERSION);
   const compression = new CompressionGate(env.compressionSlots);
   const shadow = createShadow({ gate: compression, metrics, log, sql, pressure: overrides.shadowPressure });

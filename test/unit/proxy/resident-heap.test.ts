@@ -7,13 +7,16 @@ import { join } from 'node:path';
 
 const ROOT = join(__dirname, '..', '..', '..');
 
-/** Runs `body` in a fresh node process with the sources loadable; answers what it printed as JSON. */
+/** Runs `body` (it may await) in a fresh node process with the sources loadable; answers its `out` as JSON. */
 function inFreshProcess(body: string): Record<string, unknown> {
   const script = `
     const loaded = (part) => Object.keys(require.cache).some((k) => k.includes(part));
-    const out = {};
-    ${body}
-    process.stdout.write(JSON.stringify(out));`;
+    (async () => {
+      const out = {};
+      ${body}
+      process.stdout.write(JSON.stringify(out));
+      process.exit(0);
+    })();`;
   const stdout = execFileSync(process.execPath, ['-r', join(ROOT, 'scripts', 'register-ts.cjs'), '-e', script], {
     cwd: ROOT,
     encoding: 'utf8',
@@ -34,5 +37,22 @@ describe('resident heap of a gateway process', () => {
     expect(out.atImport).toBe(false);
     expect(out.afterCount).toBe(true);
     expect(out.count).toBe(out.exact);
+  });
+
+  it.each([
+    ['off', false],
+    ['agent', true],
+  ])('a gateway booted on preset %s has the table loaded before it serves: %s', (preset, expected) => {
+    const out = inFreshProcess(`
+      const { parseEnv } = require('./apps/gateway/src/env.ts');
+      const { createGatewayContext } = require('./apps/gateway/src/gateway-context.ts');
+      const { createLogger } = require('./apps/gateway/src/observability/logger.ts');
+      const { MemoryHotStore } = require('./libs/storage/src/index.ts');
+      const env = parseEnv({ PRESET: '${preset}', DURABLE_STORE: 'none', LOG_LEVEL: 'error' });
+      const store = new MemoryHotStore({ ttlSeconds: 60, maxEntries: 10 });
+      const gw = await createGatewayContext(env, { store, tracing: null, log: createLogger('error', () => undefined) });
+      out.loaded = loaded('gpt-tokenizer');
+      await gw.close();`);
+    expect(out).toEqual({ loaded: expected });
   });
 });
