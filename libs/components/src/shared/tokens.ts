@@ -13,20 +13,13 @@ type Encoder = typeof O200k.countTokens;
 let encoder: Encoder | undefined;
 
 /**
- * The o200k table is loaded on the first count, not at import: it is ≈ 15 MB of JS heap in ≈ 270k
- * objects that every full garbage collection marks again, and a gateway whose pipelines never
- * count tokens (preset off) should not pay for it on each collection.
+ * The o200k encoder. Its table is loaded on the first call, not at import: it is ≈ 15 MB of JS heap
+ * in ≈ 270k objects that every full garbage collection marks again, and a gateway whose pipelines
+ * never count tokens (preset off) should not pay for it on each collection. A process that will
+ * count calls this at boot, so its first request does not wait for the load (≈ 0.3–0.6 s here).
  */
-function loadEncoder(): Encoder {
+export function loadTokenizer(): Encoder {
   return (encoder ??= (createRequire(__filename)('gpt-tokenizer/encoding/o200k_base') as typeof O200k).countTokens);
-}
-
-/**
- * Loads the table now (≈ 0.3–0.6 s here): a process that will count tokens calls this at boot so
- * its first request does not wait for the load.
- */
-export function loadTokenizer(): void {
-  loadEncoder();
 }
 
 /** Exact o200k count, memoised by content. */
@@ -47,7 +40,7 @@ function isSpace(c: number): boolean {
 function safeCount(text: string): number {
   if (text.length === 0) return 0;
   // Outside the try: a table that cannot be loaded is a broken install, not a text to estimate.
-  const o200k = loadEncoder();
+  const o200k = loadTokenizer();
   try {
     if (text.length < LONG_RUN) return o200k(text);
     let n = 0;

@@ -55,6 +55,8 @@ export class RedisHotStore implements HotStore {
   private readonly prefix: string;
   private readonly now: () => number;
   private readonly commandTimeoutMs: number;
+  /** The error of a command unanswered past its deadline (one closure per store, not per command). */
+  private readonly late = () => unavailable(new Error(`no reply within ${this.commandTimeoutMs} ms`));
   private dropped = 0;
   private repaired = 0;
 
@@ -277,9 +279,8 @@ export class RedisHotStore implements HotStore {
    * queue disabled): it rejects as `store_unavailable`. An error reply (a script bug) passes as is.
    */
   private async answered<T>(p: Promise<T>): Promise<T> {
-    const late = () => unavailable(new Error(`no reply within ${this.commandTimeoutMs} ms`));
     try {
-      return await loopFairDeadline(p, this.commandTimeoutMs, late);
+      return await loopFairDeadline(p, this.commandTimeoutMs, this.late);
     } catch (err) {
       throw err instanceof ReplyError || err instanceof StorageError ? err : unavailable(err);
     }
