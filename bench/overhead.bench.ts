@@ -1,8 +1,9 @@
 // Added latency per request: the gateway's own work before forwarding (decode, session state,
-// pipeline, stash, encode) on a generated ~1 MB / 200-message agent transcript, for presets off
+// pipeline, stash, encode, and the bytes that go upstream as the route hands them to undici) on a generated ~1 MB / 200-message agent transcript, for presets off
 // and agent, on the first (cold) turn of a session and on warm later turns. In-process, memory
 // store, no network: this is exactly the time the gateway adds to a request.
 import { MemoryHotStore } from '@context-guru/storage';
+import { upstreamBytes } from '../apps/gateway/src/proxy/chat/upstream-body';
 import { prepareRequest } from '../apps/gateway/src/proxy/prepare-request';
 import { createTenantRuntime } from '../apps/gateway/src/tenancy/tenant-runtime';
 import { prepareDeps } from '../test/support/prepare-deps';
@@ -27,7 +28,7 @@ export async function runOverhead(): Promise<string> {
         // As the chat route: bytes in, decoded to text unless the pipeline is empty (preset off) —
         // through the turn cache, which decodes only the bytes a previous turn did not share.
         const raw = preset === 'off' ? '' : (deps.turns?.text(dialect, bytes, tenant.id) ?? bytes.toString('utf8'));
-        await prepareRequest(deps, {
+        const prepared = await prepareRequest(deps, {
           route: dialect,
           dialect,
           raw,
@@ -37,6 +38,8 @@ export async function runOverhead(): Promise<string> {
           sessionHeader: session,
           bypassHeader: false,
         });
+        // Producing the upstream body is the gateway's cost too (a string would be encoded on the way out).
+        upstreamBytes(prepared, raw, bytes);
         return performance.now() - t0;
       };
       const first = body(TURNS);

@@ -9,6 +9,7 @@ import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MemoryHotStore } from '@context-guru/storage';
+import { upstreamBytes } from '../apps/gateway/src/proxy/chat/upstream-body';
 import { prepareRequest } from '../apps/gateway/src/proxy/prepare-request';
 import { createTenantRuntime } from '../apps/gateway/src/tenancy/tenant-runtime';
 import { prepareDeps } from '../test/support/prepare-deps';
@@ -60,37 +61,30 @@ async function profileWarmTurns(): Promise<string> {
   const deps = prepareDeps(store);
   // As the chat route decodes a body: only the bytes the previous turn did not share.
   const bodyText = (bytes: Buffer) => deps.turns?.text('openai', bytes, tenant.id) ?? bytes.toString('utf8');
-  const turn = (t: number) =>
-    prepareRequest(deps, {
+  // One turn as the route runs it: decode, prepare, and the bytes handed to undici.
+  const turn = async (bytes: Buffer) => {
+    const raw = bodyText(bytes);
+    const prepared = await prepareRequest(deps, {
       route: 'openai',
       dialect: 'openai',
-      raw: bodyText(Buffer.from(JSON.stringify(openaiTurn(steps, t)))),
+      raw,
       tenant,
       pipeline: tenant.built.pipeline,
       cacheMode: 'auto',
       sessionHeader: 'prof',
       bypassHeader: false,
     });
+    return upstreamBytes(prepared, raw, bytes);
+  };
   const bodies = Array.from({ length: 40 }, (_, i) => Buffer.from(JSON.stringify(openaiTurn(steps, 100 + i))));
-  await turn(100);
+  await turn(bodies[0]!);
   const session = new Session();
   session.connect();
   await session.post('Profiler.enable');
   await session.post('Profiler.setSamplingInterval', { interval: 100 });
   await session.post('Profiler.start');
   const t0 = performance.now();
-  for (let i = 1; i < bodies.length; i++) {
-    await prepareRequest(deps, {
-      route: 'openai',
-      dialect: 'openai',
-      raw: bodyText(bodies[i]!),
-      tenant,
-      pipeline: tenant.built.pipeline,
-      cacheMode: 'auto',
-      sessionHeader: 'prof',
-      bypassHeader: false,
-    });
-  }
+  for (let i = 1; i < bodies.length; i++) await turn(bodies[i]!);
   const ms = (performance.now() - t0) / (bodies.length - 1);
   const { profile } = await session.post('Profiler.stop');
   session.disconnect();

@@ -14,6 +14,7 @@ import { nonJsonSuccess } from '../upstream-checks';
 import { ClientAbort, isUpstreamTimeout } from '../upstream.client';
 import type { ChatExchange } from './chat-exchange';
 import { stop, type Answered, type Forward, type OutgoingBody, type Stop } from './chat-outcome';
+import { upstreamBytes } from './upstream-body';
 import { upstreamCall } from './upstream-call';
 
 export async function forwardStep(x: ChatExchange, f: Forward, reply: HotReply): Promise<Answered | Stop> {
@@ -85,7 +86,7 @@ const RELAY_ONLY: ExpandHooks = {
 /** An unchanged body goes out as the very bytes that came in. */
 function outgoingBody(x: ChatExchange, f: Forward, abort: ClientAbort): OutgoingBody {
   if (f.streamed) return x.req.streamChecked(abort);
-  return f.transparent || f.prepared.outgoing === f.raw ? f.inbound : (f.prepared.encoded ?? f.prepared.outgoing);
+  return f.transparent ? f.inbound : upstreamBytes(f.prepared, f.raw, f.inbound);
 }
 
 /** The expand loop resolves markers from this tenant's stash and counts every bounce. */

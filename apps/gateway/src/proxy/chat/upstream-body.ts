@@ -1,0 +1,10 @@
+// The bytes a prepared body goes upstream as. The route hands undici bytes, never a string: undici
+// would UTF-8-encode a string on its way out, and that encoding is part of what the gateway adds
+// to a request — the overhead bench counts it by calling this same function.
+import type { Prepared } from '../prepare-request';
+
+/** An unchanged body goes out as the very bytes that came in; a rewritten one as its own bytes. */
+export function upstreamBytes(prepared: Prepared, raw: string, inbound: Buffer): Buffer {
+  if (prepared.outgoing === raw) return inbound;
+  return prepared.encoded ?? Buffer.from(prepared.outgoing, 'utf8');
+}
