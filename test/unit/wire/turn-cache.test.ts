@@ -1,36 +1,10 @@
 // The turn cache is a pure speed-up: on every turn of a session, the body it produces must be
 // byte-identical to what a full decode + encode produces, whatever the pipeline did.
-import { systemClock } from '@context-guru/components';
-import { MemoryHotStore } from '@context-guru/storage';
-import { createLogger } from '../../../apps/gateway/src/observability/logger';
-import { prepareRequest, type PrepareDeps } from '../../../apps/gateway/src/proxy/prepare-request';
+import { prepareRequest } from '../../../apps/gateway/src/proxy/prepare-request';
 import { createTenantRuntime } from '../../../apps/gateway/src/tenancy/tenant-runtime';
 import { TurnCache } from '../../../apps/gateway/src/wire/turn-cache';
 import { agentSteps, anthropicTurn, openaiTurn } from '../../support/transcripts';
-
-const quiet = createLogger('error', () => undefined);
-
-function deps(turns?: TurnCache): PrepareDeps {
-  return {
-    store: new MemoryHotStore({ ttlSeconds: 10_000, maxEntries: 100_000 }),
-    turns,
-    clock: systemClock,
-    log: quiet,
-    injectMode: 'auto',
-  };
-}
-
-/** Claude Code moves its cache_control breakpoint to the newest message every turn. */
-function withMovingBreakpoint(body: ReturnType<typeof anthropicTurn>): ReturnType<typeof anthropicTurn> {
-  const messages = body.messages.map((m) => ({ ...m }));
-  const last = messages[messages.length - 1]!;
-  if (Array.isArray(last.content)) {
-    const blocks = (last.content as Array<Record<string, unknown>>).map((b) => ({ ...b }));
-    blocks[blocks.length - 1]!.cache_control = { type: 'ephemeral' };
-    last.content = blocks;
-  }
-  return { ...body, messages };
-}
+import { turnDeps, withMovingBreakpoint } from '../../support/turn-fixtures';
 
 describe('the turn cache', () => {
   for (const dialect of ['openai', 'anthropic'] as const) {
@@ -43,8 +17,8 @@ describe('the turn cache', () => {
           1,
         );
         const cache = new TurnCache();
-        const a = deps(cache);
-        const b = deps();
+        const a = turnDeps(cache);
+        const b = turnDeps();
         for (let t = 1; t <= 45; t++) {
           const body = dialect === 'openai' ? openaiTurn(steps, t) : withMovingBreakpoint(anthropicTurn(steps, t));
           // Every fifth turn the client changes something at depth (a compaction-like rewrite).
@@ -75,7 +49,7 @@ describe('the turn cache', () => {
   it('falls back to a full decode (and its precise error) when the new part is malformed', async () => {
     const steps = agentSteps(6, 3);
     const tenant = createTenantRuntime('t', { preset: 'agent' }, 1);
-    const d = deps(new TurnCache());
+    const d = turnDeps(new TurnCache());
     const first = JSON.stringify(openaiTurn(steps, 5));
     await prepareRequest(d, {
       route: 'openai',

@@ -74,6 +74,7 @@ export async function prepareRequest(deps: PrepareDeps, input: PrepareInput): Pr
       view: d.view,
       session: d.session,
       outgoing: encoded.raw,
+      encoded: encoded.bytes,
       advertised: d.view.expandToolDeclared || encoded.injected,
       report: p.report,
     };

@@ -51,6 +51,23 @@ export class ClientAbort extends EventEmitter {
   }
 }
 
+function isChunks(body: string | Buffer | readonly Buffer[] | Readable): body is readonly Buffer[] {
+  return Array.isArray(body);
+}
+
+/**
+ * Chunks go out one after another under their exact total as content-length (undici writes an
+ * iterable body as it comes, and fails the request if the bytes do not add up to the header).
+ * The caller's headers are not touched: an expand continuation sends another body with them.
+ */
+function chunked(headers: Record<string, string>, chunks: readonly Buffer[]): { headers: Record<string, string>; body: Buffer } {
+  if (chunks.length === 1 && chunks[0]) return { headers, body: chunks[0] };
+  let length = 0;
+  for (const c of chunks) length += c.length;
+  // undici takes any iterable of chunks as a body; its types list only the single-value kinds.
+  return { headers: { ...headers, 'content-length': String(length) }, body: chunks as unknown as Buffer };
+}
+
 /** Upstream connections per origin (the bound on whole bodies held in memory follows it). */
 export const UPSTREAM_CONNECTIONS = 128;
 
@@ -70,11 +87,12 @@ export class UpstreamClient {
   async post(
     url: string,
     headers: Record<string, string>,
-    body: string | Buffer | Readable,
+    body: string | Buffer | readonly Buffer[] | Readable,
     signal?: AbortSignal | ClientAbort,
   ): Promise<UpstreamReply> {
     try {
-      const res = await request(url, { method: 'POST', headers, body, signal, dispatcher: this.dispatcher });
+      const sent = isChunks(body) ? chunked(headers, body) : { headers, body };
+      const res = await request(url, { method: 'POST', ...sent, signal, dispatcher: this.dispatcher });
       return { status: res.statusCode, headers: res.headers, body: res.body as unknown as Readable };
     } catch (err) {
       const code = (err as { code?: string }).code ?? '';

@@ -9,6 +9,7 @@ import { describeSyntaxError, locateSyntaxError } from './json-error';
 import { depthViolation, elements, MAX_JSON_DEPTH, RawIndex } from './json-scan';
 import { firstFieldMatch, RAW_MARKER_RE, RAW_SENTINEL_RE } from './markers-raw';
 import { normalizeOpenAI, planOpenAI } from './openai.wire';
+import type { OutChunks } from './out-chunks';
 import { rebuildRequest } from './rebuild';
 import { applyEdits, overlapsAny, sameMessage, type Plan } from './splice';
 import { WireError, type Dialect, type Edit, type EncodeResult, type Slot, type WireView } from './wire.types';
@@ -162,6 +163,8 @@ export function encodeRequest(view: WireView, out: Message[], opts: EncodeOption
 /** The edits an encode applied to the received text (absolute positions), for reuse on the next turn. */
 export interface EncodePlan {
   edits: Edit[];
+  /** The output after the reused prefix, when the encode kept that prefix (the rest is its bytes). */
+  afterPrefix?: string;
 }
 
 /** A previous turn's output for the byte-identical prefix of this body (see turn-cache.ts). */
@@ -170,6 +173,8 @@ export interface ReusedPrefix {
   rawEnd: number;
   /** The previous output's bytes for raw[0, rawEnd). */
   outPrefix: string;
+  /** The same as text pieces with their UTF-8 bytes, when the previous turn kept them. */
+  outChunks?: OutChunks;
   /** The first normalized message not covered by the prefix. */
   fromMessage: number;
   /** The previous turn's edits inside the prefix (same positions here: the bytes are identical). */
@@ -222,8 +227,8 @@ function encode(
   const injected = inj !== null;
   if (!edits.length) return { result: { ...unchanged, discarded }, plan: { edits } };
   try {
-    const raw = applyAfterPrefix(view, edits, reused);
-    return { result: { raw, changed: true, discarded, injected, breakpoints: view.breakpoints + inserted }, plan: { edits } };
+    const { raw, afterPrefix } = applyAfterPrefix(view, edits, reused);
+    return { result: { raw, changed: true, discarded, injected, breakpoints: view.breakpoints + inserted }, plan: { edits, afterPrefix } };
   } catch {
     return { result: { ...unchanged, discarded: changed }, plan: { edits: [] } };
   }
@@ -264,12 +269,13 @@ function planInPlace(
 }
 
 /** The output bytes: the reused prefix as the previous turn wrote it, then this turn's edits on the rest. */
-function applyAfterPrefix(view: WireView, edits: Edit[], reused: ReusedPrefix | undefined): string {
-  if (!reused) return applyEdits(view.raw, edits);
+function applyAfterPrefix(view: WireView, edits: Edit[], reused: ReusedPrefix | undefined): { raw: string; afterPrefix?: string } {
+  if (!reused) return { raw: applyEdits(view.raw, edits) };
   const tail = edits
     .filter((e) => e.start >= reused.rawEnd)
     .map((e) => ({ ...e, start: e.start - reused.rawEnd, end: e.end - reused.rawEnd }));
-  return reused.outPrefix + applyEdits(view.raw.slice(reused.rawEnd), tail);
+  const afterPrefix = applyEdits(view.raw.slice(reused.rawEnd), tail);
+  return { raw: reused.outPrefix + afterPrefix, afterPrefix };
 }
 
 const sameEdit = (a: Edit, b: Edit): boolean => a.start === b.start && a.end === b.end && a.text === b.text;

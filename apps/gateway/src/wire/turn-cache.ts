@@ -12,6 +12,7 @@ import { depthViolation, elementsAfter, RawIndex, skipWs, type Span } from './js
 import { normalizeAnthropic } from './anthropic.wire';
 import { normalizeOpenAI } from './openai.wire';
 import { assembleView, decodeRequest, encodeEdits, type EncodeOptions, type EncodePlan, type ReusedPrefix } from './request.wire';
+import { appendText, byteSize, chunksOf, chunkText, cutChunks, type OutChunks } from './out-chunks';
 import type { Dialect, EncodeResult, WireView } from './wire.types';
 
 const KEY_CHARS = 2048;
@@ -50,10 +51,18 @@ interface Entry {
   /** Text after the messages array's closing bracket. */
   tail: string;
   /** Absent when that turn's encode cannot be reused (a restructured message list). */
-  encoded?: { out: Message[]; plan: EncodePlan; result: EncodeResult };
+  encoded?: Encoded;
   /** Absent when the text did not come through `text()` (its bytes are unknown). */
   bytes?: BodyBytes;
   chars: number;
+}
+
+interface Encoded {
+  out: Message[];
+  plan: EncodePlan;
+  result: EncodeResult;
+  /** result.raw as pieces with their bytes (absent for an unchanged body whose bytes are unknown). */
+  chunks: OutChunks | undefined;
 }
 
 interface Reuse {
@@ -150,8 +159,10 @@ export class TurnCache {
     const { view, reuse } = turn;
     const reused = reuse?.prev.encoded ? prefixOutput(view, out, reuse) : null;
     const { result, plan } = encodeEdits(view, out, opts, reused ?? undefined);
-    this.remember(scope, turn, plan ? { out, plan, result } : undefined);
-    return result;
+    const chunks = plan ? outChunks(turn, result, plan, reused) : undefined;
+    const sent = chunks ? { ...result, bytes: chunks.bytes } : result;
+    this.remember(scope, turn, plan ? { out, plan, result: sent, chunks } : undefined);
+    return sent;
   }
 
   private remember(scope: string, turn: DecodedTurn, encoded: Entry['encoded']): void {
@@ -180,7 +191,8 @@ export class TurnCache {
       tail: view.raw.slice(span.end),
       encoded,
       bytes,
-      chars: view.raw.length + (encoded?.result.raw.length ?? 0) + (bytes?.buf.length ?? 0),
+      chars:
+        view.raw.length + (encoded?.result.raw.length ?? 0) + (bytes?.buf.length ?? 0) + (encoded?.chunks ? byteSize(encoded.chunks) : 0),
     };
     const list = this.byKey.get(entry.key) ?? [];
     list.unshift(entry);
@@ -335,9 +347,26 @@ function prefixOutput(view: WireView, out: Message[], reuse: Reuse): ReusedPrefi
   for (const e of before) outEnd += e.text.length - (e.end - e.start);
   return {
     rawEnd,
-    outPrefix: enc.result.raw.slice(0, outEnd),
+    ...outputBefore(enc, outEnd),
     fromMessage: n,
     prefixEdits: before,
     discardedBefore: enc.result.discarded.filter((i) => i < n),
   };
+}
+
+/** The previous output's first `outEnd` characters, cut from its pieces when it kept them. */
+function outputBefore(enc: Encoded, outEnd: number): Pick<ReusedPrefix, 'outPrefix' | 'outChunks'> {
+  // Slicing the previous output's rope would copy all of it; its pieces are flat.
+  const outChunks = enc.chunks && cutChunks(enc.chunks, outEnd);
+  return outChunks ? { outPrefix: chunkText(outChunks), outChunks } : { outPrefix: enc.result.raw.slice(0, outEnd) };
+}
+
+/**
+ * The output as pieces with bytes: the reused prefix's pieces plus the newly encoded rest; the
+ * inbound bytes for an unchanged body; otherwise the whole output encoded (a cold turn).
+ */
+function outChunks(turn: DecodedTurn, result: EncodeResult, plan: EncodePlan, reused: ReusedPrefix | null): OutChunks | undefined {
+  if (plan.afterPrefix !== undefined && reused?.outChunks) return appendText(reused.outChunks, plan.afterPrefix);
+  if (result.raw === turn.view.raw) return turn.bytes && chunksOf(result.raw, turn.bytes.buf);
+  return chunksOf(result.raw);
 }

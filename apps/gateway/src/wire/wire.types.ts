@@ -74,6 +74,8 @@ export interface EncodeResult {
   injected: boolean;
   /** Breakpoints on the emitted body (inbound count + cache_control keys this encode inserted). */
   breakpoints: number;
+  /** `raw` as UTF-8, in chunks sent one after another, when the turn cache built them. */
+  bytes?: readonly Buffer[];
 }
 
 /** A replacement of raw[start, end) by text; an insertion has start === end. */

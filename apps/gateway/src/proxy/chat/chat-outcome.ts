@@ -50,4 +50,4 @@ export function stop(end: ChatEnd, error: GatewayErrorBody | null, report: Reque
 }
 
 /** The body of the first upstream call. */
-export type OutgoingBody = string | Buffer | Readable;
+export type OutgoingBody = string | Buffer | readonly Buffer[] | Readable;

@@ -3,8 +3,11 @@
 // to a request — the overhead bench counts it by calling this same function.
 import type { Prepared } from '../prepare-request';
 
+/** One buffer, or chunks sent one after another (never concatenated). */
+export type UpstreamBytes = Buffer | readonly Buffer[];
+
 /** An unchanged body goes out as the very bytes that came in; a rewritten one as its own bytes. */
-export function upstreamBytes(prepared: Prepared, raw: string, inbound: Buffer): Buffer {
+export function upstreamBytes(prepared: Prepared, raw: string, inbound: Buffer): UpstreamBytes {
   if (prepared.outgoing === raw) return inbound;
   return prepared.encoded ?? Buffer.from(prepared.outgoing, 'utf8');
 }

@@ -13,7 +13,7 @@ class ClientGone extends Error {
   }
 }
 
-export type UpstreamCall = (body: string | Buffer | Readable) => Promise<UpstreamReply>;
+export type UpstreamCall = (body: string | Buffer | readonly Buffer[] | Readable) => Promise<UpstreamReply>;
 
 export function upstreamCall(x: ChatExchange, headers: Record<string, string>, abort: ClientAbort): UpstreamCall {
   const { gw, route, trace } = x;

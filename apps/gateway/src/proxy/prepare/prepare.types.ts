@@ -55,8 +55,11 @@ export interface Prepared {
   session: string;
   /** The body to forward: rewritten, or the pristine inbound text. */
   outgoing: string;
-  /** `outgoing` as UTF-8 when already at hand (a replayed turn's), so it is not encoded again. */
-  encoded?: Buffer;
+  /**
+   * `outgoing` as UTF-8 when already at hand, so it is not encoded again: a replayed turn's, or the
+   * turn cache's chunks (the reused prefix's bytes plus the newly encoded rest, never concatenated).
+   */
+  encoded?: Buffer | readonly Buffer[];
   /** The outgoing body declares context_guru_expand, so expand calls are intercepted. */
   advertised: boolean;
   report: RequestReport;

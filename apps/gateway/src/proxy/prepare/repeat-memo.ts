@@ -46,8 +46,8 @@ export interface RepeatEntry {
   readonly loaded: LoadedSession;
   // What the remembered run produced and wrote.
   readonly outgoing: string;
-  /** `outgoing` as UTF-8, encoded on the first replay (forwardedBytes). */
-  outgoingBytes?: Buffer;
+  /** `outgoing` as UTF-8: the run's chunks, or encoded on the first replay (forwardedBytes). */
+  outgoingBytes?: Buffer | readonly Buffer[];
   readonly advertised: boolean;
   readonly stash: readonly StashEntry[];
   readonly rewritten: readonly number[];
@@ -124,7 +124,7 @@ function sizeOf(input: PrepareInput): number {
 }
 
 /** The forwarded bytes of a remembered turn, encoded once for all its replays. */
-export function forwardedBytes(e: RepeatEntry): Buffer {
+export function forwardedBytes(e: RepeatEntry): Buffer | readonly Buffer[] {
   if (e.outgoing === e.raw && e.bytes) return e.bytes;
   return (e.outgoingBytes ??= Buffer.from(e.outgoing, 'utf8'));
 }

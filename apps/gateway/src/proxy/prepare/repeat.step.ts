@@ -107,6 +107,7 @@ export function rememberRun(
     cached: s.cached,
     loaded: s.loaded,
     outgoing: e.raw,
+    outgoingBytes: e.bytes,
     advertised: d.view.expandToolDeclared || e.injected,
     stash: ran.stash.list(),
     rewritten: e.rewritten,

@@ -1,0 +1,39 @@
+// A body handed over as chunks goes upstream as their bytes in order, under an exact
+// content-length (not chunked transfer-encoding), and leaves the caller's headers as they were.
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { UpstreamClient } from '../../../apps/gateway/src/proxy/upstream.client';
+
+describe('UpstreamClient.post with chunks', () => {
+  it('sends the chunks whole, in order, with their total as content-length', async () => {
+    const seen: Array<{ headers: IncomingHttpHeaders; body: Buffer }> = [];
+    const server = createServer((req, res) => {
+      const parts: Buffer[] = [];
+      req.on('data', (c: Buffer) => parts.push(c));
+      req.on('end', () => {
+        seen.push({ headers: req.headers, body: Buffer.concat(parts) });
+        res.end('{}');
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const client = new UpstreamClient({ headersTimeoutMs: 5_000, idleTimeoutMs: 5_000, connectTimeoutMs: 5_000 });
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/chat/completions`;
+      const whole = Buffer.from('{"messages":[{"content":"ünïcödé 🚀"},{"content":"x"}],"model":"m"}');
+      const chunks = [whole.subarray(0, 20), whole.subarray(20, 21), whole.subarray(21)];
+      const headers = { 'content-type': 'application/json' };
+      for (const body of [chunks, [whole], '{"after":"é"}']) {
+        const r = await client.post(url, headers, body);
+        await r.body.resume();
+      }
+      expect(seen.map((s) => s.body.toString('utf8'))).toEqual([whole.toString('utf8'), whole.toString('utf8'), '{"after":"é"}']);
+      expect(seen[0]!.body.equals(whole)).toBe(true);
+      expect(seen.map((s) => s.headers['content-length'])).toEqual([String(whole.length), String(whole.length), '14']);
+      expect(seen.map((s) => s.headers['transfer-encoding'])).toEqual([undefined, undefined, undefined]);
+      expect(headers).toEqual({ 'content-type': 'application/json' });
+    } finally {
+      await client.close();
+      await new Promise((r) => server.close(r));
+    }
+  });
+});
