@@ -2,7 +2,7 @@
 // content-length (not chunked transfer-encoding), and leaves the caller's headers as they were.
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { UpstreamClient } from '../../../apps/gateway/src/proxy/upstream.client';
+import { chunked, JOIN_BELOW_BYTES, UpstreamClient } from '../../../apps/gateway/src/proxy/upstream.client';
 
 describe('UpstreamClient.post with chunks', () => {
   it('sends the chunks whole, in order, with their total as content-length', async () => {
@@ -19,7 +19,8 @@ describe('UpstreamClient.post with chunks', () => {
     const client = new UpstreamClient({ headersTimeoutMs: 5_000, idleTimeoutMs: 5_000, connectTimeoutMs: 5_000 });
     try {
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/chat/completions`;
-      const whole = Buffer.from('{"messages":[{"content":"ünïcödé 🚀"},{"content":"x"}],"model":"m"}');
+      // Big enough to go out as an iterable of chunks (a small one is joined first).
+      const whole = Buffer.from(`{"messages":[{"content":"ünïcödé 🚀"},{"content":"${'x'.repeat(JOIN_BELOW_BYTES)}"}],"model":"m"}`);
       const chunks = [whole.subarray(0, 20), whole.subarray(20, 21), whole.subarray(21)];
       const headers = { 'content-type': 'application/json' };
       for (const body of [chunks, [whole], '{"after":"é"}']) {
@@ -35,5 +36,20 @@ describe('UpstreamClient.post with chunks', () => {
       await client.close();
       await new Promise((r) => server.close(r));
     }
+  });
+
+  it('joins a small chunked body into one buffer (one socket write), and leaves a large one in chunks', () => {
+    const headers = { 'content-type': 'application/json' };
+    const small = [Buffer.from('{"a":'), Buffer.from('"é"'), Buffer.from('}')];
+    const joined = chunked(headers, small);
+    expect(Buffer.isBuffer(joined.body)).toBe(true);
+    expect(joined.body.toString('utf8')).toBe('{"a":"é"}');
+    expect(joined.headers).toBe(headers); // undici measures a buffer itself
+
+    const big = [Buffer.alloc(JOIN_BELOW_BYTES, 0x61), Buffer.from('b')];
+    const kept = chunked(headers, big);
+    expect(kept.body).toBe(big);
+    expect(kept.headers).toEqual({ ...headers, 'content-length': String(JOIN_BELOW_BYTES + 1) });
+    expect(headers).toEqual({ 'content-type': 'application/json' });
   });
 });
