@@ -61,6 +61,7 @@ function isChunks(body: string | Buffer | readonly Buffer[] | Readable): body is
  * for a 16 KB body of a few pieces cost more than the copy (~60 us of writes per request at one
  * connection against a few us of memcpy). Larger bodies (a warm 1 MB turn) keep their chunks,
  * at most a handful, so their bytes are never copied into a whole.
+ * @internal exported for its test
  */
 export const JOIN_BELOW_BYTES = 256 * 1024;
 
@@ -68,6 +69,7 @@ export const JOIN_BELOW_BYTES = 256 * 1024;
  * Chunks go out one after another under their exact total as content-length (undici writes an
  * iterable body as it comes, and fails the request if the bytes do not add up to the header).
  * The caller's headers are not touched: an expand continuation sends another body with them.
+ * @internal exported for its test
  */
 export function chunked(headers: Record<string, string>, chunks: readonly Buffer[]): { headers: Record<string, string>; body: Buffer } {
   if (chunks.length === 1 && chunks[0]) return { headers, body: chunks[0] };
