@@ -34,6 +34,26 @@ describe('MemoryHotStore semantics', () => {
     expect(await s.getStash(T, id(1))).toBeNull();
   });
 
+  it('a touch within a second of the last slide leaves the entry where it is; a later one slides it', async () => {
+    const c = fakeClock();
+    const s = new MemoryHotStore({ ttlSeconds: 100, maxEntries: 4, now: c.now });
+    await s.putStash(T, 'sess', [{ id: id(1), text: 'one' }]);
+    await s.putStash(T, 'sess', [{ id: id(2), text: 'two' }]);
+    c.advance(99); // a thousandth of the TTL is the slack: within it, a read moves nothing
+    expect(await s.getStash(T, id(1))).toBe('one');
+    await s.putStash(T, 'sess', [{ id: id(3), text: 'three' }]);
+    // Recency as before the read: own(1) and stash(1) were the least recent and are gone.
+    expect(await s.getStash(T, id(1))).toBeNull();
+    c.advance(100); // now past the slack since id(2)'s put: a re-put moves and slides it
+    await s.putStash(T, 'sess', [{ id: id(2), text: 'two again' }]);
+    await s.putStash(T, 'sess', [{ id: id(4), text: 'four' }]);
+    expect(await s.getStash(T, id(2))).toBe('two again');
+    expect(await s.getStash(T, id(3))).toBeNull();
+    // Its deadline slid too: alive 100 s after the re-put, not after the first put.
+    c.advance(99_850);
+    expect(await s.getStash(T, id(2))).toBe('two again');
+  });
+
   it('loadSession slides frozen decisions it reads', async () => {
     const c = fakeClock();
     const s = new MemoryHotStore({ ttlSeconds: 100, now: c.now });
@@ -52,7 +72,7 @@ describe('MemoryHotStore semantics', () => {
     // putStash writes a stash and an ownership record: two entries each.
     await s.putStash(T, 'sess', [{ id: id(1), text: 'one' }]);
     await s.putStash(T, 'sess', [{ id: id(2), text: 'two' }]);
-    c.advance(1);
+    c.advance(1000); // past the slide's slack (a second at this TTL): the read moves the entry
     expect(await s.getStash(T, id(1))).toBe('one'); // id(1) is now more recent than id(2)
     await s.putStash(T, 'sess', [{ id: id(3), text: 'three' }]);
     expect(await s.getStash(T, id(1))).toBe('one');

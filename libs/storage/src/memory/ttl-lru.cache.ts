@@ -3,6 +3,9 @@
 
 export type RemovalReason = 'expired' | 'evicted';
 
+/** The coarsest a slide gets (with a TTL of 1,000 s or more; a thousandth of a shorter one). */
+const MAX_SLACK_MS = 1000;
+
 interface Entry<V> {
   value: V;
   expiresAt: number;
@@ -24,10 +27,19 @@ export interface TtlLruCacheOptions<V> {
 export class TtlLruCache<V> {
   private readonly pinned = new Map<string, Entry<V>>();
   private readonly unpinned = new Map<string, Entry<V>>();
+  /** No entry expires before this (a lower bound: reads and overwrites only move deadlines later). */
+  private nextExpiry = Infinity;
   readonly pinCap: number;
+  /**
+   * A touch within this long of the entry's last slide leaves it where it is: its deadline is then
+   * at most this much earlier than an exact slide, and its recency as old. A replayed turn touches
+   * the same few dozen keys many times a second, and every move is a delete and an insert.
+   */
+  private readonly slackMs: number;
 
   constructor(private readonly o: TtlLruCacheOptions<V>) {
     this.pinCap = Math.floor(o.maxEntries / 2);
+    this.slackMs = Math.min(MAX_SLACK_MS, o.ttlMs / 1000);
   }
 
   get size(): number {
@@ -40,18 +52,22 @@ export class TtlLruCache<V> {
 
   /** Reads a live entry, sliding its deadline and recency; an expired one is removed lazily. */
   get(key: string): V | undefined {
-    const map = this.pinned.has(key) ? this.pinned : this.unpinned;
-    const e = map.get(key);
+    // One look-up for the common miss in `pinned`: an entry knows which map holds it.
+    const e = this.pinned.get(key) ?? this.unpinned.get(key);
     if (!e) return undefined;
+    const map = e.pinned ? this.pinned : this.unpinned;
     const now = this.o.now();
     if (e.expiresAt <= now) {
       map.delete(key);
       this.o.onRemove?.(key, e.value, 'expired');
       return undefined;
     }
-    map.delete(key);
-    e.expiresAt = now + this.o.ttlMs;
-    map.set(key, e);
+    const expiresAt = now + this.o.ttlMs;
+    if (expiresAt - e.expiresAt >= this.slackMs) {
+      map.delete(key);
+      e.expiresAt = expiresAt;
+      map.set(key, e);
+    }
     return e.value;
   }
 
@@ -72,19 +88,28 @@ export class TtlLruCache<V> {
   set(key: string, value: V, pin = false): void {
     const now = this.o.now();
     this.sweepExpired(now);
+    const held = this.pinned.get(key);
+    const wasPinned = held !== undefined;
     // An overwrite (a replayed turn re-puts what it put) reuses the entry instead of allocating one.
-    let e = this.pinned.get(key);
-    const wasPinned = e !== undefined;
-    if (e) this.pinned.delete(key);
-    else if ((e = this.unpinned.get(key))) this.unpinned.delete(key);
+    const e = held ?? this.unpinned.get(key);
     const pinned = pin && (wasPinned || this.pinned.size < this.pinCap);
     const expiresAt = now + this.o.ttlMs;
-    if (e) {
-      e.value = value;
-      e.expiresAt = expiresAt;
-      e.pinned = pinned;
-    } else e = { value, expiresAt, pinned };
-    (pinned ? this.pinned : this.unpinned).set(key, e);
+    if (!e) {
+      this.insert(key, { value, expiresAt, pinned }, now);
+      return;
+    }
+    e.value = value;
+    if (e.pinned === pinned && expiresAt - e.expiresAt < this.slackMs) return; // slid lately: stays put
+    (wasPinned ? this.pinned : this.unpinned).delete(key);
+    e.expiresAt = expiresAt;
+    e.pinned = pinned;
+    this.insert(key, e, now);
+  }
+
+  /** Appends `e` as its map's most recent entry, then evicts what is over capacity. */
+  private insert(key: string, e: Entry<V>, now: number): void {
+    (e.pinned ? this.pinned : this.unpinned).set(key, e);
+    if (e.expiresAt < this.nextExpiry) this.nextExpiry = e.expiresAt;
     this.evict(now);
   }
 
@@ -97,18 +122,24 @@ export class TtlLruCache<V> {
     this.unpinned.clear();
   }
 
-  /** Drops expired heads; uniform TTL means the expired entries are exactly a prefix of each map. */
+  /**
+   * Drops expired heads; uniform TTL means the expired entries are exactly a prefix of each map.
+   * Nothing can have expired before the earliest deadline the last sweep left (every later write
+   * sets a later one), so until then a write does not walk the maps at all.
+   */
   private sweepExpired(now: number): void {
-    this.sweepMap(this.pinned, now);
-    this.sweepMap(this.unpinned, now);
+    if (now < this.nextExpiry) return;
+    this.nextExpiry = Math.min(this.sweepMap(this.pinned, now), this.sweepMap(this.unpinned, now));
   }
 
-  private sweepMap(map: Map<string, Entry<V>>, now: number): void {
+  /** Sweeps one map; returns its earliest remaining deadline (Infinity when empty). */
+  private sweepMap(map: Map<string, Entry<V>>, now: number): number {
     for (const [key, e] of map) {
-      if (e.expiresAt > now) break;
+      if (e.expiresAt > now) return e.expiresAt;
       map.delete(key);
       this.o.onRemove?.(key, e.value, 'expired');
     }
+    return Infinity;
   }
 
   private evict(now: number): void {
