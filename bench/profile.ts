@@ -2,9 +2,10 @@
 //   npm run bench:profile -- off | agent | bare [connections]   a process under load, 60 KB body
 //   npm run bench:profile -- warm          warm turns of a 1 MB / 200-message session, in-process
 //   npm run bench:profile -- overload [n]  the agent gateway under n (1,000) concurrent 200 KB requests
+//   npm run bench:profile -- gc off | agent | bare [connections] [windows]  GC cost per request, per window
 // The raw .cpuprofile is kept (path printed) for a flame-graph viewer.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,7 +16,8 @@ import { createTenantRuntime } from '../apps/gateway/src/tenancy/tenant-runtime'
 import { prepareDeps } from '../test/support/prepare-deps';
 import { agentSteps, openaiTurn } from '../test/support/transcripts';
 import { agentPayload } from './agent-payload';
-import { load, startGatewayProc, startScript, writeTemp } from './bench-procs';
+import { cpuMsOf, load, startGatewayProc, startScript, writeTemp, type Proc } from './bench-procs';
+import { gcWindow, lastTwo } from './gc-window';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 
@@ -29,14 +31,18 @@ async function waitFor(ok: () => boolean): Promise<void> {
   for (let i = 0; i < 100 && !ok(); i++) await new Promise((r) => setTimeout(r, 100));
 }
 
+/** The bare proxy or a gateway on `preset`, in front of `stub`, with a preload hook and its env. */
+function startTarget(preset: string, stub: Proc, hook: string, env: Record<string, string>): Promise<Proc> {
+  const nodeArgs = ['-r', join(__dirname, 'procs', hook)];
+  return preset === 'bare'
+    ? startScript('bare-proxy.cjs', [stub.url], nodeArgs, env)
+    : startGatewayProc({ PRESET: preset, OPENAI_UPSTREAM: stub.url, ANTHROPIC_UPSTREAM: stub.url, ...env }, nodeArgs);
+}
+
 async function profileGateway(preset: string, connections: number): Promise<string> {
   const file = join(mkdtempSync(join(tmpdir(), 'cg-prof-')), `${preset}-${connections}.cpuprofile`);
   const stub = await startScript('upstream-stub.cjs');
-  const hook = ['-r', join(__dirname, 'procs', 'cpu-prof-hook.cjs')];
-  const gw =
-    preset === 'bare'
-      ? await startScript('bare-proxy.cjs', [stub.url], hook, { CG_PROFILE_FILE: file })
-      : await startGatewayProc({ PRESET: preset, OPENAI_UPSTREAM: stub.url, ANTHROPIC_UPSTREAM: stub.url, CG_PROFILE_FILE: file }, hook);
+  const gw = await startTarget(preset, stub, 'cpu-prof-hook.cjs', { CG_PROFILE_FILE: file });
   const bodyFile = writeTemp('profile-body.json', agentPayload(60_000).raw);
   const url = `${gw.url}${preset === 'bare' ? '' : '/openai'}/v1/chat/completions`;
   const headers = { 'x-context-guru-session': 'profile' };
@@ -93,6 +99,43 @@ async function profileWarmTurns(): Promise<string> {
   return `${file}\nwarm turn mean ${ms.toFixed(2)} ms (${(bodies[0]!.length / 1e6).toFixed(2)} MB body)\n${summarise(file)}`;
 }
 
+/**
+ * Garbage collection per request of one process under the 60 KB load, window by window (a fresh
+ * process's first windows include JIT warm-up): scavenge count and pause, major GCs, and old-space
+ * growth (what scavenges promoted) — figures the machine's other load does not move much.
+ */
+async function profileGc(preset: string, connections: number, windows: number): Promise<string> {
+  const file = join(mkdtempSync(join(tmpdir(), 'cg-gc-')), 'gc.jsonl');
+  const stub = await startScript('upstream-stub.cjs');
+  const target = await startTarget(preset, stub, 'gc-window-hook.cjs', { CG_GC_FILE: file });
+  const bodyFile = writeTemp('gc-body.json', agentPayload(60_000).raw);
+  const url = `${target.url}${preset === 'bare' ? '' : '/openai'}/v1/chat/completions`;
+  const seconds = Number(process.env.BENCH_SECONDS ?? 3);
+  const rows = [`${preset}, ${connections} connection(s), ${seconds} s windows`];
+  try {
+    for (let w = 1; w <= windows; w++) {
+      const cpu0 = cpuMsOf(target.pid);
+      process.kill(target.pid, 'SIGUSR2');
+      const r = await load(url, bodyFile, connections, seconds, { 'x-context-guru-session': 'gc' });
+      // GC entries reach the observer a tick after the collection: let the last ones arrive.
+      await new Promise((res) => setTimeout(res, 300));
+      process.kill(target.pid, 'SIGUSR2');
+      const requests = r.rps * seconds;
+      const cpuUs = ((cpuMsOf(target.pid) - cpu0) * 1000) / requests;
+      await waitFor(() => readFileSync(file, 'utf8').trim().split('\n').length >= 2 * w);
+      const g = gcWindow(...lastTwo(readFileSync(file, 'utf8')), requests);
+      const promoted = g.promotedKb === null ? 'n/a (major GC ran)' : `${g.promotedKb.toFixed(1)} KB`;
+      rows.push(
+        `window ${w}: ${r.rps.toFixed(0)} req/s, CPU ${cpuUs.toFixed(0)} µs/req, ${g.scavenges} scavenges ${g.scavengeUs.toFixed(0)} µs/req, ${g.majors} major ${g.majorUs.toFixed(0)} µs/req (${g.otherPasses} marking steps), promoted ${promoted}/req`,
+      );
+    }
+  } finally {
+    await target.stop();
+    await stub.stop();
+  }
+  return rows.join('\n');
+}
+
 /** The overload bench's burst (each request a new session), profiled from its start to its end. */
 async function profileOverload(count: number): Promise<string> {
   const file = join(mkdtempSync(join(tmpdir(), 'cg-prof-')), `overload-${count}.cpuprofile`);
@@ -139,7 +182,14 @@ async function profileOverload(count: number): Promise<string> {
 async function main(): Promise<void> {
   const what = process.argv[2] ?? 'off';
   const n = Number(process.argv[3] ?? (what === 'overload' ? 1000 : 32));
-  const out = what === 'warm' ? await profileWarmTurns() : what === 'overload' ? await profileOverload(n) : await profileGateway(what, n);
+  const out =
+    what === 'warm'
+      ? await profileWarmTurns()
+      : what === 'overload'
+        ? await profileOverload(n)
+        : what === 'gc'
+          ? await profileGc(process.argv[3] ?? 'off', Number(process.argv[4] ?? 1), Number(process.argv[5] ?? 4))
+          : await profileGateway(what, n);
   process.stdout.write(`${out}\n`);
 }
 
