@@ -60,10 +60,20 @@ function isChunks(body: string | Buffer | readonly Buffer[] | Readable): body is
  * iterable body with its own socket write (a syscall and a packet each, nothing corks them), which
  * for a 16 KB body of a few pieces cost more than the copy (~60 us of writes per request at one
  * connection against a few us of memcpy). Larger bodies (a warm 1 MB turn) keep their chunks,
- * at most a handful, so their bytes are never copied into a whole.
+ * at most a handful, so their bytes are never copied into a whole. A body sent again (a repeat)
+ * is joined once and kept joined: a fresh buffer per request is external memory V8 answers with
+ * mark-compacts of the whole heap, which doubled the agent's CPU per request in the bench.
  * @internal exported for its test
  */
 export const JOIN_BELOW_BYTES = 256 * 1024;
+
+/** `chunks` as one buffer when they are few bytes (see JOIN_BELOW_BYTES), else as they are. */
+export function joinedIfSmall(chunks: readonly Buffer[]): Buffer | readonly Buffer[] {
+  if (chunks.length === 1 && chunks[0]) return chunks[0];
+  let length = 0;
+  for (const c of chunks) length += c.length;
+  return length < JOIN_BELOW_BYTES ? Buffer.concat(chunks, length) : chunks;
+}
 
 /**
  * Chunks go out one after another under their exact total as content-length (undici writes an
@@ -72,12 +82,12 @@ export const JOIN_BELOW_BYTES = 256 * 1024;
  * @internal exported for its test
  */
 export function chunked(headers: Record<string, string>, chunks: readonly Buffer[]): { headers: Record<string, string>; body: Buffer } {
-  if (chunks.length === 1 && chunks[0]) return { headers, body: chunks[0] };
+  const body = joinedIfSmall(chunks);
+  if (Buffer.isBuffer(body)) return { headers, body };
   let length = 0;
-  for (const c of chunks) length += c.length;
-  if (length < JOIN_BELOW_BYTES) return { headers, body: Buffer.concat(chunks, length) };
+  for (const c of body) length += c.length;
   // undici takes any iterable of chunks as a body; its types list only the single-value kinds.
-  return { headers: { ...headers, 'content-length': String(length) }, body: chunks as unknown as Buffer };
+  return { headers: { ...headers, 'content-length': String(length) }, body: body as unknown as Buffer };
 }
 
 /** Upstream connections per origin (the bound on whole bodies held in memory follows it). */

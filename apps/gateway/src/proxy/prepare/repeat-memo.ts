@@ -10,6 +10,7 @@
 // its prefetch missed, or asked a model is not remembered, so a hit never owes the store a commit.
 import { sameList, type CacheView, type Pipeline, type SessionSnapshot, type StashEntry, type TurnRecord } from '@context-guru/components';
 import type { CacheMode } from '../../env';
+import { joinedIfSmall } from '../upstream.client';
 import type { RequestReport } from '../../observability/request-report';
 import type { TurnCache as CachedTurn } from '../../session/cache-view';
 import type { LoadedSession } from '../../session/session-run';
@@ -126,7 +127,9 @@ function sizeOf(input: PrepareInput): number {
 /** The forwarded bytes of a remembered turn, encoded once for all its replays. */
 export function forwardedBytes(e: RepeatEntry): Buffer | readonly Buffer[] {
   if (e.outgoing === e.raw && e.bytes) return e.bytes;
-  return (e.outgoingBytes ??= Buffer.from(e.outgoing, 'utf8'));
+  const bytes = e.outgoingBytes ?? Buffer.from(e.outgoing, 'utf8');
+  // Joined here once for every replay, not by the send on each (see JOIN_BELOW_BYTES).
+  return (e.outgoingBytes = Buffer.isBuffer(bytes) ? bytes : joinedIfSmall(bytes));
 }
 
 /** Held text and bytes; a rewritten body counts twice, as text and as the bytes its replays send. */
