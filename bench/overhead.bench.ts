@@ -1,7 +1,8 @@
 // Added latency per request: the gateway's own work before forwarding (decode, session state,
-// pipeline, stash, encode, and the bytes that go upstream as the route hands them to undici) on a generated ~1 MB / 200-message agent transcript, for presets off
-// and agent, on the first (cold) turn of a session and on warm later turns. In-process, memory
-// store, no network: this is exactly the time the gateway adds to a request.
+// pipeline, stash, encode, and the bytes that go upstream as the route hands them to undici) on a
+// generated ~1 MB / 200-message agent transcript, for presets off and agent, on the first (cold)
+// turn of a session and on warm later turns. In-process, memory store, no network: this is exactly
+// the time the gateway adds to a request.
 import { MemoryHotStore } from '@context-guru/storage';
 import { upstreamBytes } from '../apps/gateway/src/proxy/chat/upstream-body';
 import { prepareRequest } from '../apps/gateway/src/proxy/prepare-request';

@@ -6,6 +6,7 @@ import { EventEmitter } from 'node:events';
 import { Agent, request } from 'undici';
 import type { Readable, Writable } from 'node:stream';
 import type { UpstreamReply } from '../expand/expand.types';
+import { totalBytes } from '../wire/out-chunks';
 
 export interface UpstreamOptions {
   headersTimeoutMs: number;
@@ -70,8 +71,7 @@ export const JOIN_BELOW_BYTES = 256 * 1024;
 /** `chunks` as one buffer when they are few bytes (see JOIN_BELOW_BYTES), else as they are. */
 export function joinedIfSmall(chunks: readonly Buffer[]): Buffer | readonly Buffer[] {
   if (chunks.length === 1 && chunks[0]) return chunks[0];
-  let length = 0;
-  for (const c of chunks) length += c.length;
+  const length = totalBytes(chunks);
   return length < JOIN_BELOW_BYTES ? Buffer.concat(chunks, length) : chunks;
 }
 
@@ -84,10 +84,8 @@ export function joinedIfSmall(chunks: readonly Buffer[]): Buffer | readonly Buff
 export function chunked(headers: Record<string, string>, chunks: readonly Buffer[]): { headers: Record<string, string>; body: Buffer } {
   const body = joinedIfSmall(chunks);
   if (Buffer.isBuffer(body)) return { headers, body };
-  let length = 0;
-  for (const c of body) length += c.length;
   // undici takes any iterable of chunks as a body; its types list only the single-value kinds.
-  return { headers: { ...headers, 'content-length': String(length) }, body: body as unknown as Buffer };
+  return { headers: { ...headers, 'content-length': String(totalBytes(body)) }, body: body as unknown as Buffer };
 }
 
 /** Upstream connections per origin (the bound on whole bodies held in memory follows it). */

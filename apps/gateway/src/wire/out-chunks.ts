@@ -28,8 +28,12 @@ export function chunkText(c: OutChunks): string {
 }
 
 export function byteSize(c: OutChunks): number {
+  return totalBytes(c.bytes);
+}
+
+export function totalBytes(bufs: readonly Buffer[]): number {
   let n = 0;
-  for (const b of c.bytes) n += b.length;
+  for (const b of bufs) n += b.length;
   return n;
 }
 
