@@ -124,9 +124,9 @@ async function profileGc(preset: string, connections: number, windows: number): 
       const cpuUs = ((cpuMsOf(target.pid) - cpu0) * 1000) / requests;
       await waitFor(() => readFileSync(file, 'utf8').trim().split('\n').length >= 2 * w);
       const g = gcWindow(...lastTwo(readFileSync(file, 'utf8')), requests);
-      const promoted = g.promotedKb === null ? 'n/a (major GC ran)' : `${g.promotedKb.toFixed(1)} KB`;
+      const promoted = g.promotedKb === null ? 'n/a (a major GC ran)' : `${g.promotedKb.toFixed(1)} KB/req`;
       rows.push(
-        `window ${w}: ${r.rps.toFixed(0)} req/s, CPU ${cpuUs.toFixed(0)} µs/req, ${g.scavenges} scavenges ${g.scavengeUs.toFixed(0)} µs/req, ${g.majors} major ${g.majorUs.toFixed(0)} µs/req (${g.otherPasses} marking steps), promoted ${promoted}/req`,
+        `window ${w}: ${r.rps.toFixed(0)} req/s, CPU ${cpuUs.toFixed(0)} µs/req, ${g.scavenges} scavenges ${g.scavengeUs.toFixed(0)} µs/req, ${g.majors} major ${g.majorUs.toFixed(0)} µs/req (${g.otherPasses} marking steps), promoted ${promoted}`,
       );
     }
   } finally {
