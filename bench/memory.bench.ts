@@ -16,6 +16,8 @@ import { table } from './bench-util';
 import { rssOf, startScript } from './bench-procs';
 
 const CONCURRENT = 32;
+// Extra environment for the gateways (a JSON object), e.g. to compare a setting in one run.
+const GATEWAY_ENV = JSON.parse(process.env.BENCH_GATEWAY_ENV ?? '{}') as Record<string, string>;
 const mb = (n: number) => `${(n / 1024 / 1024).toFixed(0)} MB`;
 
 async function measure(
@@ -27,7 +29,7 @@ async function measure(
 ): Promise<string[]> {
   const dataDir = mkdtempSync(join(tmpdir(), 'cg-mem-'));
   const gw = await startReplica(
-    { PRESET: 'agent', OPENAI_UPSTREAM: upstream, ANTHROPIC_UPSTREAM: upstream, DATA_DIR: dataDir, ...env },
+    { PRESET: 'agent', OPENAI_UPSTREAM: upstream, ANTHROPIC_UPSTREAM: upstream, DATA_DIR: dataDir, ...GATEWAY_ENV, ...env },
     180_000,
     app,
     app === 'embedded' ? npmStartCommand().nodeArgs : [],

@@ -47,7 +47,7 @@ async function profileGateway(preset: string, connections: number): Promise<stri
   const url = `${gw.url}${preset === 'bare' ? '' : '/openai'}/v1/chat/completions`;
   const headers = { 'x-context-guru-session': 'profile' };
   try {
-    await load(url, bodyFile, connections, 2, headers);
+    await load(url, bodyFile, connections, Number(process.env.PROFILE_WARMUP_SECONDS ?? 2), headers);
     process.kill(gw.pid, 'SIGUSR2');
     const r = await load(url, bodyFile, connections, SECONDS, headers);
     process.kill(gw.pid, 'SIGUSR2');

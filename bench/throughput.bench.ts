@@ -17,6 +17,10 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '1,32').split(',').map(Number);
 // Node flags for every proxy measured (the bare one and both gateways alike), e.g. V8 heap flags
 // when studying what garbage collection costs each of them; none by default.
+// A subset of the targets, e.g. `bare,off` (the bare proxy is always measured: it is the baseline).
+const ONLY = process.env.BENCH_TARGETS?.split(',');
+// Extra environment for both gateways (a JSON object), e.g. to compare a setting in one run.
+const GATEWAY_ENV = JSON.parse(process.env.BENCH_GATEWAY_ENV ?? '{}') as Record<string, string>;
 const NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
 
 interface Target {
@@ -47,7 +51,7 @@ export async function runThroughput(): Promise<string> {
     const bare = await startScript('bare-proxy.cjs', [stub.url], NODE_FLAGS);
     procs.push(bare);
     const gw = (preset: string) =>
-      startGatewayProc({ PRESET: preset, OPENAI_UPSTREAM: stub.url, ANTHROPIC_UPSTREAM: stub.url }, NODE_FLAGS);
+      startGatewayProc({ PRESET: preset, OPENAI_UPSTREAM: stub.url, ANTHROPIC_UPSTREAM: stub.url, ...GATEWAY_ENV }, NODE_FLAGS);
     const off = await gw('off');
     procs.push(off);
     const agent = await gw('agent');
@@ -58,7 +62,7 @@ export async function runThroughput(): Promise<string> {
       { name: 'bare node:http + undici', proc: bare, path: '/v1/chat/completions' },
       { name: 'context-guru, preset off', proc: off, path: '/openai/v1/chat/completions', headers: session },
       { name: 'context-guru, preset agent', proc: agent, path: '/openai/v1/chat/completions', headers: session },
-    ];
+    ].filter((t, i) => i === 1 || !ONLY || ONLY.includes(['stub', 'bare', 'off', 'agent'][i]!));
     // CPU per request of the serving process itself is steadier than req/s on a shared machine.
     const run = async (t: Target, c: number, s: number) => {
       const cpu0 = cpuMsOf(t.proc.pid);
@@ -72,7 +76,7 @@ export async function runThroughput(): Promise<string> {
       for (let r = 0; r < ROUNDS; r++) {
         for (const t of rotated(targets, r)) results.get(t)!.push(await run(t, c, SECONDS));
       }
-      const base = results.get(targets[1]!)!;
+      const base = results.get(targets.find((t) => t.proc === bare)!)!;
       for (const t of targets) {
         const rs = results.get(t)!;
         const ratios = rs.map((x, i) => x.rps / base[i]!.rps);

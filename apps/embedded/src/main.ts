@@ -1,8 +1,9 @@
 // `npm start`: gateway on PORT and admin on ADMIN_PORT in one process (see embedded.ts).
-import { closeOnSignal, exitOnBootFailure, parseEnv } from '@context-guru/gateway';
+import { closeOnSignal, exitOnBootFailure, parseEnv, tuneHeap } from '@context-guru/gateway';
 import { startEmbedded } from './embedded';
 
 async function main(): Promise<void> {
+  tuneHeap();
   const running = await startEmbedded(parseEnv());
   // The one place the generated token is ever shown: the page's URL, printed once.
   if (running.adminTokenGenerated) process.stdout.write(`savings page (ADMIN_TOKEN generated for this run): ${running.uiUrl}\n`);

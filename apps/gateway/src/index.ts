@@ -13,4 +13,5 @@ export { KeepNothingStore } from './shadow/keep-nothing.store';
 export { comparisonView } from './shadow/shadow-view';
 export { closeOnSignal } from './shutdown';
 export { exitOnBootFailure } from './boot-failure';
+export { tuneHeap } from './heap-tuning';
 export { statsDocument } from './ops/stats-document';

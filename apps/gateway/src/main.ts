@@ -3,10 +3,12 @@
 import { exitOnBootFailure } from './boot-failure';
 import { parseEnv } from './env';
 import { createGatewayContext } from './gateway-context';
+import { tuneHeap } from './heap-tuning';
 import { createGatewayServer, listenGateway } from './server';
 import { closeOnSignal } from './shutdown';
 
 async function main(): Promise<void> {
+  tuneHeap();
   const env = parseEnv();
   const gw = await createGatewayContext(env);
   const app = await createGatewayServer(gw);
