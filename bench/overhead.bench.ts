@@ -28,11 +28,13 @@ export async function runOverhead(): Promise<string> {
         const t0 = performance.now();
         // As the chat route: bytes in, decoded to text unless the pipeline is empty (preset off) —
         // through the turn cache, which decodes only the bytes a previous turn did not share.
-        const raw = preset === 'off' ? '' : (deps.turns?.text(dialect, bytes, tenant.id) ?? bytes.toString('utf8'));
+        const text = preset === 'off' ? undefined : deps.turns?.text(dialect, bytes, tenant.id);
+        const raw = preset === 'off' ? '' : (text?.whole() ?? bytes.toString('utf8'));
         const prepared = await prepareRequest(deps, {
           route: dialect,
           dialect,
           raw,
+          text,
           tenant,
           pipeline: tenant.built.pipeline,
           cacheMode: 'auto',

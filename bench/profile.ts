@@ -66,14 +66,15 @@ async function profileWarmTurns(): Promise<string> {
   const tenant = createTenantRuntime('prof', { preset: 'agent' }, 1);
   const deps = prepareDeps(store);
   // As the chat route decodes a body: only the bytes the previous turn did not share.
-  const bodyText = (bytes: Buffer) => deps.turns?.text('openai', bytes, tenant.id) ?? bytes.toString('utf8');
   // One turn as the route runs it: decode, prepare, and the bytes handed to undici.
   const turn = async (bytes: Buffer) => {
-    const raw = bodyText(bytes);
+    const text = deps.turns?.text('openai', bytes, tenant.id);
+    const raw = text?.whole() ?? bytes.toString('utf8');
     const prepared = await prepareRequest(deps, {
       route: 'openai',
       dialect: 'openai',
       raw,
+      text,
       tenant,
       pipeline: tenant.built.pipeline,
       cacheMode: 'auto',

@@ -5,7 +5,7 @@
 // beside its own calls keeps the same guarantees: the trails come back from Postgres after the flush.
 import { Redis } from 'ioredis';
 import { createHash } from 'node:crypto';
-import { RawIndex } from '../../../apps/gateway/src/wire/json-scan';
+import { RawIndex } from '../../../apps/gateway/src/wire/raw-index';
 import { startFakeUpstream, type FakeUpstream, type RecordedRequest } from '../../support/fake-upstream';
 import { anthropicTextSse } from '../../support/fake-upstream-sse';
 import { freshDatabase, type FreshDatabase } from '../../support/fresh-database';

@@ -7,7 +7,7 @@ import type { InjectMode } from '../../../apps/gateway/src/env';
 import { createLogger } from '../../../apps/gateway/src/observability/logger';
 import { prepareRequest } from '../../../apps/gateway/src/proxy/prepare-request';
 import { createTenantRuntime, loadConfigDocument, type TenantRuntime } from '../../../apps/gateway/src/tenancy/tenant-runtime';
-import { RawIndex } from '../../../apps/gateway/src/wire/json-scan';
+import { RawIndex } from '../../../apps/gateway/src/wire/raw-index';
 import { agentSteps, anthropicTurn, openaiTurn } from '../../support/transcripts';
 
 const steps = agentSteps(12, 29);

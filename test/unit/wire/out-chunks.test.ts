@@ -37,8 +37,9 @@ describe('the chunked upstream body', () => {
           sessionHeader: 's',
           bypassHeader: false,
         });
-        const raw = cache.text(dialect, bytes, tenant.id);
-        const [a, b] = [await prepareRequest(fast, input(raw)), await prepareRequest(full, input(bytes.toString('utf8')))];
+        const text = cache.text(dialect, bytes, tenant.id);
+        const raw = text.whole();
+        const [a, b] = [await prepareRequest(fast, { ...input(raw), text }), await prepareRequest(full, input(bytes.toString('utf8')))];
         const sent = upstreamBytes(a, raw, bytes);
         expect(whole(sent).equals(Buffer.from(b.outgoing))).toBe(true);
         if (Array.isArray(sent)) {

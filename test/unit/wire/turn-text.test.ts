@@ -33,7 +33,8 @@ class Replay {
   constructor(private readonly dialect: Dialect) {}
 
   async turn(bytes: Buffer, tenant: TenantRuntime, session = 's'): Promise<void> {
-    const raw = this.cache.text(this.dialect, bytes, tenant.id);
+    const text = this.cache.text(this.dialect, bytes, tenant.id);
+    const raw = text.whole();
     expect(raw === bytes.toString('utf8')).toBe(true);
     const input = (text: string) => ({
       route: this.dialect,
@@ -45,7 +46,10 @@ class Replay {
       sessionHeader: session,
       bypassHeader: false,
     });
-    const [x, y] = [await prepareRequest(this.fast, input(raw)), await prepareRequest(this.full, input(bytes.toString('utf8')))];
+    const [x, y] = [
+      await prepareRequest(this.fast, { ...input(raw), text }),
+      await prepareRequest(this.full, input(bytes.toString('utf8'))),
+    ];
     expect(x.outgoing === y.outgoing).toBe(true);
     expect(x.advertised).toBe(y.advertised);
     expect(x.report.saved).toEqual(y.report.saved);
@@ -137,7 +141,8 @@ describe('the turn cache decodes only the bytes a cached turn does not share', (
     });
     const full = deps();
     const first = bytesOf(turnBody('openai', steps, 9));
-    await prepareRequest(d, input(cache.text('openai', first, tenant.id)));
+    const text = cache.text('openai', first, tenant.id);
+    await prepareRequest(d, { ...input(text.whole()), text });
     await prepareRequest(full, input(first.toString('utf8')));
     const raw = JSON.stringify(turnBody('openai', steps, 10));
     const out = await prepareRequest(d, input(raw));

@@ -5,7 +5,9 @@
 // never rewritten — only the separators between elements are — so the pipeline's edits inside
 // messages stay disjoint. A trail that does not fit the message exactly is left out whole.
 import { frozenSlot, itemAt, type Dialect, type SessionSnapshot } from '@context-guru/components';
-import { elements, member, members, type Span } from '../wire/json-scan';
+import type { BodyText } from '../wire/body-text';
+import type { Span } from '../wire/json-scan';
+import { elements, member, members } from '../wire/text-scan';
 import { overlapsAny } from '../wire/splice';
 import type { Edit, WireView } from '../wire/wire.types';
 import { field, isObject } from './json-shape';
@@ -59,7 +61,7 @@ type Item = { call: string } | { brk: string };
  * next piece. Commas are placed so every list stays well formed.
  */
 function separatorEdit(
-  raw: string,
+  raw: BodyText,
   array: Span,
   els: readonly Span[],
   g: number,
@@ -95,7 +97,7 @@ function push(into: Map<number, Item[]>, g: number, item: Item): void {
   else into.set(g, [item]);
 }
 
-function keyIndex(raw: string, at: number, key: string): number {
+function keyIndex(raw: BodyText, at: number, key: string): number {
   return members(raw, at).findIndex((m) => m.key === key);
 }
 
@@ -118,10 +120,10 @@ function splitItems(rounds: Trail['rounds'], answerNext: boolean): Map<number, I
 }
 
 function anthropicEdits(view: WireView, i: number, trail: Trail): Edit[] | null {
-  const raw = view.raw;
+  const raw = view.text;
   const span = view.index.message(i);
   const content = span && member(raw, span.start, 'content');
-  if (!span || !content || raw[content.start] !== '[') return null;
+  if (!span || !content || raw.charAt(content.start) !== '[') return null;
   const els = elements(raw, content.start);
   const rounds = trail.rounds;
   if (els.length !== rounds.reduce((n, r) => n + r.visible, 0)) return null;
@@ -150,21 +152,21 @@ function anthropicEdits(view: WireView, i: number, trail: Trail): Edit[] | null 
 }
 
 /** Anthropic: tool_result blocks first in the next user message (a string content becomes its text block). */
-function resultsAtHead(raw: string, next: Span, results: readonly string[]): Edit | null {
+function resultsAtHead(raw: BodyText, next: Span, results: readonly string[]): Edit | null {
   const c = member(raw, next.start, 'content');
   if (!c) return null;
-  if (raw[c.start] === '[') {
+  if (raw.charAt(c.start) === '[') {
     const els = elements(raw, c.start);
     const [head] = els;
     return { start: c.start + 1, end: head ? head.start : c.end - 1, text: results.join(',') + (head ? ',' : '') };
   }
-  if (raw[c.start] !== '"') return null;
+  if (raw.charAt(c.start) !== '"') return null;
   const text = JSON.parse(raw.slice(c.start, c.end)) === '' ? '' : `,{"type":"text","text":${raw.slice(c.start, c.end)}}`;
   return { start: c.start, end: c.end, text: `[${results.join(',')}${text}]` };
 }
 
 function openAiEdits(view: WireView, i: number, trail: Trail): Edit[] | null {
-  const raw = view.raw;
+  const raw = view.text;
   const span = view.index.message(i);
   const prev = i > 0 ? view.index.message(i - 1) : undefined;
   const message = (view.body.messages as unknown[])[i];
@@ -196,9 +198,9 @@ function openAiEdits(view: WireView, i: number, trail: Trail): Edit[] | null {
 }
 
 /** OpenAI: the withheld calls back into `tool_calls` (created when the client message has none). */
-function callsInto(raw: string, span: Span, visible: number, calls: readonly TrailCall[]): Edit[] | null {
+function callsInto(raw: BodyText, span: Span, visible: number, calls: readonly TrailCall[]): Edit[] | null {
   const tc = member(raw, span.start, 'tool_calls');
-  if (tc && raw[tc.start] === '[') {
+  if (tc && raw.charAt(tc.start) === '[') {
     const els = elements(raw, tc.start);
     if (els.length !== visible) return null;
     const items = new Map<number, Item[]>();

@@ -2,6 +2,7 @@
 // cache (and so must never change), and whether that cache has provably expired.
 import { isObject, type CacheView, type Dialect, type TurnRecord } from '@context-guru/components';
 import type { CacheMode } from '../env';
+import type { BodyText } from '../wire/body-text';
 
 const FIVE_MINUTES = 5 * 60_000;
 const ONE_HOUR = 60 * 60_000;
@@ -21,7 +22,7 @@ export function isCacheAware(mode: CacheMode): boolean {
  * purpose: a tool call's input or a tool schema carrying `"ttl": "1h"` must not stretch the TTL,
  * since the widening is monotonic and would keep the conversation from ever reading cold.
  */
-export function requestTtlMs(dialect: Dialect, raw: string, body: unknown): number {
+export function requestTtlMs(dialect: Dialect, raw: string | BodyText, body: unknown): number {
   if (dialect === 'openai') return ONE_HOUR;
   // Cheap pre-filter on the hot path: no "1h" anywhere means no breakpoint can ask for it.
   if (!raw.includes('1h') || !isObject(body)) return FIVE_MINUTES;

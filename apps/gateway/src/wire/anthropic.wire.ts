@@ -3,7 +3,10 @@
 // message, and assistant tool_use blocks become tool_calls. Every normalized message remembers the
 // exact raw value it came from, so a change lands on that value and its siblings keep their bytes.
 import { isObject, type ContentBlock, type Message, type ToolCall } from '@context-guru/components';
-import { elementAt, member, spanAt, type RawIndex, type Span } from './json-scan';
+import type { BodyText } from './body-text';
+import type { Span } from './json-scan';
+import type { RawIndex } from './raw-index';
+import { elementAt, member, spanAt } from './text-scan';
 import { toBlock, type Normalized } from './openai.wire';
 import { deepEqual, memberInsert, planBlocks, sameEnvelope, stringEdit, type Plan } from './splice';
 import type { Slot } from './wire.types';
@@ -94,7 +97,7 @@ function soleTextBlock(o: Message['content'], slot: Extract<Slot, { kind: 'block
  * A breakpoint cacheinject put on tool calls (nothing else about them changed) becomes a
  * `cache_control` inserted into the tool_use block each call came from (k-th call = k-th tool_use).
  */
-function callBreakpoints(raw: string, msgSpan: Span, rawMsg: Record<string, unknown>, before: Message, after: Message): Plan | null {
+function callBreakpoints(raw: BodyText, msgSpan: Span, rawMsg: Record<string, unknown>, before: Message, after: Message): Plan | null {
   const bc = before.tool_calls ?? [];
   const ac = after.tool_calls ?? [];
   const rawBlocks = Array.isArray(rawMsg.content) ? rawMsg.content : [];
@@ -122,7 +125,7 @@ function callBreakpoints(raw: string, msgSpan: Span, rawMsg: Record<string, unkn
 
 export function planAnthropic(index: RawIndex, body: Record<string, unknown>, slot: Slot, before: Message, after: Message): Plan | null {
   if (slot.kind === 'openai') return null;
-  const raw = index.raw;
+  const raw = index.text;
   const msgSpan = index.message(slot.msg);
   const rawMsg = (body.messages as unknown[])[slot.msg];
   if (!msgSpan || !isObject(rawMsg)) return null;
@@ -135,7 +138,7 @@ export function planAnthropic(index: RawIndex, body: Record<string, unknown>, sl
 }
 
 function planContent(
-  raw: string,
+  raw: BodyText,
   msgSpan: Span,
   rawMsg: Record<string, unknown>,
   slot: Exclude<Slot, { kind: 'openai' }>,

@@ -25,7 +25,8 @@ export interface Member {
   value: Span;
 }
 
-function decodeKey(raw: string, start: number, end: number): string {
+/** A member's key as JSON.parse reads it. */
+export function decodeKey(raw: string, start: number, end: number): string {
   const inner = raw.slice(start + 1, end - 1);
   return inner.includes('\\') ? (JSON.parse(raw.slice(start, end)) as string) : inner;
 }
@@ -37,6 +38,7 @@ export function members(raw: string, at: number): Member[] {
   let i = skipWs(raw, at + 1);
   if (raw.charCodeAt(i) === CLOSE_OBJ) return out;
   for (;;) {
+    if (i >= raw.length) throw new Error(`unterminated object at ${at}`);
     const keyEnd = skipString(raw, i);
     const key = decodeKey(raw, i, keyEnd);
     const start = skipWs(raw, skipWs(raw, keyEnd) + 1); // past ':'
@@ -75,6 +77,7 @@ export function elementAt(raw: string, at: number, k: number): Span | undefined 
   let i = skipWs(raw, at + 1);
   if (raw.charCodeAt(i) === CLOSE_ARR) return undefined;
   for (let n = 0; ; n++) {
+    if (i >= raw.length) throw new Error(`unterminated array at ${at}`);
     const end = skipValue(raw, i);
     if (n === k) return { start: i, end };
     i = skipWs(raw, end);
@@ -93,88 +96,4 @@ export function spanAt(raw: string, at: Span, path: readonly (string | number)[]
     else cur = c === OPEN_ARR ? elementAt(raw, cur.start, step) : undefined;
   }
   return cur;
-}
-
-/**
- * The top level of the body, walked once on first use: every member's value span (last duplicate
- * wins) and the element spans of `messages`, recorded during that same walk.
- */
-/** Message spans already known to be valid in a body (a previous turn's identical prefix). */
-export interface MessageSeed {
-  /** Where the `messages` array opens ('['). */
-  arrayStart: number;
-  /** Spans of its first elements, in this body's coordinates. */
-  spans: readonly Span[];
-}
-
-export class RawIndex {
-  private walked = false;
-  private readonly top = new Map<string, Span>();
-  private msgs: Span[] = [];
-  private rootSpan: Span = { start: 0, end: 0 };
-  private lastEnd = -1;
-
-  constructor(
-    readonly raw: string,
-    private readonly seed?: MessageSeed,
-  ) {}
-
-  /** Element spans of `messages` at `start`, continuing after the seeded prefix when there is one. */
-  private messageSpans(start: number): Span[] {
-    const seed = this.seed;
-    const lastSeeded = seed?.spans.at(-1);
-    if (!seed || seed.arrayStart !== start || !lastSeeded) return elements(this.raw, start);
-    return [...seed.spans, ...elementsAfter(this.raw, lastSeeded.end)];
-  }
-
-  private walk(): void {
-    if (this.walked) return;
-    this.walked = true;
-    const raw = this.raw;
-    const root = skipWs(raw, 0);
-    if (raw.charCodeAt(root) !== OPEN_OBJ) throw new Error('body is not an object');
-    let i = skipWs(raw, root + 1);
-    if (raw.charCodeAt(i) !== CLOSE_OBJ) {
-      for (;;) {
-        const keyEnd = skipString(raw, i);
-        const key = decodeKey(raw, i, keyEnd);
-        const start = skipWs(raw, skipWs(raw, keyEnd) + 1);
-        let end: number;
-        if (key === 'messages' && raw.charCodeAt(start) === OPEN_ARR) {
-          this.msgs = this.messageSpans(start);
-          end = skipWs(raw, this.msgs.at(-1)?.end ?? start + 1) + 1;
-        } else {
-          if (key === 'messages') this.msgs = [];
-          end = skipValue(raw, start);
-        }
-        this.top.set(key, { start, end });
-        this.lastEnd = end;
-        i = skipWs(raw, end);
-        if (raw.charCodeAt(i) === CLOSE_OBJ) break;
-        i = skipWs(raw, i + 1);
-      }
-    }
-    this.rootSpan = { start: root, end: i + 1 };
-  }
-
-  topLevel(key: string): Span | undefined {
-    this.walk();
-    return this.top.get(key);
-  }
-
-  message(i: number): Span | undefined {
-    this.walk();
-    return this.msgs[i];
-  }
-
-  messageCount(): number {
-    this.walk();
-    return this.msgs.length;
-  }
-
-  /** Where a new top-level member can be inserted (just past the last member's value), and whether a comma is needed. */
-  insertionPoint(): { at: number; comma: boolean } {
-    this.walk();
-    return this.lastEnd < 0 ? { at: this.rootSpan.start + 1, comma: false } : { at: this.lastEnd, comma: true };
-  }
 }

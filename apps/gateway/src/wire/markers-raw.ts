@@ -1,7 +1,8 @@
 // "Does this request carry placeholders?" is answered from the raw bytes of `messages` and `system`
 // only: the expand tool's own description quotes the marker syntax, so scanning the whole body
 // would always say yes. JSON may escape `<` `>` as \u003c \u003e (any hex case), so both forms count.
-import type { RawIndex, Span } from './json-scan';
+import type { Span } from './json-scan';
+import type { RawIndex } from './raw-index';
 
 const LT = String.raw`(?:<|\\u003[cC])`;
 const GT = String.raw`(?:>|\\u003[eE])`;
@@ -18,13 +19,18 @@ function inside(pos: number, spans: readonly Span[]): boolean {
  * or -1; the index is walked only on a hit.
  */
 export function firstFieldMatch(index: RawIndex, re: RegExp, from = 0): number {
-  const raw = index.raw;
+  const text = index.text;
   const g = new RegExp(re.source, 'g');
-  g.lastIndex = from;
   let spans: Span[] | undefined;
-  for (let m = g.exec(raw); m; m = g.exec(raw)) {
-    spans ??= [index.topLevel('messages'), index.topLevel('system')].filter((s): s is Span => s !== undefined);
-    if (inside(m.index, spans)) return m.index;
+  // Piece by piece: a marker or sentinel lies inside one JSON string, so inside one piece.
+  for (let pos = Math.min(from, text.length); pos < text.length;) {
+    const { s, at } = text.local(pos);
+    g.lastIndex = pos - at;
+    for (let m = g.exec(s); m; m = g.exec(s)) {
+      spans ??= [index.topLevel('messages'), index.topLevel('system')].filter((x): x is Span => x !== undefined);
+      if (inside(m.index + at, spans)) return m.index + at;
+    }
+    pos = at + s.length;
   }
   return -1;
 }

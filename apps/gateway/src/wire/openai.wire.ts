@@ -1,7 +1,8 @@
 // OpenAI chat messages map one-to-one onto the normalized model; write-back only ever touches a
 // message's `content` value, so role, tool_calls, names and unknown fields keep their bytes.
 import { isObject, type ContentBlock, type Message, type Role, type ToolCall } from '@context-guru/components';
-import { member, type RawIndex } from './json-scan';
+import type { RawIndex } from './raw-index';
+import { member } from './text-scan';
 import { planBlocks, sameEnvelope, stringEdit, type Plan } from './splice';
 import type { Slot } from './wire.types';
 
@@ -89,7 +90,7 @@ export function planOpenAI(
   after: Message,
 ): Plan | null {
   if (!sameEnvelope(before, after)) return null;
-  const raw = index.raw;
+  const raw = index.text;
   const msgSpan = index.message(slot.msg);
   const rawMsg = (body.messages as unknown[])[slot.msg];
   if (!msgSpan || !isObject(rawMsg)) return null;

@@ -6,7 +6,9 @@ import { countBreakpoints, MAX_BREAKPOINTS } from './breakpoints';
 import { normalizeAnthropic, planAnthropic } from './anthropic.wire';
 import { expandDeclared, expandToolJson, toolChoiceAllows } from './expand-tool';
 import { describeSyntaxError, locateSyntaxError } from './json-error';
-import { depthViolation, elements, MAX_JSON_DEPTH, RawIndex } from './json-scan';
+import { depthViolation, MAX_JSON_DEPTH } from './json-scan';
+import { RawIndex } from './raw-index';
+import { elements } from './text-scan';
 import { firstFieldMatch, RAW_MARKER_RE, RAW_SENTINEL_RE } from './markers-raw';
 import { normalizeOpenAI, planOpenAI } from './openai.wire';
 import type { OutChunks } from './out-chunks';
@@ -59,7 +61,7 @@ export function decodeRequest(dialect: Dialect, raw: string): WireView {
   if (!Array.isArray(parsed.messages)) throw new WireError('invalid_request', '`messages` must be an array');
   const norm = dialect === 'openai' ? normalizeOpenAI(parsed) : normalizeAnthropic(parsed);
   shareTexts(norm.messages);
-  return assembleView(dialect, raw, parsed, norm, norm.messages.map(cloneMessage), new RawIndex(raw));
+  return assembleView(dialect, parsed, norm, norm.messages.map(cloneMessage), new RawIndex(raw));
 }
 
 /** What an earlier turn already learned about placeholders in the byte-identical prefix. */
@@ -73,7 +75,6 @@ export interface PrefixScan {
 /** The view over decoded parts; with `prefix`, placeholder scans cover only the new bytes. */
 export function assembleView(
   dialect: Dialect,
-  raw: string,
   body: Record<string, unknown>,
   norm: { messages: Message[]; slots: Slot[] },
   original: Message[],
@@ -88,7 +89,8 @@ export function assembleView(
   const tools = body.tools;
   return {
     dialect,
-    raw,
+    raw: index.text.whole(),
+    text: index.text,
     body,
     messages,
     systemHead: dialect === 'anthropic' ? anthropicSystemHead(body.system) : plainText(messages.find((m) => m.role === 'system')),
@@ -127,12 +129,11 @@ function plan(view: WireView, slot: Slot, before: Message, after: Message): Plan
 /** Appends the expand tool last to `tools`, creating `tools` when absent; null when not allowed. */
 function injection(view: WireView): Edit | null {
   if (!view.toolChoiceAllowsInjection || view.expandToolDeclared) return null;
-  const raw = view.raw;
   const tool = expandToolJson(view.dialect);
   const span = view.index.topLevel('tools');
   if (span) {
-    if (raw[span.start] !== '[') return null;
-    const list = elements(raw, span.start);
+    if (view.text.charAt(span.start) !== '[') return null;
+    const list = elements(view.text, span.start);
     const last = list[list.length - 1];
     return last ? { start: last.end, end: last.end, text: `,${tool}` } : { start: span.start + 1, end: span.start + 1, text: tool };
   }
@@ -270,11 +271,11 @@ function planInPlace(
 
 /** The output bytes: the reused prefix as the previous turn wrote it, then this turn's edits on the rest. */
 function applyAfterPrefix(view: WireView, edits: Edit[], reused: ReusedPrefix | undefined): { raw: string; afterPrefix?: string } {
-  if (!reused) return { raw: applyEdits(view.raw, edits) };
+  if (!reused) return { raw: applyEdits(view.text, edits) };
   const tail = edits
     .filter((e) => e.start >= reused.rawEnd)
     .map((e) => ({ ...e, start: e.start - reused.rawEnd, end: e.end - reused.rawEnd }));
-  const afterPrefix = applyEdits(view.raw.slice(reused.rawEnd), tail);
+  const afterPrefix = applyEdits(view.text.slice(reused.rawEnd), tail);
   return { raw: reused.outPrefix + afterPrefix, afterPrefix };
 }
 

@@ -3,7 +3,9 @@
 // else moves. A planner that cannot express a change this way returns null and the message keeps
 // its bytes.
 import { deepEqual, isObject, type ContentBlock } from '@context-guru/components';
-import { elementAt, member, type Span } from './json-scan';
+import type { BodyText } from './body-text';
+import type { Span } from './json-scan';
+import { elementAt, member } from './text-scan';
 import type { Edit } from './wire.types';
 
 export interface Plan {
@@ -19,7 +21,7 @@ export { deepEqual, sameEnvelope, sameMessage } from '@context-guru/components';
  * Replaces the JSON string at `span` after checking it still holds `expected` (null matches a raw
  * `null`): a mismatch means the span does not belong to the value we normalized.
  */
-export function stringEdit(raw: string, span: Span | undefined, expected: string | null, next: string): Edit | null {
+export function stringEdit(raw: BodyText, span: Span | undefined, expected: string | null, next: string): Edit | null {
   if (!span) return null;
   const old: unknown = JSON.parse(raw.slice(span.start, span.end));
   if (old !== expected) return null;
@@ -27,7 +29,7 @@ export function stringEdit(raw: string, span: Span | undefined, expected: string
 }
 
 /** Inserts `"key":value` just past the last member of the non-empty object spanning `obj`. */
-export function memberInsert(raw: string, obj: Span, key: string, value: unknown): Edit | null {
+export function memberInsert(raw: BodyText, obj: Span, key: string, value: unknown): Edit | null {
   let i = obj.end - 2; // obj.end - 1 is the closing brace
   while (i > obj.start && ' \t\n\r'.includes(raw.charAt(i))) i--;
   if (i <= obj.start) return null;
@@ -40,7 +42,7 @@ function withoutCache(b: ContentBlock): Record<string, unknown> {
 }
 
 /** Metadata-only write: a breakpoint added to a block that had none, never an edit of one. */
-function breakpointInsert(raw: string, blockSpan: Span, rb: Record<string, unknown>, oc: unknown, nc: unknown): Edit | null {
+function breakpointInsert(raw: BodyText, blockSpan: Span, rb: Record<string, unknown>, oc: unknown, nc: unknown): Edit | null {
   if (oc !== undefined || !isObject(nc) || Object.hasOwn(rb, 'cache_control')) return null;
   return memberInsert(raw, blockSpan, 'cache_control', nc);
 }
@@ -50,7 +52,7 @@ function breakpointInsert(raw: string, blockSpan: Span, rb: Record<string, unkno
  * block: a text change on a text block, and a cache_control added where the raw block has none.
  */
 export function planBlocks(
-  raw: string,
+  raw: BodyText,
   content: Span,
   before: readonly ContentBlock[],
   after: readonly ContentBlock[],
@@ -99,7 +101,7 @@ export function overlapsAny(group: readonly Edit[], others: readonly Edit[]): bo
 }
 
 /** Applies disjoint edits in one pass from the end backwards; throws on overlap (a planner bug). */
-export function applyEdits(raw: string, edits: readonly Edit[]): string {
+export function applyEdits(raw: string | BodyText, edits: readonly Edit[]): string {
   const sorted = [...edits].sort((a, b) => b.start - a.start || b.end - a.end);
   const pieces: string[] = [];
   let tail = raw.length;

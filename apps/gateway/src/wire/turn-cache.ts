@@ -7,12 +7,13 @@
 // decodes only the bytes after the shared prefix (UTF-8 decoding of a 1 MB body was a quarter of
 // a warm turn).
 import { isUtf8 } from 'node:buffer';
-import { cloneMessage, sameMessage, shareTexts, type Message } from '@context-guru/components';
-import { depthViolation, elementsAfter, RawIndex, skipWs, type Span } from './json-scan';
-import { normalizeAnthropic } from './anthropic.wire';
-import { normalizeOpenAI } from './openai.wire';
-import { assembleView, decodeRequest, encodeEdits, type EncodeOptions, type EncodePlan, type ReusedPrefix } from './request.wire';
+import type { Message } from '@context-guru/components';
+import { BodyText } from './body-text';
+import type { Span } from './json-scan';
+import { decodeRequest, encodeEdits, type EncodeOptions, type EncodePlan, type ReusedPrefix } from './request.wire';
 import { appendText, byteSize, chunksOf, chunkText, cutChunks, type OutChunks } from './out-chunks';
+import { extendView, prefixOf, type PrefixMatch } from './turn-extend';
+import { sameMessage } from './splice';
 import type { Dialect, EncodeResult, WireView } from './wire.types';
 
 const KEY_CHARS = 2048;
@@ -21,12 +22,6 @@ const PER_KEY = 8;
 const REWRITTEN_TAIL = 3;
 /** Bytes decoded to find a body's key: at most 4 per character, plus one character cut short. */
 const KEY_BYTES = KEY_CHARS * 4 + 4;
-/**
- * Texts `text()` built and `decode()` has not taken yet. The route decodes right after, in the same
- * synchronous stretch, so one is in flight at a time; a text never decoded (a repeat served from
- * its memo) waits here, holding its body, until newer ones push it out — hence so few.
- */
-const PENDING_TEXTS = 2;
 
 /** Inbound bytes a text was decoded from (valid UTF-8), with the byte offset of each message span's end. */
 interface BodyBytes {
@@ -35,9 +30,8 @@ interface BodyBytes {
   byteEnds: number[];
 }
 
-/** A text `text()` decoded, and the entry whose leading `k` messages' bytes it shares (if any). */
+/** What `text()` knew about a text it decoded: its bytes, and the entry whose leading `k` messages' bytes it shares. */
 interface PendingText {
-  raw: string;
   bytes: BodyBytes;
   shared?: { prev: Entry; k: number };
 }
@@ -45,6 +39,8 @@ interface PendingText {
 interface Entry {
   key: string;
   view: WireView;
+  /** view.text, its last piece cut to the messages when that piece held more (the next turn's prefix source). */
+  text: BodyText;
   /** Element spans of the body's `messages` (valid in view.raw). */
   spans: Span[];
   arrayStart: number;
@@ -65,12 +61,8 @@ interface Encoded {
   chunks: OutChunks | undefined;
 }
 
-interface Reuse {
+interface Reuse extends PrefixMatch {
   prev: Entry;
-  /** Leading body messages byte-identical to the previous turn's. */
-  bodyMessages: number;
-  /** Leading normalized messages that come from those body messages. */
-  normalized: number;
 }
 
 export interface DecodedTurn {
@@ -83,7 +75,8 @@ export interface DecodedTurn {
 export class TurnCache {
   private readonly byKey = new Map<string, Entry[]>();
   private readonly lru = new Set<Entry>();
-  private readonly pending: PendingText[] = [];
+  /** Texts `text()` built and `decode()` has not taken yet (a repeat served from its memo never is). */
+  private readonly pending = new WeakMap<BodyText, PendingText>();
   private chars = 0;
   hits = 0;
   misses = 0;
@@ -93,65 +86,57 @@ export class TurnCache {
   constructor(private readonly maxChars = 16 * 1024 * 1024) {}
 
   /**
-   * `bytes` as text — exactly `bytes.toString('utf8')` — decoding only the bytes after the longest
-   * prefix of whole messages it shares with a cached turn of this scope and dialect. Splitting after
-   * a message's last byte (ASCII) never splits a character, so the cached text of those bytes plus
-   * the decoded rest is the decoded whole. The cache keeps `bytes` for the next turn's comparison:
-   * the caller must never write into them afterwards (the route's body is its own copy).
+   * `bytes` as text — exactly `bytes.toString('utf8')`, as pieces — decoding only the bytes after the
+   * longest prefix of whole messages it shares with a cached turn of this scope and dialect.
+   * Splitting after a message's last byte (ASCII) never splits a character, so the cached text of
+   * those bytes plus the decoded rest is the decoded whole. The cache keeps `bytes` for the next
+   * turn's comparison: the caller must never write into them afterwards (the route's body is its own copy).
    */
-  text(dialect: Dialect, bytes: Buffer, scope: string): string {
+  text(dialect: Dialect, bytes: Buffer, scope: string): BodyText {
     if (bytes.length > KEY_BYTES) {
       const key = keyOf(scope, dialect, bytes.toString('utf8', 0, KEY_BYTES));
       for (const prev of this.byKey.get(key) ?? []) {
         const shared = sharedMessages(prev, bytes);
         if (!shared || !prev.bytes) continue;
-        const raw = prev.view.raw.slice(0, shared.charEnd) + bytes.toString('utf8', shared.byteEnd);
+        const text = prev.text.prefixPlus(shared.charEnd, bytes.toString('utf8', shared.byteEnd));
         this.bytesShared += shared.byteEnd;
-        return this.note({ raw, bytes: { buf: bytes, byteEnds: prev.bytes.byteEnds.slice(0, shared.k) }, shared: { prev, k: shared.k } });
+        this.pending.set(text, { bytes: { buf: bytes, byteEnds: prev.bytes.byteEnds.slice(0, shared.k) }, shared: { prev, k: shared.k } });
+        return text;
       }
     }
-    const raw = bytes.toString('utf8');
+    const text = BodyText.of(bytes.toString('utf8'));
     // Byte offsets are derived from character lengths, which needs every byte to be a character.
-    return isUtf8(bytes) ? this.note({ raw, bytes: { buf: bytes, byteEnds: [] } }) : raw;
+    if (isUtf8(bytes)) this.pending.set(text, { bytes: { buf: bytes, byteEnds: [] } });
+    return text;
   }
 
-  private note(p: PendingText): string {
-    this.pending.push(p);
-    if (this.pending.length > PENDING_TEXTS) this.pending.shift();
-    return p.raw;
-  }
-
-  /** What `text()` knew about `raw` (taken once: a second decode of the same text compares bytes again). */
-  private takePending(raw: string): PendingText | undefined {
-    const i = this.pending.findIndex((p) => p.raw.length === raw.length && p.raw === raw);
-    return i < 0 ? undefined : this.pending.splice(i, 1)[0];
-  }
-
-  decode(dialect: Dialect, raw: string, scope: string): DecodedTurn {
-    const pending = this.takePending(raw);
+  decode(dialect: Dialect, input: string | BodyText, scope: string): DecodedTurn {
+    const text = typeof input === 'string' ? BodyText.of(input) : input;
+    const pending = this.pending.get(text);
+    this.pending.delete(text);
     const shared = pending?.shared;
     // The bytes already proved the prefix identical: no text comparison, only the element check.
     // (An entry evicted since is still whole: entries are never mutated.)
     if (shared) {
-      const reuse = prefixOf(shared.prev, raw, shared.k);
-      const view = reuse && extendView(shared.prev, raw, reuse);
+      const reuse = prefixOf(shared.prev, text, shared.k);
+      const view = reuse && extendView(shared.prev, text, reuse);
       if (reuse && view) {
         this.hits++;
         return { view, reuse: { prev: shared.prev, ...reuse }, bytes: pending.bytes };
       }
     }
     const bytes = pending && { buf: pending.bytes.buf, byteEnds: [] };
-    const key = keyOf(scope, dialect, raw);
+    const key = keyOf(scope, dialect, text.slice(0, KEY_CHARS));
     for (const prev of this.byKey.get(key) ?? []) {
-      const reuse = matchPrefix(prev, raw);
+      const reuse = matchPrefix(prev, text);
       if (!reuse) continue;
-      const view = extendView(prev, raw, reuse);
+      const view = extendView(prev, text, reuse);
       if (!view) break;
       this.hits++;
       return { view, reuse: { prev, ...reuse }, bytes };
     }
     this.misses++;
-    return { view: decodeRequest(dialect, raw), reuse: null, bytes };
+    return { view: decodeRequest(dialect, text.whole()), reuse: null, bytes };
   }
 
   /** Encodes, reusing the previous turn's output for the prefix whose outputs did not change. */
@@ -174,7 +159,7 @@ export class TurnCache {
     turn.bytes = undefined;
     if (replaces) this.drop(replaces);
     const span = view.index.topLevel('messages');
-    if (!span || view.raw.charCodeAt(span.start) !== 0x5b) return;
+    if (!span || view.text.charCodeAt(span.start) !== 0x5b) return;
     const count = view.index.messageCount();
     const spans: Span[] = [];
     for (let i = 0; i < count; i++) {
@@ -182,17 +167,18 @@ export class TurnCache {
       if (!s) return; // an index short of its own count: nothing to reuse next turn
       spans.push(s);
     }
-    const bytes = given && withByteEnds(given, view.raw, spans);
+    const bytes = given && withByteEnds(given, view.text, spans);
     const entry: Entry = {
-      key: keyOf(scope, view.dialect, view.raw),
+      key: keyOf(scope, view.dialect, view.text.slice(0, KEY_CHARS)),
       view,
+      text: bytes ? trimmed(view.text, spans, bytes) : view.text,
       spans,
       arrayStart: span.start,
-      tail: view.raw.slice(span.end),
+      tail: view.text.slice(span.end),
       encoded,
       bytes,
       chars:
-        view.raw.length + (encoded?.result.raw.length ?? 0) + (bytes?.buf.length ?? 0) + (encoded?.chunks ? byteSize(encoded.chunks) : 0),
+        view.text.length + (encoded?.result.raw.length ?? 0) + (bytes?.buf.length ?? 0) + (encoded?.chunks ? byteSize(encoded.chunks) : 0),
     };
     const list = this.byKey.get(entry.key) ?? [];
     list.unshift(entry);
@@ -226,17 +212,32 @@ function keyOf(scope: string, dialect: Dialect, text: string): string {
 }
 
 /** The byte offsets of every span's end: the known ones kept, the rest measured from the last known. */
-function withByteEnds(bytes: BodyBytes, raw: string, spans: readonly Span[]): BodyBytes {
+function withByteEnds(bytes: BodyBytes, text: BodyText, spans: readonly Span[]): BodyBytes {
   const byteEnds = bytes.byteEnds.slice(0, spans.length);
   let char = spans[byteEnds.length - 1]?.end ?? 0;
   let byte = byteEnds.at(-1) ?? 0;
   for (let i = byteEnds.length; i < spans.length; i++) {
     const end = spans[i]?.end ?? char;
-    byte += Buffer.byteLength(raw.slice(char, end));
+    byte += Buffer.byteLength(text.slice(char, end));
     char = end;
     byteEnds.push(byte);
   }
   return { buf: bytes.buf, byteEnds };
+}
+
+/** The text with its last piece re-decoded from the bytes of exactly its messages (see BodyText.trimmedTo). */
+function trimmed(text: BodyText, spans: readonly Span[], bytes: BodyBytes): BodyText {
+  const last = spans.length - 1;
+  const end = spans[last]?.end;
+  if (end === undefined) return text;
+  const byteAt = (char: number): number | undefined => {
+    for (let i = last; i >= 0 && (spans[i]?.end ?? -1) >= char; i--) if (spans[i]?.end === char) return bytes.byteEnds[i];
+    return undefined;
+  };
+  return text.trimmedTo(end, (start, stop) => {
+    const [from, to] = [byteAt(start), byteAt(stop)];
+    return from === undefined || to === undefined ? undefined : bytes.buf.toString('utf8', from, to);
+  });
 }
 
 /** The longest run of leading messages (allowing a rewritten tail) whose bytes `bytes` shares with `prev`. */
@@ -255,71 +256,18 @@ function sharedMessages(prev: Entry, bytes: Buffer): { k: number; charEnd: numbe
   return null;
 }
 
-/** How many leading body messages of `raw` are byte-identical to `prev`'s (allowing a rewritten tail). */
-function matchPrefix(prev: Entry, raw: string): { bodyMessages: number; normalized: number } | null {
+/** How many leading body messages of `text` are character-identical to `prev`'s (allowing a rewritten tail). */
+function matchPrefix(prev: Entry, text: BodyText): PrefixMatch | null {
   const spans = prev.spans;
-  const prevRaw = prev.view.raw;
   for (let k = spans.length; k >= Math.max(1, spans.length - REWRITTEN_TAIL); k--) {
     const end = spans[k - 1]?.end;
     if (end === undefined) break; // k - 1 is inside spans
-
-    // `===` on two slices compares memory directly; startsWith walks characters (30x slower).
-    if (raw.length <= end || raw.slice(0, end) !== prevRaw.slice(0, end)) continue;
-    const reuse = prefixOf(prev, raw, k);
+    // `===` on two strings compares memory directly; startsWith walks characters (30x slower).
+    if (text.length <= end || text.slice(0, end) !== prev.text.slice(0, end)) continue;
+    const reuse = prefixOf(prev, text, k);
     if (reuse) return reuse;
   }
   return null;
-}
-
-/** `raw`'s first `k` body messages, known identical to `prev`'s, as a reusable prefix (or null). */
-function prefixOf(prev: Entry, raw: string, k: number): { bodyMessages: number; normalized: number } | null {
-  const end = prev.spans[k - 1]?.end;
-  if (end === undefined) return null;
-  const next = raw.charCodeAt(skipWs(raw, end));
-  if (next !== 0x2c && next !== 0x5d) return null; // ',' or ']' must follow an element
-  let normalized = 0;
-  for (const s of prev.view.slots) {
-    if (s.msg >= k) break;
-    normalized++;
-  }
-  return { bodyMessages: k, normalized };
-}
-
-/** The view of `raw` built from the previous view's prefix plus the newly parsed messages. */
-function extendView(prev: Entry, raw: string, m: { bodyMessages: number; normalized: number }): WireView | null {
-  try {
-    const k = m.bodyMessages;
-    const seedSpans = prev.spans.slice(0, k);
-    const end = seedSpans[k - 1]?.end;
-    if (end === undefined) return null; // matchPrefix gives k ≥ 1 within the spans
-    // The prefix was checked last turn; a too-deep new part goes to the full decode's precise 400.
-    if (depthViolation(raw, end) >= 0) return null;
-    const fresh = elementsAfter(raw, end);
-    const [firstFresh] = fresh;
-    const lastFresh = fresh.at(-1);
-    const arrayEnd = skipWs(raw, lastFresh ? lastFresh.end : end) + 1;
-    const tail = raw.slice(arrayEnd);
-    // A second `messages` key later in the body would win in JSON.parse: leave that to the full path.
-    if (tail.includes('"messages"')) return null;
-    const rest = tail === prev.tail ? prev.view.body : (JSON.parse(`${raw.slice(0, prev.arrayStart)}[]${tail}`) as Record<string, unknown>);
-    const added: unknown[] = firstFresh && lastFresh ? (JSON.parse(`[${raw.slice(firstFresh.start, lastFresh.end)}]`) as unknown[]) : [];
-    const prevList = prev.view.body.messages as unknown[];
-    const body: Record<string, unknown> = { ...rest, messages: [...prevList.slice(0, k), ...added] };
-    const norm = prev.view.dialect === 'openai' ? normalizeOpenAI({ messages: added }) : normalizeAnthropic({ messages: added });
-    shareTexts(norm.messages);
-    const messages = [...prev.view.messages.slice(0, m.normalized), ...norm.messages];
-    const slots = [...prev.view.slots.slice(0, m.normalized), ...norm.slots.map((s) => ({ ...s, msg: s.msg + k }))];
-    const original = [...prev.view.original.slice(0, m.normalized), ...norm.messages.map(cloneMessage)];
-    const index = new RawIndex(raw, { arrayStart: prev.arrayStart, spans: seedSpans });
-    // Placeholders in the identical prefix were found last turn; only the new bytes are scanned.
-    return assembleView(prev.view.dialect, raw, body, { messages, slots }, original, index, {
-      from: end,
-      firstMarkerAt: prev.view.firstMarkerAt < end ? prev.view.firstMarkerAt : -1,
-      firstSentinelAt: prev.view.firstSentinelAt < end ? prev.view.firstSentinelAt : -1,
-    });
-  } catch {
-    return null; // anything unexpected: the full decode gives the precise answer (or error)
-  }
 }
 
 /**
@@ -367,6 +315,7 @@ function outputBefore(enc: Encoded, outEnd: number): Pick<ReusedPrefix, 'outPref
  */
 function outChunks(turn: DecodedTurn, result: EncodeResult, plan: EncodePlan, reused: ReusedPrefix | null): OutChunks | undefined {
   if (plan.afterPrefix !== undefined && reused?.outChunks) return appendText(reused.outChunks, plan.afterPrefix);
-  if (result.raw === turn.view.raw) return turn.bytes && chunksOf(result.raw, turn.bytes.buf);
+  // An unchanged result is the view's own text (a content comparison would flatten both ropes).
+  if (!result.changed) return turn.bytes && chunksOf(result.raw, turn.bytes.buf);
   return chunksOf(result.raw);
 }

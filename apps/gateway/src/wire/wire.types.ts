@@ -3,7 +3,8 @@
 // only tells the encoder where a change may be spliced into those raw bytes.
 import type { Dialect, Message } from '@context-guru/components';
 import { GatewayError } from '../error-codes';
-import type { RawIndex } from './json-scan';
+import type { BodyText } from './body-text';
+import type { RawIndex } from './raw-index';
 
 export type { Dialect };
 
@@ -33,8 +34,10 @@ export type Slot =
 
 export interface WireView {
   dialect: Dialect;
-  /** The body text exactly as received (utf8). */
+  /** The body text exactly as received (utf8): one string, never read on a warm turn's path (see `text`). */
   raw: string;
+  /** The same text as pieces (body-text.ts): what every scan of the body reads. */
+  text: BodyText;
   /** JSON.parse(raw): read model/stream/tools/metadata from it, never re-serialize it. */
   body: Record<string, unknown>;
   /** Normalized, OpenAI-shaped messages (Anthropic tool_result blocks become synthetic tool messages). */

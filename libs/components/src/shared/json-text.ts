@@ -99,6 +99,8 @@ export function elements(raw: string, at: number): Span[] {
   let i = skipWs(raw, at + 1);
   if (raw.charCodeAt(i) === CLOSE_ARR) return out;
   for (;;) {
+    // Only a text cut short gets here (JSON.parse accepted the whole): fail rather than loop.
+    if (i >= raw.length) throw new Error(`unterminated array at ${at}`);
     const end = skipValue(raw, i);
     out.push({ start: i, end });
     i = skipWs(raw, end);

@@ -8,6 +8,7 @@ import { errorText } from '../../observability/logger';
 import { meterModelSources } from '../../observability/model-meter';
 import { emptyReport } from '../../observability/request-report';
 import { createModelSources } from '../../model/model-resolver';
+import { BodyText } from '../../wire/body-text';
 import { WireError } from '../../wire/wire.types';
 import { clientHints } from '../forward-headers';
 import { isTransparent, prepareRequest, type PrepareDeps, type PrepareInput, type Prepared } from '../prepare-request';
@@ -73,12 +74,12 @@ export async function prepareStep(x: ChatExchange): Promise<Forward | Stop> {
  * The body as text: only the bytes after what a cached turn shares are decoded (the turn cache's).
  * A fault of ours there costs the whole decode, never the request.
  */
-function bodyText(x: ChatExchange, inbound: Buffer): string {
+function bodyText(x: ChatExchange, inbound: Buffer): BodyText {
   try {
     return x.gw.turns.text(x.route.dialect, inbound, x.tenant.id);
   } catch (err) {
     x.gw.log.warn('the turn cache failed to decode; decoding the whole body', { error: errorText(err) });
-    return inbound.toString('utf8');
+    return BodyText.of(inbound.toString('utf8'));
   }
 }
 
@@ -93,10 +94,13 @@ function chatInput(x: ChatExchange, bytes: Buffer, shed: boolean): PrepareInput 
   const { gw, req, tenant, route } = x;
   const { sessionHeader, bypassHeader } = clientHints(req.headers);
   const slot = { tenant, dialect: route.dialect, shed, sessionHeader, bypassHeader };
+  const repeated = gw.repeats.textOf(slot, bytes);
+  const text = repeated === undefined ? bodyText(x, bytes) : undefined;
   return {
     ...slot,
     route: route.dialect,
-    raw: gw.repeats.textOf(slot, bytes) ?? bodyText(x, bytes),
+    raw: repeated ?? text?.whole() ?? '',
+    text,
     bytes,
     pipeline: tenant.built.pipeline,
     cacheMode: gw.env.cacheMode,

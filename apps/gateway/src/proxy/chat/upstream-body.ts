@@ -6,8 +6,13 @@ import type { Prepared } from '../prepare-request';
 /** One buffer, or chunks sent one after another (never concatenated). */
 export type UpstreamBytes = Buffer | readonly Buffer[];
 
-/** An unchanged body goes out as the very bytes that came in; a rewritten one as its own bytes. */
+/**
+ * The bytes the preparation produced; else an unchanged body goes out as the very bytes that came
+ * in (the same string object: a content comparison of two ropes would copy both), a rewritten one
+ * encoded here.
+ */
 export function upstreamBytes(prepared: Prepared, raw: string, inbound: Buffer): UpstreamBytes {
+  if (prepared.encoded) return prepared.encoded;
   if (prepared.outgoing === raw) return inbound;
-  return prepared.encoded ?? Buffer.from(prepared.outgoing, 'utf8');
+  return Buffer.from(prepared.outgoing, 'utf8');
 }

@@ -27,7 +27,7 @@ const SHED_PIPELINE = new Pipeline([]);
 export function decodeStep(p: Preparing): Decoded {
   const { deps, input, report } = p;
   const turn = deps.turns
-    ? deps.turns.decode(input.dialect, input.raw, input.tenant.id)
+    ? deps.turns.decode(input.dialect, input.text ?? input.raw, input.tenant.id)
     : { view: decodeRequest(input.dialect, input.raw), reuse: null };
   const view = turn.view;
   const session = resolveSessionKey(view, input.sessionHeader, input.tenant.id);

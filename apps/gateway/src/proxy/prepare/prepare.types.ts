@@ -6,6 +6,7 @@ import type { Logger } from '../../observability/logger';
 import type { RequestReport, RouteName } from '../../observability/request-report';
 import type { LearnedKeys } from '../../session/session-run';
 import type { TenantRuntime } from '../../tenancy/tenant-runtime';
+import type { BodyText } from '../../wire/body-text';
 import type { TurnCache } from '../../wire/turn-cache';
 import type { Dialect, WireView } from '../../wire/wire.types';
 import type { RepeatMemo } from './repeat-memo';
@@ -29,7 +30,10 @@ export interface PrepareDeps {
 export interface PrepareInput {
   route: RouteName;
   dialect: Dialect;
+  /** The body as one string: a rope of `text`'s pieces when the turn cache built it (never read on a warm turn). */
   raw: string;
+  /** The body as the turn cache decoded it (pieces: the previous turn's shared prefix, then the rest). */
+  text?: BodyText;
   /**
    * The bytes `raw` was decoded from, when the caller holds them: the repeated-turn memo keeps
    * them to recognise the next identical body before it is decoded (RepeatMemo.textOf).
