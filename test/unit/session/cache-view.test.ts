@@ -69,13 +69,13 @@ describe('cacheViewFor — cold', () => {
 describe('requestTtlMs', () => {
   const anth = (body: Record<string, unknown>) => {
     const raw = JSON.stringify({ model: 'claude-sonnet-4-6', max_tokens: 10, ...body });
-    return requestTtlMs('anthropic', raw, JSON.parse(raw));
+    return requestTtlMs('anthropic', JSON.parse(raw), raw.includes('1h'));
   };
   const user = (content: unknown) => ({ messages: [{ role: 'user', content }] });
 
   it('Anthropic defaults to 5 min; OpenAI caches for up to 1 h', () => {
     expect(anth(user('hi'))).toBe(5 * MIN);
-    expect(requestTtlMs('openai', '{"messages":[]}', { messages: [] })).toBe(60 * MIN);
+    expect(requestTtlMs('openai', { messages: [] }, false)).toBe(60 * MIN);
   });
 
   it('any structural 1 h breakpoint asks for 1 h: system, tools, block, tool_result part', () => {

@@ -2,7 +2,6 @@
 // cache (and so must never change), and whether that cache has provably expired.
 import { isObject, type CacheView, type Dialect, type TurnRecord } from '@context-guru/components';
 import type { CacheMode } from '../env';
-import type { BodyText } from '../wire/body-text';
 
 const FIVE_MINUTES = 5 * 60_000;
 const ONE_HOUR = 60 * 60_000;
@@ -21,11 +20,11 @@ export function isCacheAware(mode: CacheMode): boolean {
  * message, content block, tool_result part) says `ttl: "1h"`, else 5 min; OpenAI 1 h. Structural on
  * purpose: a tool call's input or a tool schema carrying `"ttl": "1h"` must not stretch the TTL,
  * since the widening is monotonic and would keep the conversation from ever reading cold.
+ * `mentionsOneHour`: the body's text contains "1h" anywhere (a cheap pre-filter the decode keeps).
  */
-export function requestTtlMs(dialect: Dialect, raw: string | BodyText, body: unknown): number {
+export function requestTtlMs(dialect: Dialect, body: unknown, mentionsOneHour: boolean): number {
   if (dialect === 'openai') return ONE_HOUR;
-  // Cheap pre-filter on the hot path: no "1h" anywhere means no breakpoint can ask for it.
-  if (!raw.includes('1h') || !isObject(body)) return FIVE_MINUTES;
+  if (!mentionsOneHour || !isObject(body)) return FIVE_MINUTES;
   return asksOneHour(body) ? ONE_HOUR : FIVE_MINUTES;
 }
 

@@ -34,7 +34,7 @@ export class BodyText {
   /** This text's first `end` characters (end ≤ length, > 0) followed by `rest`. */
   prefixPlus(end: number, rest: string): BodyText {
     if (end <= 0 || end > this.length) throw new RangeError(`prefix end ${end} outside 0..${this.length}`);
-    const i = this.indexOf(end - 1);
+    const i = this.indexOfPiece(end - 1);
     const pieces = this.pieces.slice(0, i + 1);
     const starts = this.starts.slice(0, i + 1);
     const cut = end - (starts[i] ?? 0);
@@ -49,7 +49,7 @@ export class BodyText {
 
   /** The piece holding `pos` (the last one for pos = length) and where it begins. */
   local(pos: number): { s: string; at: number } {
-    const i = this.indexOf(pos);
+    const i = this.indexOfPiece(pos);
     return { s: this.pieces[i] ?? '', at: this.starts[i] ?? 0 };
   }
 
@@ -68,7 +68,7 @@ export class BodyText {
     const from = Math.max(0, Math.min(start, this.length));
     const to = Math.max(from, Math.min(end, this.length));
     if (from === to) return '';
-    let i = this.indexOf(from);
+    let i = this.indexOfPiece(from);
     let out = '';
     for (let pos = from; pos < to; i++) {
       const s = this.pieces[i] ?? '';
@@ -80,21 +80,24 @@ export class BodyText {
     return out;
   }
 
-  /** Whether `needle` occurs in [from, length), across piece boundaries too. */
-  includes(needle: string, from = 0): boolean {
-    const first = this.indexOf(Math.min(from, this.length));
+  /** Where `needle` first occurs at or after `from` (-1: nowhere), across piece boundaries too. */
+  indexOf(needle: string, from = 0): number {
+    const first = this.indexOfPiece(Math.min(Math.max(0, from), this.length));
     for (let i = first; i < this.pieces.length; i++) {
       const s = this.pieces[i] ?? '';
       const at = this.starts[i] ?? 0;
-      if (s.includes(needle, Math.max(0, from - at))) return true;
+      const found = s.indexOf(needle, Math.max(0, from - at));
+      if (found >= 0) return found + at;
       const next = this.pieces[i + 1];
       // A match straddling the boundary has at most needle.length - 1 characters on each side.
       if (next !== undefined && needle.length > 1) {
-        const edge = s.slice(-(needle.length - 1)) + next.slice(0, needle.length - 1);
-        if (edge.includes(needle)) return true;
+        const tail = s.slice(-(needle.length - 1));
+        const edgeAt = at + s.length - tail.length;
+        const edge = (tail + next.slice(0, needle.length - 1)).indexOf(needle, Math.max(0, from - edgeAt));
+        if (edge >= 0) return edgeAt + edge;
       }
     }
-    return false;
+    return -1;
   }
 
   /** The text as one string: the only piece, or the pieces joined (never read on a warm turn's path). */
@@ -122,7 +125,7 @@ export class BodyText {
     return new BodyText([...this.pieces.slice(0, i), exact], this.starts);
   }
 
-  private indexOf(pos: number): number {
+  private indexOfPiece(pos: number): number {
     const starts = this.starts;
     let lo = 0;
     let hi = starts.length - 1;

@@ -70,6 +70,7 @@ export interface PrefixScan {
   from: number;
   firstMarkerAt: number;
   firstSentinelAt: number;
+  firstOneHourAt: number;
 }
 
 /** The view over decoded parts; with `prefix`, placeholder scans cover only the new bytes. */
@@ -86,6 +87,7 @@ export function assembleView(
     prefix && prefix.firstMarkerAt >= 0 ? prefix.firstMarkerAt : firstFieldMatch(index, RAW_MARKER_RE, prefix?.from ?? 0);
   const firstSentinelAt =
     prefix && prefix.firstSentinelAt >= 0 ? prefix.firstSentinelAt : firstFieldMatch(index, RAW_SENTINEL_RE, prefix?.from ?? 0);
+  const firstOneHourAt = prefix && prefix.firstOneHourAt >= 0 ? prefix.firstOneHourAt : index.text.indexOf('1h', prefix?.from ?? 0);
   const tools = body.tools;
   return {
     dialect,
@@ -107,6 +109,7 @@ export function assembleView(
     index,
     firstMarkerAt,
     firstSentinelAt,
+    firstOneHourAt,
   };
 }
 

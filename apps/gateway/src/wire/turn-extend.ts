@@ -78,6 +78,7 @@ export function extendView(prev: PrefixSource, text: BodyText, m: PrefixMatch): 
       from: end,
       firstMarkerAt: prev.view.firstMarkerAt < end ? prev.view.firstMarkerAt : -1,
       firstSentinelAt: prev.view.firstSentinelAt < end ? prev.view.firstSentinelAt : -1,
+      firstOneHourAt: prev.view.firstOneHourAt < end ? prev.view.firstOneHourAt : -1,
     });
   } catch {
     return null; // anything unexpected: the full decode gives the precise answer (or error)

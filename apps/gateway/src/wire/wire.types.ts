@@ -66,6 +66,8 @@ export interface WireView {
   firstMarkerAt: number;
   /** Where the first summary sentinel inside `messages`/`system` starts, or -1. */
   firstSentinelAt: number;
+  /** Where "1h" first occurs anywhere in the text, or -1 (the pre-filter of the Anthropic 1 h cache TTL). */
+  firstOneHourAt: number;
 }
 
 export interface EncodeResult {

@@ -26,7 +26,11 @@ export interface OpenedSession {
 
 export function turnAt(p: Preparing, d: Decoded): TurnAt {
   const { deps, input } = p;
-  const mark = { n: d.view.messages.length, at: deps.clock.now(), ttlMs: requestTtlMs(input.dialect, d.view.text, d.view.body) };
+  const mark = {
+    n: d.view.messages.length,
+    at: deps.clock.now(),
+    ttlMs: requestTtlMs(input.dialect, d.view.body, d.view.firstOneHourAt >= 0),
+  };
   return { conversation: conversationKey(d.session, d.view), mark };
 }
 
