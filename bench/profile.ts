@@ -75,6 +75,7 @@ async function profileWarmTurns(): Promise<string> {
       dialect: 'openai',
       raw,
       text,
+      bytes,
       tenant,
       pipeline: tenant.built.pipeline,
       cacheMode: 'auto',
