@@ -104,6 +104,27 @@ describe('the turn cache decodes only the bytes a cached turn does not share', (
     });
   }
 
+  it('shares every message before a rewritten tail of up to three, and none when an older one changed', async () => {
+    const steps = agentSteps(12, 4);
+    const tenant = createTenantRuntime('t', { preset: 'agent' }, 1);
+    for (const back of [1, 2, 3, 4]) {
+      const replay = new Replay('anthropic');
+      const prev = turnBody('anthropic', steps, 10);
+      await replay.turn(bytesOf(prev), tenant);
+      const next = turnBody('anthropic', steps, 11);
+      // The client rewrote the message `back` from the end of what it sent last turn.
+      const at = prev.messages.length - back;
+      next.messages[at] = { ...next.messages[at], cache_marker_moved: true };
+      const before = replay.cache.bytesShared;
+      await replay.turn(bytesOf(next), tenant);
+      const shared = replay.cache.bytesShared - before;
+      // Shared up to the end of the last message before the rewritten one, or nothing at all.
+      const full = JSON.stringify(prev);
+      const end = full.indexOf('"messages":') + '"messages":'.length + JSON.stringify(prev.messages.slice(0, at)).length - 1;
+      expect([back, shared]).toEqual([back, back <= 3 ? Buffer.byteLength(full.slice(0, end)) : 0]);
+    }
+  });
+
   it('invalid UTF-8 (decoded as U+FFFD) never shifts the byte offsets later turns reuse by', async () => {
     const steps = agentSteps(12, 4);
     const tenant = createTenantRuntime('t', { preset: 'balanced' }, 1);

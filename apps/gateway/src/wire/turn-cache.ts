@@ -240,20 +240,27 @@ function trimmed(text: BodyText, spans: readonly Span[], bytes: BodyBytes): Body
   });
 }
 
-/** The longest run of leading messages (allowing a rewritten tail) whose bytes `bytes` shares with `prev`. */
+/**
+ * The longest run of leading messages (allowing a rewritten tail) whose bytes `bytes` shares with
+ * `prev`. Runs are nested, so the bytes all candidates share are compared once and then each
+ * longer candidate's last message only: comparing each candidate whole cost up to four 1 MB
+ * comparisons per turn for a client that moves its breakpoint (1.8 ms of a warm Anthropic turn).
+ */
 function sharedMessages(prev: Entry, bytes: Buffer): { k: number; charEnd: number; byteEnd: number } | null {
   const known = prev.bytes;
   if (!known) return null;
-  for (let k = prev.spans.length; k >= Math.max(1, prev.spans.length - REWRITTEN_TAIL); k--) {
+  let best: { k: number; charEnd: number; byteEnd: number } | null = null;
+  let matched = 0;
+  for (let k = Math.max(1, prev.spans.length - REWRITTEN_TAIL); k <= prev.spans.length; k++) {
     const byteEnd = known.byteEnds[k - 1];
     const charEnd = prev.spans[k - 1]?.end;
-    if (byteEnd === undefined || charEnd === undefined) break;
-    if (bytes.length <= byteEnd || bytes.compare(known.buf, 0, byteEnd, 0, byteEnd) !== 0) continue;
-    // The entry's bytes were valid UTF-8 as a whole, so the shared prefix is; the rest must be too.
-    if (!isUtf8(bytes.subarray(byteEnd))) return null;
-    return { k, charEnd, byteEnd };
+    if (byteEnd === undefined || charEnd === undefined || bytes.length <= byteEnd) break;
+    if (bytes.compare(known.buf, matched, byteEnd, matched, byteEnd) !== 0) break;
+    matched = byteEnd;
+    best = { k, charEnd, byteEnd };
   }
-  return null;
+  // The entry's bytes were valid UTF-8 as a whole, so the shared prefix is; the rest must be too.
+  return best && isUtf8(bytes.subarray(best.byteEnd)) ? best : null;
 }
 
 /** How many leading body messages of `text` are character-identical to `prev`'s (allowing a rewritten tail). */
