@@ -27,14 +27,26 @@ export function countBreakpoints(body: Record<string, unknown>): number {
   let n = eachCarried(body.system) + eachCarried(body.tools);
   const messages = body.messages;
   if (!Array.isArray(messages)) return n;
-  for (const m of messages) {
-    if (!isObject(m)) continue;
-    n += carried(m);
-    if (!Array.isArray(m.content)) continue;
+  for (const m of messages) if (isObject(m)) n += messageBreakpoints(m);
+  return n;
+}
+
+/**
+ * Per parsed message, memoised by the object: a warm turn's body reuses the previous turn's parsed
+ * messages for its shared prefix (a parsed body is never written to), so only new ones are walked.
+ */
+const byMessage = new WeakMap<object, number>();
+
+function messageBreakpoints(m: Record<string, unknown>): number {
+  let n = byMessage.get(m);
+  if (n !== undefined) return n;
+  n = carried(m);
+  if (Array.isArray(m.content)) {
     for (const block of m.content) {
       n += carried(block);
       if (isObject(block) && block.type === 'tool_result') n += eachCarried(block.content);
     }
   }
+  byMessage.set(m, n);
   return n;
 }

@@ -20,15 +20,23 @@ export function marker(id: string): string {
   return `<<cg:${id}>>`;
 }
 
-/** Distinct marker ids in first-seen order. */
-export function markerIds(text: string): string[] {
+/**
+ * Distinct marker ids in first-seen order (one array per text: callers only read it). Memoised:
+ * every replay of a frozen decision asks it of the same replacement on every turn.
+ */
+export const markerIds: (text: string) => readonly string[] = textMemo((text) => {
+  if (!text.includes('<<cg:')) return NO_IDS;
   const ids = new Set<string>();
   for (const [, id] of text.matchAll(MARKER_RE)) if (id !== undefined) ids.add(id);
   return [...ids];
-}
+});
+
+const NO_IDS: readonly string[] = Object.freeze([]);
+/** MARKER_RE without the global flag, so `test` keeps no position between calls. */
+const HAS_MARKER_RE = new RegExp(MARKER_RE.source);
 
 export function hasMarker(text: string): boolean {
-  return text.includes('<<cg:') && new RegExp(MARKER_RE.source).test(text);
+  return text.includes('<<cg:') && HAS_MARKER_RE.test(text);
 }
 
 /**
