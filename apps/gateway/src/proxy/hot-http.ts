@@ -6,6 +6,7 @@ import type { Readable } from 'node:stream';
 import type { Dialect } from '../wire/wire.types';
 import { checkBody, checkContentType, invalidUtf8 } from './body-checks';
 import { gatewayError, type GatewayErrorBody } from './gateway-errors';
+import { BodyCollector } from './body-collector';
 import { Utf8StreamCheck } from './utf8-stream-check';
 import { applyTenantPath } from '../tenancy/tenant-key';
 
@@ -217,17 +218,9 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer | null> {
       reject(new Error('aborted: the client went away before its body was read'));
       return;
     }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > limit) {
-        chunks.length = 0;
-        return;
-      }
-      chunks.push(c);
-    });
-    req.on('end', () => resolve(size > limit ? null : Buffer.concat(chunks, size)));
+    const body = new BodyCollector(Number.isFinite(declared) ? declared : -1, limit);
+    req.on('data', (c: Buffer) => body.add(c));
+    req.on('end', () => resolve(body.done()));
     req.on('error', reject);
     req.once('close', () => {
       if (!req.complete) reject(new Error('aborted: the client went away mid-body'));

@@ -36,6 +36,16 @@ const MEMORY_PARAMS = [
   'temp_buffers=2MB',
   '-c',
   'wal_buffers=1MB',
+  // One session ever connects, and nothing replicates: PostgreSQL sizes its shared memory (lock
+  // tables, per-backend slots) by these counts, which PGlite keeps resident in its linear memory.
+  '-c',
+  'max_connections=2',
+  '-c',
+  'max_wal_senders=0',
+  '-c',
+  'max_replication_slots=0',
+  '-c',
+  'autovacuum_max_workers=1',
 ];
 
 /**
