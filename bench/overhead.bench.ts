@@ -5,6 +5,7 @@
 // their text as the turn cache decoded it). In-process, memory store, no network: this is exactly
 // the time the gateway adds to a request.
 import { MemoryHotStore } from '@context-guru/storage';
+import { tuneHeap } from '../apps/gateway/src/heap-tuning';
 import { upstreamBytes } from '../apps/gateway/src/proxy/chat/upstream-body';
 import { prepareRequest } from '../apps/gateway/src/proxy/prepare-request';
 import { createTenantRuntime } from '../apps/gateway/src/tenancy/tenant-runtime';
@@ -21,6 +22,8 @@ const WARM_TURNS = 20;
 const JIT_WARMUP_TURNS = Number(process.env.BENCH_JIT_WARMUP_TURNS ?? 150);
 
 export async function runOverhead(): Promise<string> {
+  // The heap sized as the gateway's process entries size it (heap-tuning.ts).
+  tuneHeap();
   const steps = agentSteps(TURNS + WARM_TURNS, 11);
   const jitSteps = agentSteps(TURNS + JIT_WARMUP_TURNS, 12);
   const rows: string[][] = [];
