@@ -102,7 +102,13 @@ export async function runOverload(): Promise<string> {
   const gateways: Array<{ label: string; proc: Proc; peak: number; idle: number }> = [];
   const bodyFile = writeTemp('body200k.json', agentPayload(200_000).raw);
   const kb = `${(agentPayload(200_000).raw.length / 1000).toFixed(0)} KB`;
-  const timer = setInterval(() => gateways.forEach((g) => (g.peak = Math.max(g.peak, rssOf(g.proc.pid)))), 20);
+  // The bare proxy's RSS too: what holding a burst's bodies costs a process that does nothing else.
+  const bareRss = { idle: rssOf(bare.pid), peak: 0 };
+  const timer = setInterval(() => {
+    bareRss.peak = Math.max(bareRss.peak, rssOf(bare.pid));
+    gateways.forEach((g) => (g.peak = Math.max(g.peak, rssOf(g.proc.pid))));
+  }, 20);
+  const mb = (n: number) => `${(n / 1048576).toFixed(0)} MB`;
   const rows: string[][] = [];
   const ratios: Record<string, number[]> = {};
   try {
@@ -111,9 +117,10 @@ export async function runOverload(): Promise<string> {
       gateways.push({ label: label!, proc, peak: 0, idle: rssOf(proc.pid) });
     }
     for (let round = 1; round <= ROUNDS; round++) {
+      bareRss.peak = rssOf(bare.pid);
       const b = await measured(bare, `${bare.url}/v1/chat/completions`, bodyFile, `bare-${round}`);
       const bareExcess = Math.max(1, percentile(b.ms, 99) - DELAY_MS);
-      rows.push(row(round, 'bare node:http + undici', kb, b, '', '', '', '', ''));
+      rows.push(row(round, 'bare node:http + undici', kb, b, '', mb(bareRss.idle), mb(bareRss.peak), '', ''));
       for (const g of gateways) {
         g.peak = rssOf(g.proc.pid);
         const shedBefore = await shedCount(g.proc);
@@ -124,7 +131,6 @@ export async function runOverload(): Promise<string> {
         const { turns, busts } = await replay;
         const shed = (await shedCount(g.proc)) - shedBefore;
         (ratios[g.label] ??= []).push((percentile(r.ms, 99) - DELAY_MS) / bareExcess);
-        const mb = (n: number) => `${(n / 1048576).toFixed(0)} MB`;
         rows.push(row(round, g.label, kb, r, `${shed}`, mb(g.idle), mb(g.peak), `${turns}`, `${busts}`));
       }
     }
