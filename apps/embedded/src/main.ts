@@ -3,7 +3,8 @@ import { closeOnSignal, exitOnBootFailure, parseEnv, tuneHeap } from '@context-g
 import { startEmbedded } from './embedded';
 
 async function main(): Promise<void> {
-  tuneHeap();
+  // The laptop default is held to its RSS bound: V8 may flush idle bytecode here (heap-tuning.ts).
+  tuneHeap({ keepBytecode: false });
   const running = await startEmbedded(parseEnv());
   // The one place the generated token is ever shown: the page's URL, printed once.
   if (running.adminTokenGenerated) process.stdout.write(`savings page (ADMIN_TOKEN generated for this run): ${running.uiUrl}\n`);

@@ -11,8 +11,34 @@ import { setFlagsFromString } from 'node:v8';
 /** Heap growth per full collection, in percent of the live heap (V8: factor 1 + percent / 100). */
 const HEAP_GROWING_PERCENT = 100;
 
-/** Applies the gateway's heap sizing, unless node was started with its own --heap-growing-percent. */
-export function tuneHeap(execArgv: readonly string[] = process.execArgv): void {
-  if (execArgv.some((a) => a.startsWith('--heap-growing-percent'))) return;
-  setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
+/**
+ * V8 drops the bytecode of a function that has not run for a few full collections and compiles it
+ * again on its next call. A gateway idle between an agent's turns loses the bytecode of its
+ * request path that way and pays for it on the next burst: with 4 s of idle before every 3 s of
+ * load, preset off cost 504 µs per request (bare 415) and 481 µs with flushing off; in the
+ * throughput bench's full rotation at 1 connection off cost 583–737 µs per request with flushing
+ * and 474–517 without (bench/README.md, issue 14). Keeping it costs memory, 8–15 MB at the
+ * memory bench's peak in the embedded process, so `npm start` (the laptop default, held to its
+ * RSS bound) leaves V8's flushing on.
+ */
+const KEEP_BYTECODE = '--no-flush-bytecode';
+
+/** Whether node was started with its own setting of `flag` (`--flag`, `--no-flag`, `--flag=…`, dashes or underscores). */
+function given(execArgv: readonly string[], flag: string): boolean {
+  return execArgv.some((a) => {
+    const name = a.replace(/_/g, '-').split('=')[0];
+    return name === `--${flag}` || name === `--no-${flag}`;
+  });
+}
+
+/**
+ * Applies the gateway's heap settings, each unless node was started with its own (`execArgv`):
+ * `keepBytecode` (default true) keeps the bytecode of functions idle for a while (KEEP_BYTECODE).
+ */
+export function tuneHeap({
+  keepBytecode = true,
+  execArgv = process.execArgv,
+}: { keepBytecode?: boolean; execArgv?: readonly string[] } = {}): void {
+  if (!given(execArgv, 'heap-growing-percent')) setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
+  if (keepBytecode && !given(execArgv, 'flush-bytecode')) setFlagsFromString(KEEP_BYTECODE);
 }

@@ -34,3 +34,52 @@ describe('the gateway heap tuning', () => {
     expect(limitFactor(true, ['--heap-growing-percent=50'])).toBe('1.5');
   });
 });
+
+/**
+ * Whether a function run once still has its bytecode after collections that flush every
+ * function they can (--stress-flush-code), as V8's own status bits tell (kIsLazy: flushed).
+ */
+function keepsBytecode(tune: boolean | 'embedded', nodeFlags: string[] = []): boolean {
+  const options = tune === 'embedded' ? '{ keepBytecode: false }' : '';
+  const script = [
+    tune ? `require(${JSON.stringify(join(ROOT, 'apps/gateway/src/heap-tuning.ts'))}).tuneHeap(${options});` : '',
+    'function ranOnce(n) { let s = 0; for (let i = 0; i < n; i++) s += i; return s; }',
+    'ranOnce(3);',
+    'for (let i = 0; i < 10; i++) globalThis.gc();',
+    'const IS_LAZY = 1 << 18;',
+    "process.stdout.write((%GetOptimizationStatus(ranOnce) & IS_LAZY) === 0 ? 'kept' : 'flushed');",
+  ].join('\n');
+  const r = spawnSync(
+    process.execPath,
+    [
+      '--allow-natives-syntax',
+      '--expose-gc',
+      '--stress-flush-code',
+      ...nodeFlags,
+      '-r',
+      join(ROOT, 'scripts/register-ts.cjs'),
+      '-e',
+      script,
+    ],
+    { encoding: 'utf8', env: { PATH: process.env.PATH ?? '' } },
+  );
+  expect(r.stderr).toBe('');
+  expect(['kept', 'flushed']).toContain(r.stdout);
+  return r.stdout === 'kept';
+}
+
+describe('the gateway keeps the bytecode it has run', () => {
+  it('is flushed by V8 on its own and kept once tuned', () => {
+    expect(keepsBytecode(false)).toBe(false);
+    expect(keepsBytecode(true)).toBe(true);
+  });
+
+  it('leaves flushing on where asked to (the embedded process, held to its RSS bound)', () => {
+    expect(keepsBytecode('embedded')).toBe(false);
+  });
+
+  it("leaves an operator's own --flush-bytecode in force", () => {
+    expect(keepsBytecode(true, ['--flush-bytecode'])).toBe(false);
+    expect(keepsBytecode(true, ['--flush_bytecode'])).toBe(false);
+  });
+});
