@@ -65,7 +65,7 @@ EXPOSE 4000 4001
 # --liftoff-only: PGlite's WASM stays on V8's baseline compiler. TurboFan's recompiles of its hot
 # functions left ≈ 60 MB in the compiler threads' malloc arenas that the process never gave back
 # (bench/README.md, memory); its SQL is a small share of a request's CPU. --max-semi-space-size=8:
-# the young generation at half its default ceiling, 15-20 MB less at peak under 32 x 1 MB requests,
+# the young generation at half its default ceiling, 10-23 MB less at peak under 32 x 1 MB requests,
 # for more frequent scavenges (the laptop default serves a few agents, not a pool). Same flags as
 # `npm start`.
 CMD ["node", "--liftoff-only", "--max-semi-space-size=8", "apps/embedded/dist/main.js"]

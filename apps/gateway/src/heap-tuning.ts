@@ -17,7 +17,7 @@ const HEAP_GROWING_PERCENT = 100;
  * request path that way and pays for it on the next burst: with 4 s of idle before every 3 s of
  * load, preset off cost 504 µs per request (bare 415) and 481 µs with flushing off; in the
  * throughput bench's full rotation at 1 connection off cost 583–737 µs per request with flushing
- * and 474–517 without (bench/README.md, issue 14). Keeping it costs memory, 8–15 MB at the
+ * and 474–563 without (bench/README.md, issue 14). Keeping it costs memory, 6–17 MB at the
  * memory bench's peak in the embedded process, so `npm start` (the laptop default, held to its
  * RSS bound) leaves V8's flushing on.
  */

@@ -20,16 +20,20 @@ export function marker(id: string): string {
   return `<<cg:${id}>>`;
 }
 
+const MARKER_MEMO_CHARS = 8 * 1024 * 1024;
+
 /**
  * Distinct marker ids in first-seen order (one array per text: callers only read it). Memoised:
- * every replay of a frozen decision asks it of the same replacement on every turn.
+ * every replay of a frozen decision asks it of the same replacement on every turn. The memo's
+ * keys are replacements the stores hold anyway; its bound (8 M characters, not the token memo's
+ * 64 M) keeps it from holding many of them after the stores let them go.
  */
 export const markerIds: (text: string) => readonly string[] = textMemo((text) => {
   if (!text.includes('<<cg:')) return NO_IDS;
   const ids = new Set<string>();
   for (const [, id] of text.matchAll(MARKER_RE)) if (id !== undefined) ids.add(id);
   return [...ids];
-});
+}, MARKER_MEMO_CHARS);
 
 const NO_IDS: readonly string[] = Object.freeze([]);
 /** MARKER_RE without the global flag, so `test` keeps no position between calls. */
