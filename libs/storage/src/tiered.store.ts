@@ -36,6 +36,7 @@ function hotFailure(err: unknown): Error {
 }
 
 const ARCHIVED_MEMO_SIZE = 100_000;
+const HOT_ALONE_SESSIONS = 100_000;
 /** Re-archive at least this often: retention counts from the last archive write. */
 const ARCHIVED_MEMO_MS = 6 * 3_600_000;
 
@@ -68,6 +69,8 @@ export class TieredHotStore implements HotStore {
   private restored = 0;
   private readonly turnAt = new Map<string, number>();
   private readonly archivedLately = new RecentSet(ARCHIVED_MEMO_SIZE, ARCHIVED_MEMO_MS);
+  /** Sessions whose last load the hot store answered alone (the archive and checkpoint unread). */
+  private readonly hotAlone = new Set<string>();
 
   constructor(
     readonly hot: HotStore & Partial<StashWarmer>,
@@ -125,6 +128,8 @@ export class TieredHotStore implements HotStore {
   }
 
   async loadSession(tenant: string, session: string, contentKeys: readonly string[]): Promise<SessionSnapshot> {
+    const key = `${tenant}\u0000${session}`;
+    this.hotAlone.delete(key);
     let snap: SessionSnapshot;
     try {
       snap = await this.hot.loadSession(tenant, session, contentKeys);
@@ -133,7 +138,19 @@ export class TieredHotStore implements HotStore {
       const cp = await this.durable.loadCheckpoint(tenant, session, contentKeys);
       return { frozen: cp.frozen, lost: new Set(), kept: cp.kept, offloaded: cp.offloaded, ...(cp.arm ? { arm: cp.arm } : {}) };
     }
+    if (answersAlone(snap)) {
+      this.hotAlone.add(key);
+      if (this.hotAlone.size > HOT_ALONE_SESSIONS) deleteOldest(this.hotAlone);
+    }
     return this.completed(tenant, session, contentKeys, snap);
+  }
+
+  /**
+   * The hot store's stamp, for a session whose last load it answered alone: while the stamp holds
+   * the hot answer is the same, so the durable store is not consulted either. Otherwise none.
+   */
+  sessionStamp(tenant: string, session: string): number | undefined {
+    return this.hotAlone.has(`${tenant}\u0000${session}`) ? this.hot.sessionStamp?.(tenant, session) : undefined;
   }
 
   /**
@@ -147,7 +164,7 @@ export class TieredHotStore implements HotStore {
     contentKeys: readonly string[],
     snap: SessionSnapshot,
   ): Promise<SessionSnapshot> {
-    if (snap.lost.size === 0 && (snap.frozen.size > 0 || snap.offloaded || snap.arm !== undefined)) return snap;
+    if (answersAlone(snap)) return snap;
     try {
       await this.repair(tenant, session, contentKeys, snap);
     } catch (err) {
@@ -313,6 +330,11 @@ export class TieredHotStore implements HotStore {
       this.log.warn('re-warming the hot store failed', { err: errorText(err) });
     }
   }
+}
+
+/** A hot answer that knows the session and lost nothing of it: nothing to complete from the durable store. */
+function answersAlone(snap: SessionSnapshot): boolean {
+  return snap.lost.size === 0 && (snap.frozen.size > 0 || snap.offloaded === true || snap.arm !== undefined);
 }
 
 function archivedAs(tenant: string, session: string, entries: readonly StashEntry[]): ArchivedStash[] {

@@ -1,9 +1,10 @@
 // The repeated-turn memo is a pure speed-up: through repeats, new turns, config changes, a Redis
 // flush, a cold cache and another replica's writes, every forwarded body and every figure the
 // request reports must be what the full path (memo disabled) produces on the same sequence. Two
-// gateways side by side, each on its own Redis key prefix, fed the same turns at the same clock.
+// gateways side by side, each on its own Redis key prefix (or its own in-process store, whose
+// session stamps let a repeat within a second skip the load), fed the same turns at the same clock.
 import { contentKey, type PipelineDocument } from '@context-guru/components';
-import { RedisHotStore } from '@context-guru/storage';
+import { MemoryHotStore, RedisHotStore } from '@context-guru/storage';
 import { Redis } from 'ioredis';
 import { createLogger } from '../../../apps/gateway/src/observability/logger';
 import type { RequestReport } from '../../../apps/gateway/src/observability/request-report';
@@ -28,16 +29,45 @@ afterAll(async () => {
 
 type Dialect = 'openai' | 'anthropic';
 
+type StoreKind = 'redis' | 'memory';
+
 interface Gateway {
   deps: PrepareDeps;
-  store: RedisHotStore;
-  prefix: string;
+  store: RedisHotStore | MemoryHotStore;
+  /** Loses everything the store holds (FLUSHDB for Redis, a restart for the in-process store). */
+  flush: () => Promise<void>;
+  /** Session loads the store answered. */
+  loads: () => number;
+  /** Every original put, by id, and how many putStash calls there were. */
+  stashed: () => { ids: Set<string>; calls: number };
 }
 
-async function gateway(clock: { now: () => number }, repeats?: RepeatMemo): Promise<Gateway> {
+async function hotStore(kind: StoreKind, clock: { now: () => number }): Promise<Pick<Gateway, 'store' | 'flush'>> {
+  if (kind === 'memory') {
+    const store = new MemoryHotStore({ now: clock.now });
+    return { store, flush: () => store.close() };
+  }
   const prefix = uniquePrefix();
   const store = await RedisHotStore.connect({ url: REDIS_URL, prefix });
   open.push({ store, prefix });
+  return { store, flush: () => flushPrefix(admin, prefix) };
+}
+
+async function gateway(kind: StoreKind, clock: { now: () => number }, repeats?: RepeatMemo): Promise<Gateway> {
+  const { store, flush } = await hotStore(kind, clock);
+  let loads = 0;
+  const load = store.loadSession.bind(store);
+  store.loadSession = (...args) => {
+    loads++;
+    return load(...args);
+  };
+  const stashed = { ids: new Set<string>(), calls: 0 };
+  const put = store.putStash.bind(store);
+  store.putStash = (tenant, session, entries) => {
+    stashed.calls++;
+    for (const e of entries) stashed.ids.add(e.id);
+    return put(tenant, session, entries);
+  };
   const deps: PrepareDeps = {
     store,
     turns: new TurnCache(),
@@ -47,7 +77,7 @@ async function gateway(clock: { now: () => number }, repeats?: RepeatMemo): Prom
     injectMode: 'auto',
     learned: new LearnedKeys(),
   };
-  return { deps, store, prefix };
+  return { deps, store, flush, loads: () => loads, stashed: () => stashed };
 }
 
 /** What /stats, /metrics and the ledgers take from a prepared request, durations aside. */
@@ -70,7 +100,8 @@ function figures(r: RequestReport) {
 
 /** One step of the script: a turn of the transcript (repeated `times`), or something happening between turns. */
 type Step =
-  | { turn: number; times?: number }
+  // `gapMs`: the clock's advance after each (20 s unless given).
+  | { turn: number; times?: number; gapMs?: number }
   // The turn with one character of its last tool output changed: same size, other bytes.
   | { variant: number }
   | { config: PipelineDocument }
@@ -86,6 +117,8 @@ const COLD_CACHE: PipelineDocument = {
 
 const SCRIPT: Step[] = [
   { turn: 4, times: 4 },
+  // Repeats a few hundred milliseconds apart: the in-process store's stamp vouches for the last load.
+  { turn: 4, times: 4, gapMs: 300 },
   { turn: 5, times: 3 },
   { variant: 5 },
   { turn: 5, times: 2 },
@@ -102,24 +135,29 @@ const SCRIPT: Step[] = [
   { idleMs: 3 * 60 * 60_000 },
   { turn: 8, times: 3 },
   { turn: 9, times: 2 },
+  { turn: 9, times: 3, gapMs: 200 },
   // Another replica's expand marks an output kept verbatim (tenant-wide).
   { keep: 2 },
-  { turn: 9, times: 2 },
+  { turn: 9, times: 2, gapMs: 200 },
   // Redis loses everything: the next turn is a first turn again.
   { flush: true },
   { turn: 9, times: 3 },
+  { turn: 9, times: 2, gapMs: 100 },
   { config: { preset: 'agent' } },
-  { turn: 10, times: 3 },
+  { turn: 10, times: 3, gapMs: 250 },
   { turn: 6, times: 2 },
   { turn: 11, times: 3 },
 ];
 
-async function replay(dialect: Dialect): Promise<{ turns: number; hits: number; misses: number }> {
+async function replay(
+  dialect: Dialect,
+  kind: StoreKind,
+): Promise<{ turns: number; hits: number; misses: number; loads: number[]; puts: number[] }> {
   let now = 1_800_000_000_000;
   const clock = { now: () => now };
   const memo = new RepeatMemo();
-  const fast = await gateway(clock, memo);
-  const full = await gateway(clock);
+  const fast = await gateway(kind, clock, memo);
+  const full = await gateway(kind, clock);
   const steps = agentSteps(12, dialect === 'openai' ? 5 : 6);
   let tenant: TenantRuntime = createTenantRuntime('t', { preset: 'agent' }, 1);
   let version = 1;
@@ -135,7 +173,7 @@ async function replay(dialect: Dialect): Promise<{ turns: number; hits: number; 
     expect([changed.length, changed === body(t)]).toEqual([body(t).length, false]);
     return changed;
   };
-  const send = async (t: number, bypassHeader = false, text = body(t)) => {
+  const send = async (t: number, bypassHeader = false, text = body(t), gapMs = 20_000) => {
     const input = {
       route: dialect,
       dialect,
@@ -160,30 +198,52 @@ async function replay(dialect: Dialect): Promise<{ turns: number; hits: number; 
     // Bytes handed over ready-encoded are the forwarded text's.
     if (a.encoded) expect(Buffer.concat([a.encoded].flat()).equals(Buffer.from(a.outgoing))).toBe(true);
     expect(figures(a.report)).toEqual(figures(b.report));
-    now += 20_000;
+    now += gapMs;
   };
   for (const step of SCRIPT) {
-    if ('turn' in step) for (let i = 0; i < (step.times ?? 1); i++) await send(step.turn);
+    if ('turn' in step) for (let i = 0; i < (step.times ?? 1); i++) await send(step.turn, false, body(step.turn), step.gapMs);
     else if ('variant' in step) await send(step.variant, false, variant(step.variant));
     else if ('bypass' in step) await send(step.bypass, true);
     else if ('config' in step) tenant = createTenantRuntime('t', step.config, ++version, true);
     else if ('idleMs' in step) now += step.idleMs;
-    else if ('flush' in step) await Promise.all([flushPrefix(admin, fast.prefix), flushPrefix(admin, full.prefix)]);
+    else if ('flush' in step) await Promise.all([fast.flush(), full.flush()]);
     else {
       const key = contentKey(steps[step.keep]!.output);
       await Promise.all([fast.store.markKept('t', [key]), full.store.markKept('t', [key])]);
     }
   }
-  return { turns, hits: memo.hits, misses: memo.misses };
+  // Every original the full path holds, the fast one holds too: no replay left a marker unresolvable.
+  for (const id of full.stashed().ids)
+    expect({ id, text: await fast.store.getStash('t', id) }).toEqual({ id, text: await full.store.getStash('t', id) });
+  return {
+    turns,
+    hits: memo.hits,
+    misses: memo.misses,
+    loads: [fast.loads(), full.loads()],
+    puts: [fast.stashed().calls, full.stashed().calls],
+  };
 }
 
 describe('the repeated-turn memo', () => {
-  for (const dialect of ['openai', 'anthropic'] as const) {
-    it(`${dialect}: forwards exactly what the full path forwards, through repeats, config changes, a flush and a cold cache`, async () => {
-      const r = await replay(dialect);
-      // Most repeats are served from the memo; the turns after each change of the store are not.
-      expect(r.hits).toBeGreaterThanOrEqual(12);
-      expect(r.misses).toBeGreaterThan(0);
-    });
+  for (const kind of ['redis', 'memory'] as const) {
+    for (const dialect of ['openai', 'anthropic'] as const) {
+      it(`${dialect} on ${kind}: forwards exactly what the full path forwards, through repeats, config changes, a flush and a cold cache`, async () => {
+        const r = await replay(dialect, kind);
+        // Most repeats are served from the memo; the turns after each change of the store are not.
+        expect(r.hits).toBeGreaterThanOrEqual(12);
+        expect(r.misses).toBeGreaterThan(0);
+        const [fastLoads, fullLoads] = r.loads;
+        // Redis cannot vouch for a load: every turn reads the session. The in-process store's
+        // stamp lets repeats within a second skip it, and only those.
+        if (kind === 'redis') expect(fastLoads).toBe(fullLoads);
+        else {
+          expect(fullLoads! - fastLoads!).toBeGreaterThanOrEqual(6);
+          // Repeats re-put originals at most once a second (the full path, through putStash, on every turn;
+          // on Redis it writes them inside its guarded commit instead, so the calls do not compare).
+          const [fastPuts, fullPuts] = r.puts;
+          expect(fullPuts! - fastPuts!).toBeGreaterThanOrEqual(6);
+        }
+      });
+    }
   }
 });

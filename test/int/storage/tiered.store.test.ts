@@ -228,6 +228,25 @@ describe('TieredHotStore', () => {
       expect(err).toMatchObject({ code: 'store_unavailable', message: 'hot store failed: READONLY replica' });
     }
   });
+
+  it('vouches with the hot stamp only for a session whose last load the hot store answered alone', async () => {
+    const hot = new MemoryHotStore();
+    const store = new TieredHotStore(hot, durable, { flushMs: 10 });
+    stores.push(store);
+    const T = uniqueTenant();
+    // Redis cannot tell: no stamp at all.
+    expect((await tiered()).store.sessionStamp(T, 'sess')).toBeUndefined();
+    await store.commitSession(T, 'sess', writes({ [`mask:${ck(1)}`]: REPLACEMENT }));
+    expect(store.sessionStamp(T, 'sess')).toBeUndefined(); // never loaded yet
+    await store.loadSession(T, 'sess', [ck(1)]);
+    const stamp = store.sessionStamp(T, 'sess');
+    expect(stamp).toBe(hot.sessionStamp(T, 'sess'));
+    expect(stamp).toBeDefined();
+    // A session the hot store knows nothing of is completed from the checkpoint: no stamp for it.
+    await store.loadSession(T, 'fresh', [ck(1)]);
+    expect(store.sessionStamp(T, 'fresh')).toBeUndefined();
+    expect(hot.sessionStamp(T, 'fresh')).toBeDefined();
+  });
 });
 
 /** A real SqlClient that can be switched off, to exercise the retry path against real Postgres. */

@@ -161,6 +161,55 @@ describe('MemoryHotStore semantics', () => {
     expect((await s.loadSession('victim', 'sess', [ck(1)])).frozen.get(`mask:${ck(1)}`)).toBe('keep me');
   });
 
+  describe('session stamps', () => {
+    it('change with everything a snapshot reports, and with nothing else', async () => {
+      const c = fakeClock();
+      const s = new MemoryHotStore({ ttlSeconds: 100, maxEntries: 100, now: c.now });
+      const stamps: Array<number | undefined> = [s.sessionStamp(T, 'sess')];
+      const step = async (act: () => Promise<unknown>) => {
+        await act();
+        stamps.push(s.sessionStamp(T, 'sess'));
+      };
+      await step(() => s.commitSession(T, 'sess', writes({ [`mask:${ck(1)}`]: 'r1' }))); // 1: decision
+      await step(() => s.putStash(T, 'sess', [{ id: id(1), text: 'x' }])); // 2: stash
+      await step(() => s.advanceTurn(T, 'sess', { n: 3, at: c.now(), ttlMs: 300_000 })); // 3: turn
+      await step(() => s.recordRewrites(T, 'sess', [1])); // 4: rewrites
+      await step(() => s.loadSession(T, 'sess', [ck(1)])); // 5: a read slides the TTL
+      await step(() => s.commitSession(T, 'other', writes({ [`mask:${ck(2)}`]: 'r2' }))); // 6: another session
+      await step(() => s.markKept(T, [ck(9)])); // 7: a kept mark (tenant-wide)
+      await step(() => s.commitSession(T, 'sess', { ...writes({}), offloaded: true })); // 8: the sticky flag
+      c.advance(101_000);
+      await step(() => s.loadSession(T, 'sess', [ck(1)])); // 9: the decision expired, reported lost
+      expect(stamps[0]).toBeUndefined(); // nothing held for the tenant yet
+      const changedAt = stamps
+        .slice(1)
+        .map((x, i) => (x !== (i === 0 ? undefined : stamps[i]) ? i + 1 : 0))
+        .filter(Boolean);
+      expect(changedAt).toEqual([1, 7, 8, 9]);
+      expect(new Set(stamps).size).toBe(5);
+    });
+
+    it('change when a lost mark is dropped to keep the bound, and never come back after close', async () => {
+      const c = fakeClock();
+      const s = new MemoryHotStore({ ttlSeconds: 10, maxEntries: 2, now: c.now });
+      await s.commitSession(T, 'a', writes({ [`mask:${ck(1)}`]: 'r' }));
+      c.advance(11_000);
+      await s.loadSession(T, 'a', [ck(1)]); // expired: a's lost mark
+      const before = s.sessionStamp(T, 'a');
+      for (const slot of [2, 3]) {
+        await s.commitSession(T, 'b', writes({ [`mask:${ck(slot)}`]: 'r' }));
+        c.advance(11_000);
+        await s.loadSession(T, 'b', [ck(slot)]); // b's marks push a's out of the bounded set
+      }
+      expect((await s.loadSession(T, 'a', [ck(1)])).lost.size).toBe(0);
+      const after = s.sessionStamp(T, 'a');
+      expect(after).not.toBe(before);
+      await s.close();
+      await s.putStash(T, 'a', [{ id: id(1), text: 'x' }]);
+      expect([before, after]).not.toContain(s.sessionStamp(T, 'a'));
+    });
+  });
+
   it('close empties the store', async () => {
     const s = new MemoryHotStore();
     await s.putStash(T, 'sess', [{ id: id(1), text: 'x' }]);

@@ -13,7 +13,7 @@ import { decodeStep, type Decoded } from './prepare/decode.step';
 import { encodeStep } from './prepare/encode.step';
 import { flushStep } from './prepare/flush.step';
 import { runPipelineStep } from './prepare/pipeline-run.step';
-import { advanceBypassed, openSession, turnAt } from './prepare/session-open.step';
+import { advanceBypassed, freshLoad, openSession, turnAt } from './prepare/session-open.step';
 import { holdoutStep } from '../holdout/holdout.step';
 import { rememberRun, repeatDecoded, repeatHolds, repeatTurnAt, replayRepeat } from './prepare/repeat.step';
 import type { PrepareDeps, PrepareInput, Prepared, Preparing } from './prepare/prepare.types';
@@ -49,13 +49,15 @@ export async function prepareRequest(deps: PrepareDeps, input: PrepareInput): Pr
       await advanceBypassed(p, at);
       return pristine(p, d);
     }
-    const opened = await openSession(p, d, at, repeat?.keys);
+    let opened = await openSession(p, d, at, repeat);
     const arm = await holdoutStep(p, d, opened);
     if (arm.arm === 'holdout') return pristine(p, d);
     if (repeat) {
       if (repeatHolds(p, repeat, opened, arm.record)) return await replayRepeat(p, repeat, at);
-      // The store moved on since: the full run, on a decode of its own (the turn cache's bookkeeping).
+      // The store moved on since: the full run, on a decode of its own (the turn cache's bookkeeping)
+      // and on what the store answers now.
       d = decodeStep(p);
+      opened = await freshLoad(p, d, opened, at.mark.at);
     }
     let ran = await runPipelineStep(p, d, opened);
     let encoded = encodeStep(p, d, opened, ran);

@@ -45,6 +45,8 @@ const MAX_KEYS_PER_SESSION = 50_000;
  */
 export class LearnedKeys {
   private readonly sessions = new Map<string, Set<string>>();
+  /** Changes whenever a key is learned or forgotten: a load that added these keys is then stale. */
+  generation = 0;
 
   get(scope: string): readonly string[] {
     const keys = this.sessions.get(scope);
@@ -55,6 +57,7 @@ export class LearnedKeys {
   }
 
   add(scope: string, keys: readonly string[]): void {
+    this.generation++;
     let set = this.sessions.get(scope);
     if (!set) {
       set = new Set();

@@ -81,6 +81,13 @@ export interface HotStore {
    * the store knows about the unknown keys when it wrote nothing.
    */
   commitTurn?(tenant: string, w: TurnWrites): Promise<SessionSnapshot | null>;
+  /**
+   * Optional, for a store that can tell cheaply: a number that changes whenever anything
+   * loadSession may answer for the session changes (never on a TTL slide). Read just before a
+   * load, it lets the caller reuse that load's snapshot for the same keys while it holds.
+   * Undefined (or absent): the store cannot vouch, and the caller loads.
+   */
+  sessionStamp?(tenant: string, session: string): number | undefined;
   health(): StoreHealth;
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -6,7 +6,11 @@ export class LostSet {
   private readonly fifo = new Set<string>();
   private readonly bySession = new Map<string, Set<string>>();
 
-  constructor(private readonly bound: number) {}
+  constructor(
+    private readonly bound: number,
+    /** Told of the session of every mark dropped to keep the bound. */
+    private readonly onDrop: (session: string) => void = () => {},
+  ) {}
 
   get size(): number {
     return this.fifo.size;
@@ -23,7 +27,9 @@ export class LostSet {
     for (const oldest of this.fifo) {
       if (this.fifo.size <= this.bound) break;
       const i = oldest.indexOf('\u0000');
-      this.remove(oldest.slice(0, i), oldest.slice(i + 1));
+      const session = oldest.slice(0, i);
+      this.remove(session, oldest.slice(i + 1));
+      this.onDrop(session);
     }
   }
 

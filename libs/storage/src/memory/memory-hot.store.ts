@@ -3,6 +3,7 @@
 import type { HotStore, SessionSnapshot, SessionWrites, StashEntry, StoreHealth, TurnRecord } from '@context-guru/components';
 import { StorageError } from '../storage-errors';
 import { LostSet } from './lost-set';
+import { SessionStamps } from './session-stamps';
 import { TtlLruCache, type RemovalReason } from './ttl-lru.cache';
 
 export interface MemoryHotStoreOptions {
@@ -48,9 +49,11 @@ class TenantState {
   readonly frozenIdx = new Map<string, Map<string, FrozenRef>>();
   /** Content keys with a kept mark in the cache, so a snapshot only reads the marks there are. */
   readonly keptIdx = new Set<string>();
+  readonly stamps = new SessionStamps();
 
   constructor(ttlMs: number, maxEntries: number, now: () => number, onDropped: () => void) {
-    this.lost = new LostSet(maxEntries);
+    // A lost mark dropped to bound the set changes what its session's snapshot says.
+    this.lost = new LostSet(maxEntries, (session) => this.stamps.changed(session));
     this.cache = new TtlLruCache<Value>({
       ttlMs,
       maxEntries,
@@ -66,9 +69,15 @@ class TenantState {
   }
 
   private removed(key: string, _reason: RemovalReason, onDropped: () => void): void {
-    if (key.startsWith(KEPT_PREFIX)) this.keptIdx.delete(key.slice(KEPT_PREFIX.length));
+    if (key.startsWith(KEPT_PREFIX)) {
+      this.keptIdx.delete(key.slice(KEPT_PREFIX.length));
+      this.stamps.keptChanged();
+    }
+    // The sticky flag, the arm and decisions are what a snapshot reports of its session.
+    if (key.startsWith(`x${SEP}`) || key.startsWith(`a${SEP}`)) this.stamps.changed(key.slice(2));
     if (!key.startsWith(`f${SEP}`)) return;
     const [, session = '', slot = ''] = key.split(SEP);
+    this.stamps.changed(session);
     const s = this.frozenIdx.get(session);
     s?.delete(slot);
     if (s && s.size === 0) this.frozenIdx.delete(session);
@@ -145,6 +154,7 @@ export class MemoryHotStore implements HotStore {
   async commitSession(tenant: string, session: string, writes: SessionWrites): Promise<void> {
     if (writes.frozen.size === 0 && !writes.offloaded && !writes.arm) return;
     const t = this.tenant(tenant);
+    t.stamps.changed(session);
     // The first arm recorded stays: a session never switches arm.
     if (writes.arm && t.cache.get(K.arm(session)) === undefined) t.cache.set(K.arm(session), writes.arm, true);
     for (const [slot, replacement] of writes.frozen) {
@@ -159,10 +169,16 @@ export class MemoryHotStore implements HotStore {
   async markKept(tenant: string, contentKeys: readonly string[]): Promise<void> {
     if (contentKeys.length === 0) return;
     const t = this.tenant(tenant);
+    t.stamps.keptChanged();
     for (const ck of contentKeys) {
       t.cache.set(K.kept(ck), '1');
       t.keptIdx.add(ck);
     }
+  }
+
+  /** See SessionStamps; undefined for a tenant this store holds nothing for. */
+  sessionStamp(tenant: string, session: string): number | undefined {
+    return this.tenants.get(tenant)?.stamps.of(session);
   }
 
   async advanceTurn(tenant: string, session: string, turn: TurnRecord): Promise<TurnRecord | null> {

@@ -16,6 +16,7 @@ import type { TurnCache as CachedTurn } from '../../session/cache-view';
 import type { LoadedSession } from '../../session/session-run';
 import type { TenantRuntime } from '../../tenancy/tenant-runtime';
 import type { Decoded } from './decode.step';
+import type { LoadStamp } from './session-open.step';
 import type { PrepareInput } from './prepare.types';
 
 /** What the pipeline wrote into the report, copied onto every replayed turn. */
@@ -45,12 +46,16 @@ export interface RepeatEntry {
   readonly prev: TurnRecord | null;
   readonly cached: CachedTurn;
   readonly loaded: LoadedSession;
+  /** What vouches for `loaded` (refreshed by a replay that read the store again and found it the same). */
+  load: LoadStamp;
   // What the remembered run produced and wrote.
   readonly outgoing: string;
   /** `outgoing` as UTF-8: the run's chunks, or encoded on the first replay (forwardedBytes). */
   outgoingBytes?: Buffer | readonly Buffer[];
   readonly advertised: boolean;
   readonly stash: readonly StashEntry[];
+  /** When `stash` was last put (clock ms): by the remembered run's flush, then by the replays that re-put it. */
+  stashedAt: number;
   readonly rewritten: readonly number[];
   readonly report: RepeatReport;
 }
@@ -161,7 +166,7 @@ function sameView(a: CacheView, b: CacheView): boolean {
 }
 
 function sameLoad(a: LoadedSession, b: LoadedSession): boolean {
-  return sameSet(a.asked, b.asked) && sameSnapshot(a.snapshot, b.snapshot);
+  return a === b || (sameSet(a.asked, b.asked) && sameSnapshot(a.snapshot, b.snapshot));
 }
 
 function sameSnapshot(a: SessionSnapshot, b: SessionSnapshot): boolean {

@@ -30,22 +30,38 @@ export function repeatHolds(p: Preparing, e: RepeatEntry, s: OpenedSession, reco
   const models = p.input.models?.(e.decoded.view.body);
   const hadModels = models?.incoming !== undefined || models?.config !== undefined;
   const holds = !recordArm && hadModels === e.hadModels && storeAnswersAgain(e, s.prev, s.cached, s.loaded);
+  // The store answered as it did: what it vouches for now stands for the remembered load.
+  if (holds && !s.load.reused) e.load = s.load;
   const memo = p.deps.repeats; // the caller found e in it, so it is there
   if (memo && holds) memo.hits++;
   else if (memo) memo.misses++;
   return holds;
 }
 
+/**
+ * How long after the originals were put a replay leaves them be. The re-put only slides their TTL
+ * (hours; the in-process store already ignores slides finer than a second) so the markers in these
+ * bytes stay resolvable; a session re-sent many times a second paid ~20 µs a turn for it.
+ */
+const RESTASH_AFTER_MS = 1000;
+
+/** Whether this replay re-puts the originals: the remembered ones were put long enough ago (or the clock went back). */
+function restashDue(e: RepeatEntry, now: number): boolean {
+  return e.stash.length > 0 && !(now >= e.stashedAt && now - e.stashedAt < RESTASH_AFTER_MS);
+}
+
 export async function replayRepeat(p: Preparing, e: RepeatEntry, at: TurnAt): Promise<Prepared> {
   const { deps, input, report } = p;
   const tenant = input.tenant.id;
   const replayedAt = performance.now();
-  // What the full run's flush writes on such a turn: originals re-put (their TTL slides, as the
-  // markers in these bytes must stay resolvable) and the rewrites the next turn's guard reads.
+  const restash = restashDue(e, at.mark.at);
+  // What the full run's flush writes on such a turn: the rewrites the next turn's guard reads, and
+  // (see RESTASH_AFTER_MS) the originals re-put.
   await Promise.all([
-    e.stash.length ? deps.store.putStash(tenant, e.decoded.session, e.stash) : undefined,
+    restash ? deps.store.putStash(tenant, e.decoded.session, e.stash) : undefined,
     e.rewritten.length ? deps.store.recordRewrites(tenant, at.conversation, e.rewritten) : undefined,
   ]);
+  if (restash) e.stashedAt = at.mark.at;
   const t = e.report;
   report.tokensBefore = t.tokensBefore;
   report.tokensAfter = t.tokensAfter;
@@ -62,7 +78,7 @@ export async function replayRepeat(p: Preparing, e: RepeatEntry, at: TurnAt): Pr
     pipelineEnd: replayedAt,
     flushStart: replayedAt,
     flushEnd: performance.now(),
-    stashed: e.stash.length,
+    stashed: restash ? e.stash.length : 0,
   };
   report.enforced = true;
   report.addedMs = performance.now() - p.started;
@@ -106,10 +122,12 @@ export function rememberRun(
     prev: s.prev,
     cached: s.cached,
     loaded: s.loaded,
+    load: s.load,
     outgoing: e.raw,
     outgoingBytes: e.bytes,
     advertised: d.view.expandToolDeclared || e.injected,
     stash: ran.stash.list(),
+    stashedAt: at.mark.at,
     rewritten: e.rewritten,
     report: {
       tokensBefore: report.tokensBefore,

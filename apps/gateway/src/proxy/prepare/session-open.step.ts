@@ -22,7 +22,25 @@ export interface OpenedSession {
   loaded: LoadedSession;
   /** The provider-cached prefix this turn may not change. */
   cached: CachedTurn;
+  /** What vouches for `loaded` on a later identical turn (see RepeatEntry.load). */
+  load: LoadStamp;
 }
+
+/** The store's session stamp and the learned keys' generation read just before a load, and when. */
+export interface LoadStamp {
+  stamp: number | undefined;
+  generation: number;
+  at: number;
+  /** `loaded` is a remembered turn's, taken without reading the store. */
+  reused: boolean;
+}
+
+/**
+ * How long a remembered load may stand in for a new one while its stamp holds. Loading slides the
+ * decisions' TTL (hours; the in-process store ignores slides finer than a second); a session
+ * re-sent many times a second paid ~15 µs a turn to read what it had just read.
+ */
+const RELOAD_AFTER_MS = 1000;
 
 export function turnAt(p: Preparing, d: Decoded): TurnAt {
   const { deps, input } = p;
@@ -51,16 +69,44 @@ function sessionKeys(d: Decoded): string[] {
   return keys;
 }
 
-/** `known`: the keys of these very bytes, computed on an earlier turn. */
-export async function openSession(p: Preparing, d: Decoded, at: TurnAt, known?: readonly string[]): Promise<OpenedSession> {
+/** A turn remembered for these very bytes: its keys, and the load it made with what vouches for it. */
+export interface KnownTurn {
+  readonly keys: readonly string[];
+  readonly loaded: LoadedSession;
+  readonly load: LoadStamp;
+}
+
+/** `known`: an earlier turn of these very bytes. */
+export async function openSession(p: Preparing, d: Decoded, at: TurnAt, known?: KnownTurn): Promise<OpenedSession> {
   const { deps, input, report } = p;
-  const tenant = input.tenant.id;
-  const keys = known ?? sessionKeys(d);
+  const keys = known?.keys ?? sessionKeys(d);
   // The turn advance and the session load are independent reads: issued together, they share
   // one round trip to a remote store.
-  const loading = loadSessionFor({ store: deps.store, tenant, session: d.session, keys, learned: p.learned });
-  const [prev, loaded] = await Promise.all([deps.store.advanceTurn(tenant, at.conversation, at.mark), loading]);
+  const reuse = known !== undefined && loadHolds(p, d.session, known.load, at.mark.at);
+  const [load, loading] = reuse ? [{ ...known.load, reused: true }, known.loaded] : startLoad(p, d.session, keys, at.mark.at);
+  const [prev, loaded] = await Promise.all([deps.store.advanceTurn(input.tenant.id, at.conversation, at.mark), loading]);
   const cached = cacheViewFor(prev, at.mark.n, isCacheAware(input.cacheMode), at.mark.at, at.mark.ttlMs);
   report.compactionReset = cached.compactionReset;
-  return { keys, prev, loaded, cached };
+  return { keys, prev, loaded, cached, load };
+}
+
+/** The session load for `keys`, with the stamp read just before it (nothing runs in between). */
+function startLoad(p: Preparing, session: string, keys: readonly string[], now: number): [LoadStamp, Promise<LoadedSession>] {
+  const { deps, input, learned } = p;
+  const tenant = input.tenant.id;
+  const load = { stamp: deps.store.sessionStamp?.(tenant, session), generation: learned.generation, at: now, reused: false };
+  return [load, loadSessionFor({ store: deps.store, tenant, session, keys, learned })];
+}
+
+/** A load the store still vouches for, made lately, with no key learned since. */
+function loadHolds(p: Preparing, session: string, l: LoadStamp, now: number): boolean {
+  if (l.stamp === undefined || p.learned.generation !== l.generation || now < l.at || now - l.at >= RELOAD_AFTER_MS) return false;
+  return p.deps.store.sessionStamp?.(p.input.tenant.id, session) === l.stamp;
+}
+
+/** The session as the store answers now: a reused load is read again before a pipeline runs on it. */
+export async function freshLoad(p: Preparing, d: Decoded, s: OpenedSession, now: number): Promise<OpenedSession> {
+  if (!s.load.reused) return s;
+  const [load, loading] = startLoad(p, d.session, s.keys, now);
+  return { ...s, load, loaded: await loading };
 }
