@@ -1,8 +1,8 @@
 # context-guru: ONE image for the gateway, the admin API and the migration Job; the Helm chart
 # picks the process with the container command (charts/context-guru/templates/_env.tpl):
-#   gateway    node apps/gateway/dist/main.js
+#   gateway    node --no-memory-reducer apps/gateway/dist/main.js
 #   admin      node apps/admin/dist/main.js
-#   embedded   node --liftoff-only --max-semi-space-size=8 apps/embedded/dist/main.js
+#   embedded   node --liftoff-only --max-semi-space-size=8 --no-memory-reducer apps/embedded/dist/main.js
 #              (gateway + admin in one process, the default CMD, run as `npm start` runs it)
 #   migration  node libs/storage/dist/sql/migrate-cli.js
 # node runs as PID 1 in exec form; every entry handles SIGTERM itself (PID 1 gets no default
@@ -68,4 +68,4 @@ EXPOSE 4000 4001
 # the young generation at half its default ceiling, 10-23 MB less at peak under 32 x 1 MB requests,
 # for more frequent scavenges (the laptop default serves a few agents, not a pool). Same flags as
 # `npm start`.
-CMD ["node", "--liftoff-only", "--max-semi-space-size=8", "apps/embedded/dist/main.js"]
+CMD ["node", "--liftoff-only", "--max-semi-space-size=8", "--no-memory-reducer", "apps/embedded/dist/main.js"]

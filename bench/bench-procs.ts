@@ -5,6 +5,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { chartGatewayCommand } from '../test/support/gateway-command';
 import { startReplica } from '../test/support/replicas';
 
 export interface Proc {
@@ -43,9 +44,11 @@ export function startScript(script: string, args: string[] = [], nodeArgs: strin
  * A gateway from the current sources (transpiled on load), with a private DATA_DIR for PGlite;
  * `root`: from another checkout's sources instead (its own `npm ci` done).
  */
+/** A gateway process with the node flags the chart runs it with, then `nodeArgs`. */
 export async function startGatewayProc(env: Record<string, string>, nodeArgs: string[] = [], root?: string): Promise<Proc> {
   const dataDir = mkdtempSync(join(tmpdir(), 'cg-bench-'));
-  const r = await startReplica({ DATA_DIR: dataDir, LOG_LEVEL: 'error', ...env }, 120_000, false, nodeArgs, '/readyz', root);
+  const flags = [...chartGatewayCommand().nodeArgs, ...nodeArgs];
+  const r = await startReplica({ DATA_DIR: dataDir, LOG_LEVEL: 'error', ...env }, 120_000, false, flags, '/readyz', root);
   return {
     url: r.url,
     pid: r.proc.pid!,

@@ -3,13 +3,14 @@
 // from /proc/<pid> every 20 ms — the node process itself, not a wrapper. Two configurations: the
 // memory store alone, and the laptop default of `npm start` (gateway and admin in one process,
 // memory + PGlite under a fresh DATA_DIR). The child is the built process entry itself (run
-// `npm run build` first): `node apps/gateway/dist/main.js` and, for the default, the embedded
+// `npm run build` first): `node apps/gateway/dist/main.js` with the chart's node flags and, for the default, the embedded
 // `node apps/embedded/dist/main.js` that `npm start` runs, with the start script's node flags, as
 // in production.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, startReplica } from '../test/support/replicas';
+import { chartGatewayCommand } from '../test/support/gateway-command';
 import { npmStartCommand } from '../test/support/start-command';
 import { agentSteps, openaiTurn } from '../test/support/transcripts';
 import { table } from './bench-util';
@@ -32,7 +33,7 @@ async function measure(
     { PRESET: 'agent', OPENAI_UPSTREAM: upstream, ANTHROPIC_UPSTREAM: upstream, DATA_DIR: dataDir, ...GATEWAY_ENV, ...env },
     180_000,
     app,
-    app === 'embedded' ? npmStartCommand().nodeArgs : [],
+    app === 'embedded' ? npmStartCommand().nodeArgs : chartGatewayCommand().nodeArgs,
   );
   const pid = gw.proc.pid!;
   // Idle: after boot settles (the first sample right after readiness still holds boot garbage).

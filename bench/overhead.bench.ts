@@ -14,12 +14,16 @@ import { agentSteps, openaiTurn, anthropicTurn } from '../test/support/transcrip
 import { percentile, table } from './bench-util';
 
 const TURNS = 100; // 100 tool exchanges → 202 messages
-const WARM_TURNS = 20;
+const WARM_TURNS = Number(process.env.BENCH_WARM_TURNS ?? 20);
 // A gateway that has served traffic, not one compiling its code: the warm-turn path is optimised
 // by V8 only after a few hundred calls of its per-turn functions (--trace-opt still showed ~1
 // compile per warm turn 60 turns in), so another session of the same size runs this many warm
 // turns first. The cold and new-session figures are measured before it, in a fresh process state.
 const JIT_WARMUP_TURNS = Number(process.env.BENCH_JIT_WARMUP_TURNS ?? 150);
+// An idle spell before each warm turn, as an agent's turns come (0: back to back). With it, the
+// heap V8's memory reducer shrank while idle shows in the figures unless node runs with the
+// gateway's --no-memory-reducer (bench/README.md has both commands).
+const IDLE_MS = Number(process.env.BENCH_IDLE_MS ?? 0);
 
 export async function runOverhead(): Promise<string> {
   // The heap sized as the gateway's process entries size it (heap-tuning.ts).
@@ -65,7 +69,10 @@ export async function runOverhead(): Promise<string> {
       for (let t = TURNS; t < TURNS + JIT_WARMUP_TURNS; t++) await run(other(t), `jit-${preset}-${dialect}`);
       // Warm: the first session one turn later, then each turn adding one tool exchange.
       const warm: number[] = [];
-      for (let t = TURNS + 1; t <= TURNS + WARM_TURNS; t++) warm.push(await run(body(t), `cold-${preset}-${dialect}`));
+      for (let t = TURNS + 1; t <= TURNS + WARM_TURNS; t++) {
+        if (IDLE_MS > 0) await new Promise((r) => setTimeout(r, IDLE_MS));
+        warm.push(await run(body(t), `cold-${preset}-${dialect}`));
+      }
       rows.push([
         dialect,
         preset,

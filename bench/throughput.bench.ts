@@ -22,6 +22,7 @@ const ONLY = process.env.BENCH_TARGETS?.split(',');
 // Extra environment for both gateways (a JSON object), e.g. to compare a setting in one run.
 const GATEWAY_ENV = JSON.parse(process.env.BENCH_GATEWAY_ENV ?? '{}') as Record<string, string>;
 const NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
+const GATEWAY_NODE_FLAGS = (process.env.BENCH_GATEWAY_NODE_FLAGS ?? '').split(' ').filter(Boolean);
 
 interface Target {
   name: string;
@@ -51,7 +52,10 @@ export async function runThroughput(): Promise<string> {
     const bare = await startScript('bare-proxy.cjs', [stub.url], NODE_FLAGS);
     procs.push(bare);
     const gw = (preset: string) =>
-      startGatewayProc({ PRESET: preset, OPENAI_UPSTREAM: stub.url, ANTHROPIC_UPSTREAM: stub.url, ...GATEWAY_ENV }, NODE_FLAGS);
+      startGatewayProc({ PRESET: preset, OPENAI_UPSTREAM: stub.url, ANTHROPIC_UPSTREAM: stub.url, ...GATEWAY_ENV }, [
+        ...NODE_FLAGS,
+        ...GATEWAY_NODE_FLAGS,
+      ]);
     const off = await gw('off');
     procs.push(off);
     const agent = await gw('agent');

@@ -5,6 +5,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync
 import { BlockList } from 'node:net';
 import { basename, join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
+import { chartGatewayCommand } from '../../support/gateway-command';
 import { CHART, CI_VALUES, chartCopy, find, helm, render, type K8sObject } from '../../support/helm';
 import {
   configMaps,
@@ -188,6 +189,11 @@ describe.each(SETS)('chart with %s', (name, files) => {
     expect(podSpec(gw).terminationGracePeriodSeconds).toBeGreaterThan(
       values.gateway.preStopSleepSeconds + values.gateway.longestStreamSeconds,
     );
+  });
+
+  it('runs the gateway as the benches start it: node, its flags, the entry (the benches read the template)', () => {
+    const { nodeArgs, entry } = chartGatewayCommand();
+    expect(onlyContainer(deployment(all(), '-gateway')).command).toEqual(['node', ...nodeArgs, entry]);
   });
 
   it('NetworkPolicies (when enabled) name every egress destination and cut the metadata addresses out of every range', () => {

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from '../../support/helm';
 import { parseDockerfile } from '../../support/image-tree';
+import { chartGatewayCommand } from '../../support/gateway-command';
 import { npmStartCommand } from '../../support/start-command';
 
 describe('the embedded start command', () => {
@@ -18,12 +19,18 @@ describe('the embedded start command', () => {
     expect(start.nodeArgs).toContain('--liftoff-only');
   });
 
+  it('keeps the heap it grew through idle spells, as the chart runs the gateway', () => {
+    expect(start.nodeArgs).toContain('--no-memory-reducer');
+    expect(chartGatewayCommand().nodeArgs).toEqual(['--no-memory-reducer']);
+  });
+
   it('is the image default CMD, flag for flag', () => {
     expect(parseDockerfile().cmd).toEqual(['node', ...start.nodeArgs, start.entry]);
   });
 
-  it('has flags this node accepts (an unknown V8 flag would stop `npm start` at once)', () => {
-    const r = spawnSync(process.execPath, [...start.nodeArgs, '-e', 'process.stdout.write("ran")'], { encoding: 'utf8' });
+  it('has flags this node accepts, and so has the chart gateway command (an unknown V8 flag would stop the process at once)', () => {
+    const flags = [...start.nodeArgs, ...chartGatewayCommand().nodeArgs];
+    const r = spawnSync(process.execPath, [...flags, '-e', 'process.stdout.write("ran")'], { encoding: 'utf8' });
     expect({ status: r.status, stdout: r.stdout, stderr: r.stderr }).toEqual({ status: 0, stdout: 'ran', stderr: '' });
   });
 
