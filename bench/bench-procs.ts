@@ -42,9 +42,9 @@ export function startScript(script: string, args: string[] = [], nodeArgs: strin
 
 /**
  * A gateway from the current sources (transpiled on load), with a private DATA_DIR for PGlite;
- * `root`: from another checkout's sources instead (its own `npm ci` done).
+ * `root`: from another checkout's sources instead (its own `npm ci` done). Node runs with the
+ * flags the chart runs the gateway with, then `nodeArgs`.
  */
-/** A gateway process with the node flags the chart runs it with, then `nodeArgs`. */
 export async function startGatewayProc(env: Record<string, string>, nodeArgs: string[] = [], root?: string): Promise<Proc> {
   const dataDir = mkdtempSync(join(tmpdir(), 'cg-bench-'));
   const flags = [...chartGatewayCommand().nodeArgs, ...nodeArgs];

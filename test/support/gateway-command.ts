@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT } from './helm';
-import type { StartCommand } from './start-command';
+import { nodeCommand, type StartCommand } from './start-command';
 
 const DEFINE = /\{\{- define "cg\.gatewayCommand" -\}\}\s*(\[[^\]]*\])\s*\{\{- end -\}\}/;
 
@@ -11,7 +11,5 @@ export function chartGatewayCommand(root = ROOT): StartCommand {
   const tpl = readFileSync(join(root, 'charts', 'context-guru', 'templates', '_env.tpl'), 'utf8');
   const m = DEFINE.exec(tpl);
   if (!m) throw new Error('charts/context-guru/templates/_env.tpl has no cg.gatewayCommand define');
-  const [node, ...rest] = JSON.parse(m[1]!) as string[];
-  if (node !== 'node' || rest.length === 0) throw new Error(`the gateway command must be \`node [flags] <entry>\`: ${m[1]}`);
-  return { nodeArgs: rest.slice(0, -1), entry: rest[rest.length - 1]! };
+  return nodeCommand(JSON.parse(m[1]!) as string[], 'the chart gateway command');
 }

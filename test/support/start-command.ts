@@ -11,9 +11,15 @@ export interface StartCommand {
   entry: string;
 }
 
-export function npmStartCommand(root = ROOT): StartCommand {
-  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
-  const [node, ...rest] = pkg.scripts.start!.trim().split(/\s+/);
-  if (node !== 'node' || rest.length === 0) throw new Error(`npm start must run \`node [flags] <entry>\`: ${pkg.scripts.start}`);
+/** `argv` as `node [flags] <entry>`; `what` names it in the error when it is not that. */
+export function nodeCommand(argv: readonly string[], what: string): StartCommand {
+  const [node, ...rest] = argv;
+  if (node !== 'node' || rest.length === 0) throw new Error(`${what} must run \`node [flags] <entry>\`: ${argv.join(' ')}`);
   return { nodeArgs: rest.slice(0, -1), entry: rest[rest.length - 1]! };
+}
+
+/** An npm script of the package (`start` by default) as node's argv. */
+export function npmStartCommand(root = ROOT, script = 'start'): StartCommand {
+  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+  return nodeCommand((pkg.scripts[script] ?? '').trim().split(/\s+/), `npm run ${script}`);
 }

@@ -22,6 +22,8 @@ describe('the embedded start command', () => {
   it('keeps the heap it grew through idle spells, as the chart runs the gateway', () => {
     expect(start.nodeArgs).toContain('--no-memory-reducer');
     expect(chartGatewayCommand().nodeArgs).toEqual(['--no-memory-reducer']);
+    // `npm run start:gateway` is the chart's gateway command, flag for flag.
+    expect(npmStartCommand(undefined, 'start:gateway')).toEqual(chartGatewayCommand());
   });
 
   it('is the image default CMD, flag for flag', () => {

@@ -181,10 +181,8 @@ describe('MemoryHotStore semantics', () => {
       c.advance(101_000);
       await step(() => s.loadSession(T, 'sess', [ck(1)])); // 9: the decision expired, reported lost
       expect(stamps[0]).toBeUndefined(); // nothing held for the tenant yet
-      const changedAt = stamps
-        .slice(1)
-        .map((x, i) => (x !== (i === 0 ? undefined : stamps[i]) ? i + 1 : 0))
-        .filter(Boolean);
+      // The steps after which the stamp differs from the one before them.
+      const changedAt = stamps.slice(1).flatMap((x, i) => (x !== stamps[i] ? [i + 1] : []));
       expect(changedAt).toEqual([1, 7, 8, 9]);
       expect(new Set(stamps).size).toBe(5);
     });

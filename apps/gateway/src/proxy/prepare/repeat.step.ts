@@ -2,7 +2,7 @@
 // decoding; after the session is opened as usual, a store that answers what it answered the
 // remembered run gets the same writes that run made, and the remembered bytes go out. A full run
 // that qualifies is remembered for the next identical body.
-import type { TurnAt, OpenedSession } from './session-open.step';
+import { slidLately, type TurnAt, type OpenedSession } from './session-open.step';
 import type { Decoded } from './decode.step';
 import type { Encoded } from './encode.step';
 import type { PipelineRan } from './pipeline-run.step';
@@ -38,25 +38,13 @@ export function repeatHolds(p: Preparing, e: RepeatEntry, s: OpenedSession, reco
   return holds;
 }
 
-/**
- * How long after the originals were put a replay leaves them be. The re-put only slides their TTL
- * (hours; the in-process store already ignores slides finer than a second) so the markers in these
- * bytes stay resolvable; a session re-sent many times a second paid ~20 µs a turn for it.
- */
-const RESTASH_AFTER_MS = 1000;
-
-/** Whether this replay re-puts the originals: the remembered ones were put long enough ago (or the clock went back). */
-function restashDue(e: RepeatEntry, now: number): boolean {
-  return e.stash.length > 0 && !(now >= e.stashedAt && now - e.stashedAt < RESTASH_AFTER_MS);
-}
-
 export async function replayRepeat(p: Preparing, e: RepeatEntry, at: TurnAt): Promise<Prepared> {
   const { deps, input, report } = p;
   const tenant = input.tenant.id;
   const replayedAt = performance.now();
-  const restash = restashDue(e, at.mark.at);
   // What the full run's flush writes on such a turn: the rewrites the next turn's guard reads, and
-  // (see RESTASH_AFTER_MS) the originals re-put.
+  // the originals re-put so the markers in these bytes stay resolvable (unless put lately: slidLately).
+  const restash = e.stash.length > 0 && !slidLately(e.stashedAt, at.mark.at);
   await Promise.all([
     restash ? deps.store.putStash(tenant, e.decoded.session, e.stash) : undefined,
     e.rewritten.length ? deps.store.recordRewrites(tenant, at.conversation, e.rewritten) : undefined,

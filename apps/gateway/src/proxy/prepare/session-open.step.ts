@@ -36,11 +36,16 @@ export interface LoadStamp {
 }
 
 /**
- * How long a remembered load may stand in for a new one while its stamp holds. Loading slides the
- * decisions' TTL (hours; the in-process store ignores slides finer than a second); a session
- * re-sent many times a second paid ~15 µs a turn to read what it had just read.
+ * How long a repeated turn may leave the store's TTLs where they are: re-reading its decisions and
+ * re-putting its originals only slide TTLs of hours, which the in-process store already ignores
+ * below a second; a session re-sent many times a second paid ~35 µs a turn for them.
  */
-const RELOAD_AFTER_MS = 1000;
+const RESLIDE_AFTER_MS = 1000;
+
+/** `at` is less than RESLIDE_AFTER_MS before `now` (a clock that went back does not count). */
+export function slidLately(at: number, now: number): boolean {
+  return now >= at && now - at < RESLIDE_AFTER_MS;
+}
 
 export function turnAt(p: Preparing, d: Decoded): TurnAt {
   const { deps, input } = p;
@@ -100,7 +105,7 @@ function startLoad(p: Preparing, session: string, keys: readonly string[], now: 
 
 /** A load the store still vouches for, made lately, with no key learned since. */
 function loadHolds(p: Preparing, session: string, l: LoadStamp, now: number): boolean {
-  if (l.stamp === undefined || p.learned.generation !== l.generation || now < l.at || now - l.at >= RELOAD_AFTER_MS) return false;
+  if (l.stamp === undefined || p.learned.generation !== l.generation || !slidLately(l.at, now)) return false;
   return p.deps.store.sessionStamp?.(p.input.tenant.id, session) === l.stamp;
 }
 
