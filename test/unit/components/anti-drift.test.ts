@@ -24,11 +24,11 @@ describe('component files ⇔ registry', () => {
   });
 });
 
-describe('presets in README ⇔ PRESETS', () => {
+describe('presets in docs/configuration.md ⇔ PRESETS', () => {
   it('lists every preset with exactly its pipeline', () => {
-    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-    const line = readme
-      .slice(readme.indexOf('Presets (the seed'), readme.indexOf('\n\n', readme.indexOf('Presets (the seed')))
+    const doc = readFileSync(join(ROOT, 'docs/configuration.md'), 'utf8');
+    const line = doc
+      .slice(doc.indexOf('Presets ('), doc.indexOf('\n\n', doc.indexOf('Presets (')))
       .replace(/\s+/g, ' ');
     const listed: Record<string, string[]> = {};
     for (const m of line.matchAll(/`(\w+)` (\[[^\]]*\]|\((\w+) \+ ([^)]*)\))/g)) {
