@@ -60,7 +60,7 @@ async function callUpstream(x: ChatExchange, f: Forward, reply: HotReply): Promi
       maxRounds: gw.env.maxExpandRounds,
       // Without the expand tool on offer the loop only relays: no hooks to build for it.
       hooks: advertised
-        ? { ...expandHooks(x, report, keptKeys), onTrail: trailSaver(gw.store, x.tenant.id, f.prepared.session) }
+        ? { ...expandHooks(x, f.prepared.session, report, keptKeys), onTrail: trailSaver(gw.store, x.tenant.id, f.prepared.session) }
         : RELAY_ONLY,
     });
     return { kind: 'answered', result, report, abort, keptKeys };
@@ -89,13 +89,19 @@ function outgoingBody(x: ChatExchange, f: Forward, abort: ClientAbort): Outgoing
   return f.transparent ? f.inbound : upstreamBytes(f.prepared, f.raw, f.inbound);
 }
 
-/** The expand loop resolves markers from this tenant's stash and counts every bounce. */
-function expandHooks(x: ChatExchange, report: RequestReport, keptKeys: string[]): ExpandHooks {
+/**
+ * The expand loop resolves markers from this tenant's stash and counts every bounce. Like GET
+ * /expand it answers only ids the requesting session owns: a model naming another session's id
+ * gets the unavailable answer, never that session's original.
+ */
+function expandHooks(x: ChatExchange, session: string, report: RequestReport, keptKeys: string[]): ExpandHooks {
   const { gw, tenant, trace } = x;
+  const read = async (id: string): Promise<string | null> =>
+    (await gw.store.owns(tenant.id, session, id)) ? gw.store.getStash(tenant.id, id) : null;
   return {
     resolve: async (id) => {
       trace?.resolving();
-      const text = await gw.store.getStash(tenant.id, id).catch(() => null);
+      const text = await read(id).catch(() => null);
       if (text === null) report.stashMisses++;
       else report.stashHits++;
       return text;
