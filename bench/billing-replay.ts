@@ -9,6 +9,7 @@ import { prepareRequest } from '../apps/gateway/src/proxy/prepare-request';
 import { createLogger } from '../apps/gateway/src/observability/logger';
 import type { StatsRollup } from '../apps/gateway/src/observability/stats';
 import { createTenantRuntime, loadConfigDocument } from '../apps/gateway/src/tenancy/tenant-runtime';
+import { FidelityCheck, type Fidelity } from './fidelity-check';
 import { FIVE_MINUTES, PromptCacheSim, headChanged, prefixBust, type Bill } from '../test/support/prompt-cache';
 
 type Json = Record<string, unknown>;
@@ -26,6 +27,8 @@ export interface SessionSpec {
   body: (dialect: Dialect, t: number) => Json;
   /** Output tokens of the model's answer on turn t (identical with and without the gateway). */
   output: (t: number) => number;
+  /** Facts a later turn relies on (real sessions): each must stay visible or one expand away. */
+  needles?: readonly string[];
 }
 
 export const STEP_MS = 30_000;
@@ -41,6 +44,18 @@ export interface SessionBill {
   prefixBusts: number;
   /** Turns whose tools/system head changed while the provider still held it. */
   headBusts: number;
+  /** Needles kept, markers exact (bench/fidelity-check.ts). */
+  fidelity: Fidelity;
+  /** Rewrites the gateway made on purpose (priced, counted apart from busts); absent: none counted. */
+  planned?: PlannedRewrites;
+}
+
+interface PlannedRewrites {
+  rewrites: number;
+  /** What the rewrites cost when made (the suffix re-billed as a cache write instead of a read). */
+  costUsd: number;
+  /** What they saved on the later turns. */
+  savedUsd: number;
 }
 
 export const zeroBill = (): Bill => ({ prompt: 0, fresh: 0, cacheRead: 0, cacheWrite: 0, output: 0, usd: 0 });
@@ -63,7 +78,8 @@ export async function replaySession(
   const simWithout = new PromptCacheSim({ now: clock.now });
   const simWith = new PromptCacheSim({ now: clock.now });
   const session = `bill-${v.name}-${dialect}-${spec.name}-${schedule}`;
-  const out: SessionBill = { without: zeroBill(), with: zeroBill(), prefixBusts: 0, headBusts: 0 };
+  const fidelity = new FidelityCheck(dialect, spec.needles ?? [], (id) => store.getStash(tenant.id, id));
+  const out: Omit<SessionBill, 'fidelity'> = { without: zeroBill(), with: zeroBill(), prefixBusts: 0, headBusts: 0 };
   let prev: Json | undefined;
   let prevAt = now;
   try {
@@ -83,6 +99,7 @@ export async function replaySession(
       });
       stats?.record(p.report);
       const sent = JSON.parse(p.outgoing) as Json;
+      await fidelity.turn(body, sent);
       const output = spec.output(t);
       addBill(out.without, simWithout.bill(session, dialect, body, output));
       addBill(out.with, simWith.bill(session, dialect, sent, output));
@@ -96,5 +113,5 @@ export async function replaySession(
   } finally {
     await store.close();
   }
-  return out;
+  return { ...out, fidelity: fidelity.result() };
 }

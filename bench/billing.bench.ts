@@ -9,6 +9,7 @@ import { StatsRollup } from '../apps/gateway/src/observability/stats';
 import type { Bill } from '../test/support/prompt-cache';
 import { agentSteps, anthropicTurn, openaiTurn, type AgentStep } from '../test/support/transcripts';
 import { table } from './bench-util';
+import { runRealBilling } from './billing-real';
 import { addBill, PAUSE_MS, replaySession, SCHEDULES, STEP_MS, zeroBill, type SessionSpec, type Variant } from './billing-replay';
 import { anthropicTrajectoryBody, markNewestBlock, nextRound, openaiTrajectoryBody, trajectories, type Trajectory } from './trajectories';
 
@@ -76,7 +77,24 @@ function savedTokens(stats: StatsRollup): { cumulative: number; unique: number }
   return { cumulative, unique };
 }
 
+const CORPORA = ['both', 'real', 'generated'] as const;
+
+/** BENCH_BILLING_CORPUS: which corpus the billing bench replays (default both). */
+function corpusChoice(): (typeof CORPORA)[number] {
+  const v = process.env.BENCH_BILLING_CORPUS ?? 'both';
+  const found = CORPORA.find((c) => c === v);
+  if (!found) throw new Error(`BENCH_BILLING_CORPUS must be one of ${CORPORA.join(', ')}; got "${v}"`);
+  return found;
+}
+
 export async function runBilling(): Promise<string> {
+  const choice = corpusChoice();
+  const real = choice === 'generated' ? '' : `### Real sessions\n\n${await runRealBilling()}`;
+  const generated = choice === 'real' ? '' : `### Generated sessions\n\n${await runGeneratedBilling()}`;
+  return [real, generated].filter(Boolean).join('\n\n');
+}
+
+async function runGeneratedBilling(): Promise<string> {
   const rows: string[][] = [];
   const sessions = billingSessions();
   const worst: string[] = [];
