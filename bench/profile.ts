@@ -3,6 +3,7 @@
 //   npm run bench:profile -- warm          warm turns of a 1 MB / 200-message session, in-process
 //   npm run bench:profile -- overload [n]  the agent gateway under n (1,000) concurrent 200 KB requests
 //   npm run bench:profile -- gc off | agent | bare [connections] [windows]  GC cost per request, per window
+//   npm run bench:profile -- sessions [agents]  the agent gateway under the sessions bench's replay (1 agent)
 // The raw .cpuprofile is kept (path printed) for a flame-graph viewer.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -18,6 +19,7 @@ import { agentSteps, openaiTurn } from '../test/support/transcripts';
 import { agentPayload } from './agent-payload';
 import { cpuMsOf, load, startGatewayProc, startScript, writeTemp, type Proc } from './bench-procs';
 import { gcWindow, lastTwo } from './gc-window';
+import { writePlan } from './sessions.bench';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 
@@ -181,6 +183,41 @@ async function profileOverload(count: number): Promise<string> {
   return `${file}\n${summarise(file)}`;
 }
 
+/** The sessions bench's replay against the agent gateway (REDIS_URL / DATABASE_URL as given), warm. */
+async function profileSessions(agents: number): Promise<string> {
+  const file = join(mkdtempSync(join(tmpdir(), 'cg-prof-')), `sessions-${agents}.cpuprofile`);
+  const stub = await startScript('upstream-stub.cjs');
+  const durable = Object.fromEntries(['REDIS_URL', 'DATABASE_URL'].flatMap((k) => (process.env[k] ? [[k, process.env[k]!]] : [])));
+  const gw = await startTarget('agent', stub, 'cpu-prof-hook.cjs', { CG_PROFILE_FILE: file, ...durable });
+  const { planFile, turns } = writePlan();
+  const passes = (n: number) => String(Math.ceil((turns * n) / agents));
+  const client = (n: number, tag: string) =>
+    execFileSync(process.execPath, [join(__dirname, 'procs', 'session-client.cjs'), gw.url, planFile, String(agents), passes(n), tag], {
+      encoding: 'utf8',
+      maxBuffer: 1 << 26,
+    });
+  try {
+    client(Number(process.env.PROFILE_WARMUP_PASSES ?? 3), `warm-${Date.now()}`);
+    const cpu0 = cpuMsOf(gw.pid);
+    process.kill(gw.pid, 'SIGUSR2');
+    const r = JSON.parse(client(Number(process.env.PROFILE_PASSES ?? 2), `prof-${Date.now()}`)) as {
+      wallMs: number;
+      ms: number[];
+      failed: unknown[];
+    };
+    process.kill(gw.pid, 'SIGUSR2');
+    const cpuUs = ((cpuMsOf(gw.pid) - cpu0) * 1000) / r.ms.length;
+    await waitFor(() => existsSync(file));
+    process.stderr.write(
+      `sessions: ${r.ms.length} turns, ${((r.ms.length * 1000) / r.wallMs).toFixed(0)} turns/s, ${cpuUs.toFixed(0)} µs CPU / turn, ${r.failed.length} failed\n`,
+    );
+  } finally {
+    await gw.stop();
+    await stub.stop();
+  }
+  return `${file}\n${summarise(file)}`;
+}
+
 async function main(): Promise<void> {
   const what = process.argv[2] ?? 'off';
   const n = Number(process.argv[3] ?? (what === 'overload' ? 1000 : 32));
@@ -189,9 +226,11 @@ async function main(): Promise<void> {
       ? await profileWarmTurns()
       : what === 'overload'
         ? await profileOverload(n)
-        : what === 'gc'
-          ? await profileGc(process.argv[3] ?? 'off', Number(process.argv[4] ?? 1), Number(process.argv[5] ?? 4))
-          : await profileGateway(what, n);
+        : what === 'sessions'
+          ? await profileSessions(Number(process.argv[3] ?? 1))
+          : what === 'gc'
+            ? await profileGc(process.argv[3] ?? 'off', Number(process.argv[4] ?? 1), Number(process.argv[5] ?? 4))
+            : await profileGateway(what, n);
   process.stdout.write(`${out}\n`);
 }
 

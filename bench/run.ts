@@ -12,10 +12,12 @@ import { runPropagation } from './propagation.bench';
 import { runTracing } from './tracing.bench';
 import { runHoldout } from './holdout.bench';
 import { runShadow } from './shadow.bench';
+import { runSessions } from './sessions.bench';
 
 const BENCHES: Record<string, () => Promise<string>> = {
   overhead: runOverhead,
   throughput: runThroughput,
+  sessions: runSessions,
   'shared-state': runSharedState,
   billing: runBilling,
   'expand-stream': runExpandStream,

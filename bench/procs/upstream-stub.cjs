@@ -15,15 +15,30 @@ const ANSWER = Buffer.from(
     usage: { prompt_tokens: 15000, completion_tokens: 9, total_tokens: 15009 },
   }),
 );
-const HEADERS = ['content-type', 'application/json', 'content-length', String(ANSWER.length)];
+// An Anthropic request (/v1/messages) gets an Anthropic answer, so gateways parse what they expect.
+const ANTHROPIC = Buffer.from(
+  JSON.stringify({
+    id: 'msg_bench',
+    type: 'message',
+    role: 'assistant',
+    model: 'claude-fake',
+    content: [{ type: 'text', text: 'Done: the parser tests pass now.' }],
+    stop_reason: 'end_turn',
+    usage: { input_tokens: 15000, output_tokens: 9 },
+  }),
+);
+const headersOf = (body) => ['content-type', 'application/json', 'content-length', String(body.length)];
+const HEADERS = headersOf(ANSWER);
+const ANTHROPIC_HEADERS = headersOf(ANTHROPIC);
 
-function answer(res) {
-  res.writeHead(200, HEADERS);
-  res.end(ANSWER);
+function answer(res, anthropic) {
+  res.writeHead(200, anthropic ? ANTHROPIC_HEADERS : HEADERS);
+  res.end(anthropic ? ANTHROPIC : ANSWER);
 }
 
 const server = createServer({ keepAliveTimeout: 60_000 }, (req, res) => {
-  req.on('end', delayMs > 0 ? () => setTimeout(answer, delayMs, res) : () => answer(res));
+  const anthropic = req.url.endsWith('/messages');
+  req.on('end', delayMs > 0 ? () => setTimeout(answer, delayMs, res, anthropic) : () => answer(res, anthropic));
   req.resume();
 });
 server.listen(0, '127.0.0.1', () => process.stdout.write(`PORT ${server.address().port}\n`));
