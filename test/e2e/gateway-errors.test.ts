@@ -3,7 +3,7 @@
 // garbage, hangs, breaks or stalls a stream, a Redis cut from under it), each answered with the
 // table's status in the one error shape; docs/errors.md lists exactly those codes. A store that did
 // not answer fails a chat request open as `store_unavailable` (by its code, not by its wording).
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { HotStore } from '@context-guru/components';
 import { MemoryHotStore } from '@context-guru/storage';
@@ -144,6 +144,28 @@ describe('gateway error codes', () => {
       'internal_error',
     ])
       expect([code, seen.has(code)]).toEqual([code, true]);
+  });
+
+  it('a WebSocket upgrade on the Responses route (Codex tries one first)', async () => {
+    const answer = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const req = request(`${main.url}/openai/v1/responses`, {
+        headers: {
+          connection: 'Upgrade',
+          upgrade: 'websocket',
+          'sec-websocket-version': '13',
+          'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==',
+        },
+      });
+      req.on('response', (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => (text += c.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    record(answer.status, answer.text);
+    expect(seen.get('websocket_unsupported')).toBe(426);
   });
 
   it('a provider away, answering garbage, hanging, breaking or stalling a stream', async () => {

@@ -9,7 +9,7 @@ export type { Dialect } from '@context-guru/components';
 
 export interface RecordedRequest {
   dialect: Dialect;
-  /** GET (model listings) carries no body; it is recorded with `body` {}. */
+  /** GET (model listings) and DELETE carry no body; they are recorded with `body` {}. */
   method: string;
   path: string;
   headers: IncomingMessage['headers'];
@@ -45,10 +45,11 @@ export async function startFakeUpstream(script: Script): Promise<FakeUpstream> {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const raw = Buffer.concat(chunks).toString('utf8');
-      const dialect: Dialect = (req.url ?? '').includes('/messages') ? 'anthropic' : 'openai';
+      const url = req.url ?? '';
+      const dialect: Dialect = url.includes('/messages') ? 'anthropic' : url.includes('/responses') ? 'responses' : 'openai';
       let body: Record<string, unknown> = {};
       try {
-        if (raw !== '' || req.method !== 'GET') body = JSON.parse(raw) as Record<string, unknown>;
+        if (raw !== '' || (req.method !== 'GET' && req.method !== 'DELETE')) body = JSON.parse(raw) as Record<string, unknown>;
       } catch {
         res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":"fake upstream got invalid JSON"}');
         return;

@@ -16,7 +16,11 @@ export type Kind = 'fresh' | 'cache_read' | 'cache_write' | 'output';
 export const KINDS: readonly Kind[] = ['fresh', 'cache_read', 'cache_write', 'output'];
 
 export const SESSION_CONFIG = 'pipeline: [cacheinject, format, dedup, collapse, mask]\ncomponents:\n  mask: { keep_recent: 3 }\n';
-export const MODELS: Record<Dialect, string> = { anthropic: 'claude-sonnet-4-6', openai: 'gpt-4o-2024-08-06' };
+export const MODELS: Record<Dialect, string> = {
+  anthropic: 'claude-sonnet-4-6',
+  openai: 'gpt-4o-2024-08-06',
+  responses: 'gpt-4o-2024-08-06',
+};
 
 /** tokens[origin][dialect][kind], as the fake provider reported them. */
 type Ledger = Record<Origin, Record<Dialect, Record<Kind, number>>>;
@@ -57,8 +61,8 @@ function reply(req: RecordedRequest, bill: Bill, expand: boolean): ScriptedReply
 
 export async function startObservedUpstream(): Promise<ObservedUpstream> {
   const ledger: Ledger = {
-    client: { anthropic: zero(), openai: zero() },
-    expand: { anthropic: zero(), openai: zero() },
+    client: { anthropic: zero(), openai: zero(), responses: zero() },
+    expand: { anthropic: zero(), openai: zero(), responses: zero() },
   };
   let wantExpand = false;
   const sim = new PromptCacheSim();

@@ -17,6 +17,11 @@ export const GATEWAY_ERRORS = {
   },
   tenant_forbidden: { status: 403, meaning: "/stats: a tenant key asked for another tenant's figures" },
   expand_not_found: { status: 404, meaning: '/expand: expired, unknown, or not stashed by this session' },
+  websocket_unsupported: {
+    status: 426,
+    meaning:
+      'a WebSocket upgrade on an /openai route (Codex tries one on GET /openai/v1/responses): the Responses API is served over HTTPS only',
+  },
   request_too_large: { status: 413, meaning: 'the body is over BODY_LIMIT_BYTES' },
   unsupported_media_type: { status: 415, meaning: 'a declared content type other than JSON (none declared is accepted)' },
   internal_error: {

@@ -11,6 +11,7 @@ import { GatewayModule } from './gateway.module';
 import { chatHandler } from './proxy/chat.route';
 import { compactHandler } from './proxy/compact.route';
 import { hotServer } from './proxy/hot-http';
+import { openaiPassthroughHandler } from './proxy/openai-passthrough.route';
 import { errorText } from './observability/logger';
 
 /**
@@ -31,6 +32,14 @@ export async function createGatewayServer(gw: GatewayContext): Promise<NestFasti
     [
       { method: 'POST', path: '/openai/v1/chat/completions', dialect: 'openai', handler: chatHandler(gw, 'openai'), lazyBody: true },
       { method: 'POST', path: '/anthropic/v1/messages', dialect: 'anthropic', handler: chatHandler(gw, 'anthropic'), lazyBody: true },
+      { method: 'POST', path: '/openai/v1/responses', dialect: 'responses', handler: chatHandler(gw, 'responses'), lazyBody: true },
+      ...(['GET', 'POST', 'DELETE'] as const).map((method) => ({
+        method,
+        path: '/openai/v1/',
+        prefix: true,
+        dialect: 'responses' as const,
+        handler: openaiPassthroughHandler(gw),
+      })),
       { method: 'POST', path: '/compact', dialect: 'openai', handler: compactHandler(gw) },
       { method: 'GET', path: '/expand', dialect: 'openai', handler: expandHandler(gw) },
     ],

@@ -39,8 +39,16 @@ export interface Message {
   name?: string;
 }
 
-/** The two wire dialects the gateway speaks (and so the provider family a request goes to). */
-export type Dialect = 'openai' | 'anthropic';
+/**
+ * The wire dialects the gateway speaks: OpenAI Chat Completions, Anthropic Messages and the OpenAI
+ * Responses API (whose provider family is OpenAI's: `providerFamily`).
+ */
+export type Dialect = 'openai' | 'anthropic' | 'responses';
+
+/** The provider a dialect's requests go to: the Responses API is OpenAI's. */
+export function providerFamily(dialect: Dialect): 'openai' | 'anthropic' {
+  return dialect === 'anthropic' ? 'anthropic' : 'openai';
+}
 
 /** What the gateway knows about the provider prompt cache for this turn. */
 export interface CacheView {

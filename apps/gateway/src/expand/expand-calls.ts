@@ -4,6 +4,7 @@
 import { EXPAND_TOOL_NAME, expandIdOf } from '@context-guru/components';
 import type { Dialect } from './expand.types';
 import { field, isObject, parseJson, str } from './json-shape';
+import { responsesEntries } from './responses-expand';
 
 export { EXPAND_TOOL_NAME, expandIdOf };
 
@@ -68,6 +69,7 @@ function openAiEntries(message: Record<string, unknown> | undefined): Entry[] {
 
 export function splitCalls(dialect: Dialect, response: unknown): CallSplit {
   if (dialect === 'anthropic') return split(anthropicEntries(response));
+  if (dialect === 'responses') return split(responsesEntries(response));
   const message = openAiMessage(response);
   return split(openAiEntries(message), isObject(message?.['function_call']));
 }

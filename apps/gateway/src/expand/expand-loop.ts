@@ -11,6 +11,7 @@ import type { ClientReply, ExpandLoopOptions, StreamOutcome, UpstreamReply, Usag
 import { isObject, parseJson, type JsonObject } from './json-shape';
 import { mergeTurns } from './merge-turns';
 import { observeStream, type Relay } from './stream-relay';
+import { responsesStreamLoop } from './responses-stream';
 import { stitchStream } from './stream-stitch';
 import { toBuffer } from './to-buffer';
 import type { AnswerRound } from './trail';
@@ -93,6 +94,7 @@ export async function runExpandLoop(o: ExpandLoopOptions): Promise<ClientReply> 
   const ok = first.status >= 200 && first.status < 300;
   if (!o.advertised || !ok || isEncoded(first.headers)) return passThrough(first, o);
   if (isEventStream(first.headers)) {
+    if (o.dialect === 'responses') return responsesStreamLoop(o, maxRounds);
     const stitched = stitchStream({
       dialect: o.dialect,
       requestRaw: o.requestRaw,

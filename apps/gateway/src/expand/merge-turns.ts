@@ -5,6 +5,7 @@ import { itemAt } from '@context-guru/components';
 import type { Dialect } from './expand.types';
 import { isExpandToolCall, isExpandToolUse, openAiMessage } from './expand-calls';
 import { field, isObject, str, type JsonObject } from './json-shape';
+import { mergeResponses } from './responses-expand';
 import { sumUsageJson } from './usage';
 
 function summedUsage(turns: readonly JsonObject[]): JsonObject | undefined {
@@ -42,5 +43,6 @@ function mergeOpenAi(turns: readonly JsonObject[]): JsonObject {
 }
 
 export function mergeTurns(dialect: Dialect, turns: readonly JsonObject[]): JsonObject {
+  if (dialect === 'responses') return mergeResponses(turns);
   return dialect === 'anthropic' ? mergeAnthropic(turns) : mergeOpenAi(turns);
 }

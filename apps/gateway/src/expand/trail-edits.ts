@@ -26,6 +26,8 @@ function anchorOf(dialect: Dialect, m: unknown): string | null {
 /** Content keys to load with the session so every trail this request's assistant messages anchor comes back. */
 export function trailKeys(view: WireView): string[] {
   const out: string[] = [];
+  // Responses answers freeze no trail yet (docs/responses.md): nothing to load or re-insert.
+  if (view.dialect === 'responses') return out;
   for (const m of view.body.messages as unknown[]) {
     const a = anchorOf(view.dialect, m);
     if (a !== null) out.push(a);
@@ -35,9 +37,9 @@ export function trailKeys(view: WireView): string[] {
 
 /** One group of edits per re-inserted trail, in message order (a group applies whole or not at all). */
 export function trailEdits(view: WireView, snapshot: SessionSnapshot): Edit[][] {
-  const messages = view.body.messages as unknown[];
   const groups: Edit[][] = [];
-  if (snapshot.frozen.size === 0) return groups;
+  if (snapshot.frozen.size === 0 || view.dialect === 'responses') return groups;
+  const messages = view.body.messages as unknown[];
   messages.forEach((m, i) => {
     const a = anchorOf(view.dialect, m);
     const stored = a === null ? undefined : snapshot.frozen.get(frozenSlot(TRAIL_COMPONENT, a));

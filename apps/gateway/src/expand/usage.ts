@@ -6,12 +6,13 @@ import { eventJson, parseSseEvents, type SseEvent } from './sse-lines';
 
 /**
  * Accepts a whole response or one SSE event payload: the usage object is `usage` (responses,
- * Anthropic message_delta, OpenAI final chunk) or `message.usage` (Anthropic message_start).
+ * Anthropic message_delta, OpenAI final chunk), `message.usage` (Anthropic message_start) or
+ * `response.usage` (the Responses API's response.completed / .incomplete / .failed events).
  */
 export function parseUsage(dialect: Dialect, json: unknown): Usage | null {
-  const u = field(json, 'usage') ?? field(field(json, 'message'), 'usage');
+  const u = field(json, 'usage') ?? field(field(json, dialect === 'responses' ? 'response' : 'message'), 'usage');
   if (!isObject(u)) return null;
-  const usage = dialect === 'anthropic' ? anthropicUsage(u) : openAiUsage(u);
+  const usage = dialect === 'anthropic' ? anthropicUsage(u) : dialect === 'responses' ? responsesUsage(u) : openAiUsage(u);
   return isZero(usage) ? null : usage;
 }
 
@@ -36,6 +37,12 @@ function openAiUsage(u: Record<string, unknown>): Usage {
     cacheWrite: 0,
     output: num(u['completion_tokens']),
   };
+}
+
+/** Responses usage: input_tokens includes input_tokens_details.cached_tokens, as prompt_tokens does. */
+function responsesUsage(u: Record<string, unknown>): Usage {
+  const cached = num(field(field(u, 'input_tokens_details'), 'cached_tokens'));
+  return { fresh: Math.max(0, num(u['input_tokens']) - cached), cacheRead: cached, cacheWrite: 0, output: num(u['output_tokens']) };
 }
 
 function isZero(u: Usage): boolean {

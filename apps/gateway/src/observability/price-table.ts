@@ -4,7 +4,9 @@
 // A model no entry matches is priced by its dialect's default family and reported under that name,
 // so a dashboard never shows $0 for traffic it merely failed to recognise.
 import { existsSync, readFileSync } from 'node:fs';
-import type { Dialect } from '@context-guru/components';
+import { providerFamily, type Dialect } from '@context-guru/components';
+
+type Family = ReturnType<typeof providerFamily>;
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { parse as parseYaml } from 'yaml';
@@ -60,7 +62,7 @@ const OPENAI: FamilyPrice[] = [
 ];
 
 /** Unrecognised models: the dialect's mainstream family, under a name that says it was a guess. */
-const FALLBACK: Record<Dialect, FamilyPrice> = {
+const FALLBACK: Record<Family, FamilyPrice> = {
   anthropic: M('anthropic-default', [], 3, 3.75, 0.3, 15),
   openai: M('openai-default', [], 2, 2, 0.5, 8),
 };
@@ -92,13 +94,14 @@ export interface PriceTable {
 export function createPriceTable(overrides: readonly FamilyPrice[] = []): PriceTable {
   const names = new Set(overrides.map((o) => o.family));
   // An override named like a default replaces it; new families are tried before every default.
-  const table: Record<Dialect, FamilyPrice[]> = {
+  const table: Record<Family, FamilyPrice[]> = {
     anthropic: [...overrides, ...ANTHROPIC.filter((p) => !names.has(p.family))],
     openai: [...overrides, ...OPENAI.filter((p) => !names.has(p.family))],
   };
   const memo = new Map<string, FamilyPrice>();
   return {
-    lookup(dialect, model) {
+    lookup(wire, model) {
+      const dialect = providerFamily(wire);
       const id = (model ?? '').toLowerCase();
       const key = `${dialect}\u0000${id}`;
       let hit = memo.get(key);

@@ -71,10 +71,21 @@ export function headerValue(h: Readonly<Record<string, string | string[] | undef
   return undefined;
 }
 
+function firstValue(v: string | string[] | undefined): string | undefined {
+  return Array.isArray(v) ? v[0] : v;
+}
+
 /** The client's own x-context-guru-* hints: an explicit session id and the per-request bypass. */
-export function clientHints(h: IncomingHttpHeaders): { sessionHeader: string | undefined; bypassHeader: boolean } {
+export function clientHints(h: IncomingHttpHeaders): {
+  sessionHeader: string | undefined;
+  conversationHeader: string | undefined;
+  bypassHeader: boolean;
+} {
   return {
     sessionHeader: headerValue(h, SESSION_HEADER),
+    // Codex names its session in these (read by the Responses route only, after prompt_cache_key).
+    // Node lower-cases inbound names, so a direct lookup is exact (no scan on every request).
+    conversationHeader: firstValue(h['session_id']) ?? firstValue(h['conversation_id']),
     bypassHeader: (headerValue(h, 'x-context-guru-bypass') ?? '').toLowerCase() === 'true',
   };
 }

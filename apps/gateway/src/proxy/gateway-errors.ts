@@ -49,5 +49,11 @@ export function streamErrorEvent(dialect: Dialect, err: unknown, idleMs: number)
     timeout ? 'upstream_idle_timeout' : 'upstream_stream_failed',
     timeout ? `upstream sent nothing for ${idleMs} ms` : 'upstream stream failed',
   );
+  if (dialect === 'responses') {
+    // The Responses stream's own `error` event (type, code, message); `error` keeps the SDKs' shape.
+    const { error } = JSON.parse(e.body) as { error: { code: string; message: string } };
+    const data = JSON.stringify({ type: 'error', code: error.code, message: error.message, param: null, error });
+    return Buffer.from(`\n\nevent: error\ndata: ${data}\n\n`);
+  }
   return Buffer.from(dialect === 'anthropic' ? `\n\nevent: error\ndata: ${e.body}\n\n` : `\n\ndata: ${e.body}\n\n`);
 }

@@ -111,8 +111,10 @@ export class HotReply {
 type HotHandler = (req: HotRequest, reply: HotReply) => Promise<unknown>;
 
 export interface HotRoute {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'DELETE';
   path: string;
+  /** `path` is a prefix: the route serves every path under it no exact route claims. */
+  prefix?: boolean;
   dialect: Dialect;
   handler: HotHandler;
   /** The handler reads (or streams) the body itself; otherwise it is read and checked first. */
@@ -228,12 +230,22 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer | null> {
   });
 }
 
+/** A route's own dialect; the dialect-neutral routes (/compact, /expand) take `?provider=`. */
+function routeDialect(route: HotRoute, url: string, q: number): Dialect {
+  if (route.dialect !== 'openai' || q < 0) return route.dialect;
+  if (url.includes('provider=anthropic', q)) return 'anthropic';
+  return url.includes('provider=responses', q) ? 'responses' : 'openai';
+}
+
 /**
  * Wraps Fastify's request handler: proxy routes are served here, everything else falls through.
  * Errors the gateway makes use the dialect's error shape.
  */
 export function hotServer(routes: readonly HotRoute[], bodyLimit: number, onError: (err: unknown, url: string) => void) {
-  const table = new Map(routes.map((r) => [`${r.method} ${r.path}`, r]));
+  const table = new Map(routes.filter((r) => !r.prefix).map((r) => [`${r.method} ${r.path}`, r]));
+  const prefixed = routes.filter((r) => r.prefix);
+  const lookup = (method: string | undefined, path: string): HotRoute | undefined =>
+    table.get(`${method} ${path}`) ?? (prefixed.length ? prefixed.find((r) => r.method === method && path.startsWith(r.path)) : undefined);
   return (fallback: (req: IncomingMessage, res: ServerResponse) => void): Server =>
     createServer((req, res) => {
       // `/t/<key>/…` becomes `/…` plus a pseudo-header, before routing (and any log) sees the URL.
@@ -241,10 +253,10 @@ export function hotServer(routes: readonly HotRoute[], bodyLimit: number, onErro
       const url = req.url ?? '/';
       const q = url.indexOf('?');
       const path = q < 0 ? url : url.slice(0, q);
-      const route = table.get(`${req.method} ${path}`);
+      const route = lookup(req.method, path);
       if (!route) return fallback(req, res);
       const reply = new HotReply(res);
-      const dialect: Dialect = route.dialect === 'anthropic' || (q >= 0 && url.includes('provider=anthropic', q)) ? 'anthropic' : 'openai';
+      const dialect = routeDialect(route, url, q);
       const declared = declaredLength(req);
       const incoming = new Incoming(req, url, q, bodyLimit, dialect, declared <= bodyLimit);
       // A body declared over the limit is refused before anything reads it.

@@ -104,15 +104,26 @@ export class UpstreamClient {
     });
   }
 
-  async post(
+  post(
     url: string,
     headers: Record<string, string>,
     body: string | Buffer | readonly Buffer[] | Readable,
     signal?: AbortSignal | ClientAbort,
   ): Promise<UpstreamReply> {
+    return this.send('POST', url, headers, body, signal);
+  }
+
+  /** Any method (the pass-through routes); `body` undefined sends none. */
+  async send(
+    method: 'GET' | 'POST' | 'DELETE',
+    url: string,
+    headers: Record<string, string>,
+    body: string | Buffer | readonly Buffer[] | Readable | undefined,
+    signal?: AbortSignal | ClientAbort,
+  ): Promise<UpstreamReply> {
     try {
-      const sent = isChunks(body) ? chunked(headers, body) : { headers, body };
-      const res = await request(url, { method: 'POST', ...sent, signal, dispatcher: this.dispatcher });
+      const sent = body !== undefined && isChunks(body) ? chunked(headers, body) : { headers, body };
+      const res = await request(url, { method, ...sent, signal, dispatcher: this.dispatcher });
       return { status: res.statusCode, headers: res.headers, body: res.body as unknown as Readable };
     } catch (err) {
       const code = (err as { code?: string }).code ?? '';

@@ -17,13 +17,13 @@ export function isCacheAware(mode: CacheMode): boolean {
 
 /**
  * The cache TTL this request asks for: Anthropic 1 h when any structural breakpoint (system, tools,
- * message, content block, tool_result part) says `ttl: "1h"`, else 5 min; OpenAI 1 h. Structural on
+ * message, content block, tool_result part) says `ttl: "1h"`, else 5 min; OpenAI (both APIs) 1 h. Structural on
  * purpose: a tool call's input or a tool schema carrying `"ttl": "1h"` must not stretch the TTL,
  * since the widening is monotonic and would keep the conversation from ever reading cold.
  * `mentionsOneHour`: the body's text contains "1h" anywhere (a cheap pre-filter the decode keeps).
  */
 export function requestTtlMs(dialect: Dialect, body: unknown, mentionsOneHour: boolean): number {
-  if (dialect === 'openai') return ONE_HOUR;
+  if (dialect !== 'anthropic') return ONE_HOUR;
   if (!mentionsOneHour || !isObject(body)) return FIVE_MINUTES;
   return asksOneHour(body) ? ONE_HOUR : FIVE_MINUTES;
 }

@@ -123,8 +123,10 @@ function callBreakpoints(raw: BodyText, msgSpan: Span, rawMsg: Record<string, un
   return plan;
 }
 
+type AnthropicSlot = Extract<Slot, { kind: 'text' | 'result' | 'result_part' | 'blocks' }>;
+
 export function planAnthropic(index: RawIndex, body: Record<string, unknown>, slot: Slot, before: Message, after: Message): Plan | null {
-  if (slot.kind === 'openai') return null;
+  if (slot.kind === 'openai' || slot.kind === 'item' || slot.kind === 'output' || slot.kind === 'output_part') return null;
   const raw = index.text;
   const msgSpan = index.message(slot.msg);
   const rawMsg = (body.messages as unknown[])[slot.msg];
@@ -141,7 +143,7 @@ function planContent(
   raw: BodyText,
   msgSpan: Span,
   rawMsg: Record<string, unknown>,
-  slot: Exclude<Slot, { kind: 'openai' }>,
+  slot: AnthropicSlot,
   before: Message,
   after: Message,
 ): Plan | null {

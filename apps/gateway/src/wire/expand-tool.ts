@@ -17,9 +17,20 @@ const OPENAI_JSON = JSON.stringify({
   function: { name: EXPAND_TOOL_NAME, description: EXPAND_DESCRIPTION, parameters: SCHEMA },
 });
 const ANTHROPIC_JSON = JSON.stringify({ name: EXPAND_TOOL_NAME, description: EXPAND_DESCRIPTION, input_schema: SCHEMA });
+// Responses function tools are flat; `strict` defaults to true there, which would require
+// additionalProperties:false, so it is stated false (the schema is the same on every route).
+const RESPONSES_JSON = JSON.stringify({
+  type: 'function',
+  name: EXPAND_TOOL_NAME,
+  description: EXPAND_DESCRIPTION,
+  parameters: SCHEMA,
+  strict: false,
+});
+
+const TOOL_JSON: Record<Dialect, string> = { openai: OPENAI_JSON, anthropic: ANTHROPIC_JSON, responses: RESPONSES_JSON };
 
 export function expandToolJson(dialect: Dialect): string {
-  return dialect === 'openai' ? OPENAI_JSON : ANTHROPIC_JSON;
+  return TOOL_JSON[dialect];
 }
 
 /** The declared name of one tools[] entry in either dialect's shape. */
@@ -38,7 +49,7 @@ export function expandDeclared(tools: unknown): boolean {
 export function toolChoiceAllows(dialect: Dialect, choice: unknown): boolean {
   // An absent (or JSON null) tool_choice means the provider default, which is auto.
   if (choice === undefined || choice === null) return true;
-  if (dialect === 'openai') return choice === 'auto';
+  if (dialect !== 'anthropic') return choice === 'auto';
   return isObject(choice) && choice.type === 'auto';
 }
 

@@ -1,5 +1,5 @@
 // "Does this request carry placeholders?" is answered from the raw bytes of `messages` and `system`
-// only: the expand tool's own description quotes the marker syntax, so scanning the whole body
+// (the Responses API's `input` and `instructions`) only: the expand tool's own description quotes the marker syntax, so scanning the whole body
 // would always say yes. JSON may escape `<` `>` as \u003c \u003e (any hex case), so both forms count.
 import type { Span } from './json-scan';
 import type { RawIndex } from './raw-index';
@@ -27,7 +27,9 @@ export function firstFieldMatch(index: RawIndex, re: RegExp, from = 0): number {
     const { s, at } = text.local(pos);
     g.lastIndex = pos - at;
     for (let m = g.exec(s); m; m = g.exec(s)) {
-      spans ??= [index.topLevel('messages'), index.topLevel('system')].filter((x): x is Span => x !== undefined);
+      spans ??= [index.topLevel(index.listKey), index.topLevel(index.listKey === 'input' ? 'instructions' : 'system')].filter(
+        (x): x is Span => x !== undefined,
+      );
       if (inside(m.index + at, spans)) return m.index + at;
     }
     pos = at + s.length;

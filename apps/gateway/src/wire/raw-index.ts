@@ -35,6 +35,8 @@ export class RawIndex {
   constructor(
     raw: string | BodyText,
     private readonly seed?: MessageSeed,
+    /** The top-level array whose elements are indexed: `messages`, or the Responses API's `input`. */
+    readonly listKey = 'messages',
   ) {
     this.text = typeof raw === 'string' ? BodyText.of(raw) : raw;
   }
@@ -78,12 +80,12 @@ export class RawIndex {
       const key = decodeKey(raw, i, keyEnd);
       const start = skipWs(raw, skipWs(raw, keyEnd) + 1);
       let end: number;
-      if (key === 'messages' && raw.charCodeAt(start) === OPEN_ARR) {
+      if (key === this.listKey && raw.charCodeAt(start) === OPEN_ARR) {
         this.arrayStart = start + base;
         this.msgs = elements(raw, start).map((e) => ({ start: e.start + base, end: e.end + base }));
         end = skipWs(raw, (this.msgs.at(-1)?.end ?? start + 1 + base) - base) + 1;
       } else {
-        if (key === 'messages') this.msgs = [];
+        if (key === this.listKey) this.msgs = [];
         end = skipValue(raw, start);
       }
       this.record(key, { start: start + base, end: end + base });
@@ -95,7 +97,7 @@ export class RawIndex {
   private record(key: string, span: Span): void {
     this.top.set(key, span);
     this.lastEnd = span.end;
-    if (this.arrayStart < 0 && key !== 'messages') this.head.push([key, span]);
+    if (this.arrayStart < 0 && key !== this.listKey) this.head.push([key, span]);
   }
 
   topLevel(key: string): Span | undefined {

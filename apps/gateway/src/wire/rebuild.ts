@@ -208,6 +208,8 @@ function checkedBody(view: WireView, rendered: readonly string[], inj: Edit | nu
 
 /** The rebuilt body, or null to decline. `inj` is the expand-tool edit when one is wanted. */
 export function rebuildRequest(view: WireView, out: readonly Message[], inj: Edit | null, planFn: PlanFn): Rebuilt | null {
+  // Responses items are never restructured: only tool outputs are rewritten, each in place.
+  if (view.dialect === 'responses') return null;
   const map = alignRebuild(view.original, out);
   const fates = map ? bodyFates(view, map) : null;
   if (!map || !fates) return null;

@@ -10,7 +10,8 @@ import { depthViolation, MAX_JSON_DEPTH } from './json-scan';
 import { RawIndex } from './raw-index';
 import { elements } from './text-scan';
 import { firstFieldMatch, RAW_MARKER_RE, RAW_SENTINEL_RE } from './markers-raw';
-import { normalizeOpenAI, planOpenAI } from './openai.wire';
+import { normalizeOpenAI, planOpenAI, type Normalized } from './openai.wire';
+import { normalizeResponses, planResponses, responsesHeads } from './responses.wire';
 import type { OutChunks } from './out-chunks';
 import { rebuildRequest } from './rebuild';
 import { applyEdits, overlapsAny, sameMessage, type Plan } from './splice';
@@ -58,10 +59,36 @@ export function decodeRequest(dialect: Dialect, raw: string): WireView {
   }
   refuseDeepNesting(raw, 0);
   if (!isObject(parsed)) throw new WireError('invalid_request', 'the request body must be a JSON object');
-  if (!Array.isArray(parsed.messages)) throw new WireError('invalid_request', '`messages` must be an array');
-  const norm = dialect === 'openai' ? normalizeOpenAI(parsed) : normalizeAnthropic(parsed);
+  const norm = normalized(dialect, parsed);
   shareTexts(norm.messages);
-  return assembleView(dialect, parsed, norm, norm.messages.map(cloneMessage), new RawIndex(raw));
+  return assembleView(dialect, parsed, norm, norm.messages.map(cloneMessage), new RawIndex(raw, undefined, listKey(dialect)));
+}
+
+/** The body's list of turns: `messages`, or the Responses API's `input` items. */
+function listKey(dialect: Dialect): 'messages' | 'input' {
+  return dialect === 'responses' ? 'input' : 'messages';
+}
+
+function normalized(dialect: Dialect, body: Record<string, unknown>): Normalized {
+  if (dialect === 'responses') {
+    const input = body.input;
+    // `input` may be one string (a user message) or absent (a stored prompt): neither has items.
+    if (input !== undefined && typeof input !== 'string' && !Array.isArray(input))
+      throw new WireError('invalid_request', '`input` must be a string or an array of items');
+    return normalizeResponses(body);
+  }
+  if (!Array.isArray(body.messages)) throw new WireError('invalid_request', '`messages` must be an array');
+  return dialect === 'openai' ? normalizeOpenAI(body) : normalizeAnthropic(body);
+}
+
+function heads(
+  dialect: Dialect,
+  body: Record<string, unknown>,
+  messages: readonly Message[],
+): { systemHead: string; firstUserText: string } {
+  if (dialect === 'responses') return responsesHeads(body);
+  const systemHead = dialect === 'anthropic' ? anthropicSystemHead(body.system) : plainText(messages.find((m) => m.role === 'system'));
+  return { systemHead, firstUserText: plainText(messages.find((m) => m.role === 'user')) };
 }
 
 /** What an earlier turn already learned about placeholders in the byte-identical prefix. */
@@ -95,8 +122,7 @@ export function assembleView(
     text: index.text,
     body,
     messages,
-    systemHead: dialect === 'anthropic' ? anthropicSystemHead(body.system) : plainText(messages.find((m) => m.role === 'system')),
-    firstUserText: plainText(messages.find((m) => m.role === 'user')),
+    ...heads(dialect, body, messages),
     stream: body.stream === true,
     breakpoints: countBreakpoints(body),
     hasMarkers: firstMarkerAt >= 0,
@@ -115,15 +141,15 @@ export function assembleView(
 
 /** The client message each normalized message came from: components count "newest N messages" on it. */
 export function messageOrigin(view: WireView): MessageOrigin {
-  const list = view.body.messages;
+  const list = view.body[listKey(view.dialect)];
   return { of: view.slots.map((s) => s.msg), count: Array.isArray(list) ? list.length : 0 };
 }
 
 function plan(view: WireView, slot: Slot, before: Message, after: Message): Plan | null {
   try {
-    return slot.kind === 'openai'
-      ? planOpenAI(view.index, view.body, slot, before, after)
-      : planAnthropic(view.index, view.body, slot, before, after);
+    if (slot.kind === 'openai') return planOpenAI(view.index, view.body, slot, before, after);
+    if (view.dialect === 'responses') return planResponses(view.index, slot, before, after);
+    return planAnthropic(view.index, view.body, slot, before, after);
   } catch {
     return null; // a scan or parse surprise on one message: that message keeps its bytes
   }

@@ -32,10 +32,24 @@ export function derivedSessionBase(view: Pick<WireView, 'systemHead' | 'firstUse
   return sha256Hex(`${view.systemHead}\x00${view.firstUserText}`).slice(0, 16);
 }
 
-function explicitSessionBase(view: Pick<WireView, 'body'>, header: string | undefined): string | null {
+/**
+ * The Responses API's own session names, in order: `prompt_cache_key` (Codex sends its session id
+ * there), the `session_id` / `conversation_id` headers, then the `conversation` (an id or {id}).
+ */
+function responsesCandidates(body: Record<string, unknown>, conversationHeader: string | undefined): unknown[] {
+  const conversation = body.conversation;
+  return [body.prompt_cache_key, conversationHeader, isObject(conversation) ? conversation.id : conversation];
+}
+
+function explicitSessionBase(
+  view: Pick<WireView, 'body' | 'dialect'>,
+  header: string | undefined,
+  conversationHeader?: string,
+): string | null {
   const metadata = view.body.metadata;
   const meta = isObject(metadata) ? metadata : {};
-  for (const candidate of [header, meta.user_id, meta.taskId]) {
+  const own = view.dialect === 'responses' ? responsesCandidates(view.body, conversationHeader) : [];
+  for (const candidate of [header, ...own, meta.user_id, meta.taskId]) {
     if (typeof candidate !== 'string') continue;
     const inner = unwrap(candidate);
     const id = inner === null ? null : sessionIdBase(inner);
@@ -44,7 +58,10 @@ function explicitSessionBase(view: Pick<WireView, 'body'>, header: string | unde
   return null;
 }
 
-/** §4.1: header, then metadata.user_id, then metadata.taskId, else the content hash; `${tenant}:${base}`. */
-export function resolveSessionKey(view: WireView, header: string | undefined, tenant: string): string {
-  return `${tenant}:${explicitSessionBase(view, header) ?? derivedSessionBase(view)}`;
+/**
+ * §4.1: header, then (Responses) the dialect's own ids, then metadata.user_id, then
+ * metadata.taskId, else the content hash; `${tenant}:${base}`.
+ */
+export function resolveSessionKey(view: WireView, header: string | undefined, tenant: string, conversationHeader?: string): string {
+  return `${tenant}:${explicitSessionBase(view, header, conversationHeader) ?? derivedSessionBase(view)}`;
 }

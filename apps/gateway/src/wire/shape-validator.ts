@@ -3,6 +3,7 @@
 // Violations are sentences naming the message index, so a failing test says what broke.
 import { countBreakpoints, MAX_BREAKPOINTS } from './breakpoints';
 import { isObject } from '@context-guru/components';
+import { validateResponses } from './responses-shape';
 import type { Dialect } from './wire.types';
 
 type Obj = Record<string, unknown>;
@@ -140,6 +141,7 @@ function validateOpenAI(body: Obj, out: string[]): void {
 /** [] when the provider would accept the body's shape; otherwise one sentence per violation. */
 export function validateProviderShape(dialect: Dialect, body: unknown): string[] {
   if (!isObject(body)) return ['body: not a JSON object'];
+  if (dialect === 'responses') return validateResponses(body);
   if (!Array.isArray(body.messages)) return ['messages: missing or not an array'];
   if (body.messages.length === 0) return ['messages: empty'];
   const out: string[] = [];

@@ -30,7 +30,13 @@ export type Slot =
   /** One `{type:"text"}` element of an Anthropic tool_result whose `content` is an array. */
   | { kind: 'result_part'; msg: number; block: number; part: number }
   /** Anthropic content blocks: normalized content[j] is raw content[blocks[j]]. */
-  | { kind: 'blocks'; msg: number; blocks: number[] };
+  | { kind: 'blocks'; msg: number; blocks: number[] }
+  /** Responses `input` item read but never rewritten (a message, or a run of calls from item `msg` on). */
+  | { kind: 'item'; msg: number }
+  /** Responses tool output item whose `output` is a string (`function_call_output`, `custom_tool_call_output`). */
+  | { kind: 'output'; msg: number }
+  /** One `{type:"input_text"}` element of a Responses tool output whose `output` is an array. */
+  | { kind: 'output_part'; msg: number; part: number };
 
 export interface WireView {
   dialect: Dialect;

@@ -8,8 +8,12 @@ import type { TenantRuntime } from '../../tenancy/tenant-runtime';
 import type { Dialect } from '../../wire/wire.types';
 import type { HotRequest } from '../hot-http';
 
-const UPSTREAM_PATH: Record<Dialect, string> = { openai: '/v1/chat/completions', anthropic: '/v1/messages' };
-const ROUTE: Record<Dialect, string> = { openai: '/openai/v1/chat/completions', anthropic: '/anthropic/v1/messages' };
+const UPSTREAM_PATH: Record<Dialect, string> = { openai: '/v1/chat/completions', anthropic: '/v1/messages', responses: '/v1/responses' };
+const ROUTE: Record<Dialect, string> = {
+  openai: '/openai/v1/chat/completions',
+  anthropic: '/anthropic/v1/messages',
+  responses: '/openai/v1/responses',
+};
 
 /** A chat route, fixed at boot: its dialect, its own path and the provider URL it forwards to. */
 export interface ChatRoute {
@@ -21,7 +25,7 @@ export interface ChatRoute {
 }
 
 export function chatRoute(gw: GatewayContext, dialect: Dialect): ChatRoute {
-  const upstreamBase = dialect === 'openai' ? gw.env.openaiUpstream : gw.env.anthropicUpstream;
+  const upstreamBase = dialect === 'anthropic' ? gw.env.anthropicUpstream : gw.env.openaiUpstream;
   return { dialect, path: ROUTE[dialect], upstreamBase, upstreamUrl: `${upstreamBase}${UPSTREAM_PATH[dialect]}` };
 }
 

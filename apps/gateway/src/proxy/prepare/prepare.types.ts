@@ -43,6 +43,8 @@ export interface PrepareInput {
   pipeline: Pipeline;
   cacheMode: CacheMode;
   sessionHeader?: string;
+  /** The `session_id` / `conversation_id` header (the Responses route names sessions with it). */
+  conversationHeader?: string;
   bypassHeader: boolean;
   /**
    * The compression gate is full: no new compression work, only the provider-cached bytes of

@@ -61,7 +61,7 @@ export interface RepeatEntry {
 }
 
 /** What identifies a body's memo slot before it is decoded. */
-export type RepeatSlot = Pick<PrepareInput, 'tenant' | 'dialect' | 'shed' | 'sessionHeader' | 'bypassHeader'>;
+export type RepeatSlot = Pick<PrepareInput, 'tenant' | 'dialect' | 'shed' | 'sessionHeader' | 'conversationHeader' | 'bypassHeader'>;
 
 /** Up to this many sessions' last turns are kept (each holds strings the turn cache shares). */
 const MAX_ENTRIES = 2048;
@@ -122,7 +122,8 @@ export class RepeatMemo {
 
 /** The session as far as it is known before decoding, and the body's size in bytes (identity is checked on the body). */
 function keyOf(slot: RepeatSlot, size: number): string {
-  return `${slot.tenant.id}\u0000${slot.dialect}\u0000${slot.shed === true}\u0000${slot.sessionHeader ?? ''}\u0000${size}`;
+  const conversation = slot.dialect === 'responses' ? `\u0000${slot.conversationHeader ?? ''}` : '';
+  return `${slot.tenant.id}\u0000${slot.dialect}\u0000${slot.shed === true}\u0000${slot.sessionHeader ?? ''}${conversation}\u0000${size}`;
 }
 
 function sizeOf(input: PrepareInput): number {
