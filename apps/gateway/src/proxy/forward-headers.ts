@@ -83,9 +83,9 @@ export function clientHints(h: IncomingHttpHeaders): {
 } {
   return {
     sessionHeader: headerValue(h, SESSION_HEADER),
-    // Codex names its session in these (read by the Responses route only, after prompt_cache_key).
-    // Node lower-cases inbound names, so a direct lookup is exact (no scan on every request).
-    conversationHeader: firstValue(h['session_id']) ?? firstValue(h['conversation_id']),
+    // Codex names its session in these (0.169 sends `session-id`; read by the Responses route only,
+    // after prompt_cache_key). Node lower-cases inbound names, so a direct lookup is exact.
+    conversationHeader: firstValue(h['session_id']) ?? firstValue(h['session-id']) ?? firstValue(h['conversation_id']),
     bypassHeader: (headerValue(h, 'x-context-guru-bypass') ?? '').toLowerCase() === 'true',
   };
 }

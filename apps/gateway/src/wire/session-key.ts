@@ -34,7 +34,7 @@ export function derivedSessionBase(view: Pick<WireView, 'systemHead' | 'firstUse
 
 /**
  * The Responses API's own session names, in order: `prompt_cache_key` (Codex sends its session id
- * there), the `session_id` / `conversation_id` headers, then the `conversation` (an id or {id}).
+ * there), the `session_id` / `session-id` / `conversation_id` headers, then the `conversation` (an id or {id}).
  */
 function responsesCandidates(body: Record<string, unknown>, conversationHeader: string | undefined): unknown[] {
   const conversation = body.conversation;
