@@ -41,7 +41,7 @@ RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
 # --- runtime: compiled code, production node_modules, migrations, builtin filters -------------------
 FROM node:20.20.2-bookworm-slim
-ENV NODE_ENV=production HOST=0.0.0.0 DATA_DIR=/tmp/context-guru
+ENV NODE_ENV=production HOST=0.0.0.0 DATA_DIR=/tmp/context-guru REQUIRE_TENANT_KEY=true
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/package.json ./package.json

@@ -68,7 +68,7 @@ describe('gateway error codes', () => {
       REDIS_URL: `redis://127.0.0.1:${redisCut.port}`,
       REDIS_PREFIX: `cgtest:errors:${process.pid}:${Date.now()}:`,
     });
-    keyed = await startGateway(upstreamUrl, { PRESET: 'agent', REQUIRE_TENANT_KEY: 'true' });
+    keyed = await startGateway(upstreamUrl, { PRESET: 'agent', REQUIRE_TENANT_KEY: 'true', OPS_TOKEN: 'gateway-errors-ops-token-000' });
     // Nothing listens upstream, and the stash store breaks with a message that merely sounds like Redis.
     const broken: HotStore = new MemoryHotStore();
     broken.owns = () => Promise.reject(new Error('Redis connection lost (a plain Error: no code)'));
@@ -132,6 +132,7 @@ describe('gateway error codes', () => {
     await call(main, '/expand?id=0123456789abcdef&session=s1');
     await call(main, '/stats?tenant=someone-else');
     await call(keyed, OPENAI, { method: 'POST', body: chat('m') });
+    await call(keyed, '/metrics', { headers: { authorization: 'Bearer not-the-ops-token' } });
     // The broken store's Error names Redis, but carries no code: an internal error, not an outage.
     await call(lonely, '/expand?id=0123456789abcdef&session=s1');
     for (const code of [
@@ -141,6 +142,7 @@ describe('gateway error codes', () => {
       'expand_not_found',
       'tenant_forbidden',
       'tenant_auth',
+      'ops_auth',
       'internal_error',
     ])
       expect([code, seen.has(code)]).toEqual([code, true]);

@@ -6,12 +6,15 @@ import path from 'node:path';
 import { startEmbedded, type Embedded } from '@context-guru/embedded';
 import { parseEnv } from '@context-guru/gateway';
 
-export function useEmbedded(name: string, env: Record<string, string>): () => Embedded {
+/** `env` may be a function, read when the process starts (after the enclosing scopes' beforeAll). */
+export function useEmbedded(name: string, env: Record<string, string> | (() => Record<string, string>)): () => Embedded {
   let app: Embedded | undefined;
   let dataDir: string | undefined;
   beforeAll(async () => {
     dataDir = mkdtempSync(path.join(tmpdir(), `cg-${name}-`));
-    app = await startEmbedded(parseEnv({ PORT: '0', ADMIN_PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'error', ...env }));
+    app = await startEmbedded(
+      parseEnv({ PORT: '0', ADMIN_PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'error', ...(typeof env === 'function' ? env() : env) }),
+    );
   });
   afterAll(async () => {
     await app?.close();

@@ -32,7 +32,7 @@ export interface Embedded {
 function statsSource(gw: GatewayContext): GatewayStatsSource {
   return {
     tenants: () => gw.stats.tenants(),
-    snapshot: (tenant) => statsDocument(gw, tenant),
+    snapshot: (tenant) => statsDocument(gw, tenant, true),
     minutes: (tenant) => gw.stats.timeline.minutes(tenant),
     recentSessions: () => gw.stats.timeline.recentSessions(),
   };

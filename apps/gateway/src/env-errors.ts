@@ -26,6 +26,10 @@ export const ENV_ERRORS = {
   invalid_price_table: {
     meaning: 'PRICE_TABLE (a file or the document) is not YAML or JSON, or not a price document; the message gives the first wrong path',
   },
+  weak_secret: {
+    meaning:
+      'a token the process compares callers against (OPS_TOKEN) is shorter than its minimum; the message gives its length, never its value',
+  },
 } as const;
 
 export type EnvErrorCode = keyof typeof ENV_ERRORS;

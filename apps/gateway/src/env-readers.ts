@@ -26,6 +26,8 @@ export interface EnvReaders {
   oneOf<T extends string, D extends T | undefined>(key: string, allowed: readonly T[], def: D): T | D;
   /** A URL (of `kind` when given), without trailing slashes; typed by its default: with one, always set. */
   url<D extends string | undefined>(key: string, def: D, kind?: UrlKind): string | D;
+  /** A token at least `minLength` characters long (one that is guessable protects nothing); undefined when unset. */
+  secret(key: string, minLength: number): string | undefined;
 }
 
 export function envReaders(src: Source, problems: EnvProblem[]): EnvReaders {
@@ -53,5 +55,16 @@ export function envReaders(src: Source, problems: EnvProblem[]): EnvReaders {
     problems.push(envProblem('invalid_url', key, v, kind?.expected ?? 'a URL'));
     return def;
   };
-  return { text, int, oneOf, url };
+  const secret = (key: string, minLength: number): string | undefined => {
+    const v = text(key);
+    if (v === undefined || v.length >= minLength) return v;
+    // The value is a secret: the message says how long it was, never what it was.
+    problems.push({
+      code: 'weak_secret',
+      variable: key,
+      message: `${key} (${v.length} characters): expected at least ${minLength} characters`,
+    });
+    return undefined;
+  };
+  return { text, int, oneOf, url, secret };
 }

@@ -29,6 +29,11 @@ export interface Env {
   redisPrefix: string | undefined;
   dataDir: string;
   adminToken: string | undefined;
+  /**
+   * OPS_TOKEN: the bearer token of /metrics and /readyz's detail (tenant ids, pipelines). Unset:
+   * those are open only while the gateway listens on loopback (the laptop default), else refused.
+   */
+  opsToken: string | undefined;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
   cacheMode: CacheMode;
   injectExpand: InjectMode;
@@ -58,7 +63,7 @@ type Source = Record<string, string | undefined>;
 
 export function parseEnv(src: Source = process.env): Env {
   const problems: EnvProblem[] = [];
-  const { int, oneOf, url } = envReaders(src, problems);
+  const { int, oneOf, url, secret } = envReaders(src, problems);
   const env: Env = {
     port: int('PORT', 4000, 0, 65535),
     adminPort: int('ADMIN_PORT', 4001, 0, 65535),
@@ -77,6 +82,7 @@ export function parseEnv(src: Source = process.env): Env {
     redisPrefix: src.REDIS_PREFIX || undefined,
     dataDir: src.DATA_DIR || './data',
     adminToken: src.ADMIN_TOKEN || undefined,
+    opsToken: secret('OPS_TOKEN', 24),
     logLevel: oneOf('LOG_LEVEL', ['debug', 'info', 'warn', 'error'] as const, 'info'),
     cacheMode: oneOf('CACHE_MODE', ['auto', 'on', 'off'] as const, 'auto'),
     injectExpand: oneOf('INJECT_EXPAND', ['auto', 'always', 'never'] as const, 'auto'),

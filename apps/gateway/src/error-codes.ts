@@ -15,6 +15,11 @@ export const GATEWAY_ERRORS = {
     status: 401,
     meaning: 'no tenant key where one is required, an unknown, revoked or disabled key, or two different keys in one request',
   },
+  ops_auth: {
+    status: 401,
+    meaning:
+      '/metrics: OPS_TOKEN is set and the request does not present it as `Authorization: Bearer <token>`, or it is unset and the gateway listens beyond loopback',
+  },
   tenant_forbidden: { status: 403, meaning: "/stats: a tenant key asked for another tenant's figures" },
   expand_not_found: { status: 404, meaning: '/expand: expired, unknown, or not stashed by this session' },
   websocket_unsupported: {

@@ -53,6 +53,16 @@ CHEAP_MODEL_BASE: {{ . | quote }}
 {{- end }}
 {{- end -}}
 
+{{/* The ops token of /metrics and /readyz's detail; optional in the Secret (without it /metrics is 401). */}}
+{{- define "cg.opsTokenEnv" -}}
+- name: OPS_TOKEN
+  valueFrom:
+    secretKeyRef:
+      name: {{ .Values.secrets.existingSecret }}
+      key: {{ .Values.secrets.keys.opsToken }}
+      optional: true
+{{- end -}}
+
 {{/* The compaction model's key, when a compaction model is configured; optional in the Secret. */}}
 {{- define "cg.cheapModelKeyEnv" -}}
 {{- if .Values.config.cheapModel.model }}

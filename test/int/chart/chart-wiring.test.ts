@@ -36,6 +36,7 @@ const tag = `${process.pid}_${Date.now().toString(36)}`;
 const schema = `cg_chart_${tag}`;
 const prefix = `cgchart${tag}:`;
 const ADMIN_TOKEN = `test-admin-token-${tag}`;
+const OPS_TOKEN = `test-ops-token-of-the-chart-${tag}`;
 
 /** Keys the migration entry reads, from its own source (it reads process.env directly). */
 function migrationKeys(): Set<string> {
@@ -66,6 +67,7 @@ describe('the chart runs the real processes it describes', () => {
       [values.keys.db]: `${DATABASE_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`,
       [values.keys.redis]: REDIS_URL,
       [values.keys.token]: ADMIN_TOKEN,
+      OPS_TOKEN,
       CHEAP_MODEL_KEY: 'sk-ant-compaction-test',
     };
     upstream = await startFakeUpstream((req) =>
@@ -133,6 +135,9 @@ describe('the chart runs the real processes it describes', () => {
       hotStore: 'redis',
       durableStore: 'postgres',
       migrateOnBoot: false,
+      // A cluster default: keyless callers would share tenant `default` (docs/security.md).
+      requireTenantKey: true,
+      opsToken: OPS_TOKEN,
     });
     expect(parsed).toMatchObject({
       upstreamHeaderTimeoutMs: 600_000,
@@ -252,6 +257,13 @@ describe('the chart runs the real processes it describes', () => {
     const who = await fetch(`${adminBase}/v1/whoami`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
     expect(who.status).toBe(200);
     expect((await fetch(`${adminBase}/v1/whoami`, { headers: { authorization: 'Bearer wrong' } })).status).toBe(401);
+    // The chart requires a tenant key: one tenant and its key, through the admin API.
+    const asAdmin = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
+    expect(
+      (await fetch(`${adminBase}/v1/tenants`, { method: 'POST', headers: asAdmin, body: '{"id":"chart","name":"chart"}' })).status,
+    ).toBe(201);
+    const issued = await fetch(`${adminBase}/v1/tenants/chart/keys`, { method: 'POST', headers: asAdmin, body: '{}' });
+    const tenantKey = ((await issued.json()) as { key: string }).key;
 
     // Each replica, reached the way its Service routes (service port → targetPort http → container port).
     const svc = service(objs, '-gateway');
@@ -262,17 +274,33 @@ describe('the chart runs the real processes it describes', () => {
     ] as const) {
       const base = `http://127.0.0.1:${port}`;
       for (const path of [startup, live, ready]) await waitFor(p, `${base}${path}`, 200);
+      const keyless = await fetch(`${base}/openai/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: 'Bearer sk-test' },
+        body: JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'no key' }] }),
+      });
+      expect(keyless.status).toBe(401);
+      // /metrics answers the ServiceMonitor's token only (the Secret's OPS_TOKEN key).
+      expect((await fetch(`${base}/metrics`)).status).toBe(401);
+      expect((await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${OPS_TOKEN}` } })).status).toBe(200);
+      // The key is served once this replica applied the admin's write (the path form names it).
+      await waitFor(p, `${base}/t/${tenantKey}/stats`, 200);
       const before = upstream.requests.length;
       const oa = await fetch(`${base}/openai/v1/chat/completions`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: 'Bearer sk-test' },
+        headers: { 'content-type': 'application/json', authorization: 'Bearer sk-test', 'x-context-guru-key': tenantKey },
         body: JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: `hello from ${p.name}` }] }),
       });
       expect(oa.status).toBe(200);
       expect(JSON.stringify(await oa.json())).toContain('served through the chart');
       const an = await fetch(`${base}/anthropic/v1/messages`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-api-key': 'sk-ant-test', 'anthropic-version': '2023-06-01' },
+        headers: {
+          'content-type': 'application/json',
+          'x-api-key': 'sk-ant-test',
+          'anthropic-version': '2023-06-01',
+          'x-context-guru-key': tenantKey,
+        },
         body: JSON.stringify({ model: 'claude-sonnet-4-6', max_tokens: 64, messages: [{ role: 'user', content: `hello from ${p.name}` }] }),
       });
       expect(an.status).toBe(200);
@@ -302,7 +330,7 @@ describe('the chart runs the real processes it describes', () => {
     upstream.setScript(() => ({ kind: 'sse', events, chunkSize: 64, delayMs: 60 }));
     const streaming = await fetch(`http://127.0.0.1:${gw2.port}/openai/v1/chat/completions`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: 'Bearer sk-test' },
+      headers: { 'content-type': 'application/json', authorization: 'Bearer sk-test', 'x-context-guru-key': tenantKey },
       body: JSON.stringify({ model: 'gpt-4o', stream: true, messages: [{ role: 'user', content: 'stream please' }] }),
     });
     expect(streaming.status).toBe(200);

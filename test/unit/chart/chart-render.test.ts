@@ -107,6 +107,10 @@ describe.each(SETS)('chart with %s', (name, files) => {
     expect(selects(sm.spec.selector.matchLabels, service(all(), '-gateway').metadata?.labels)).toBe(true);
     expect(selects(sm.spec.selector.matchLabels, values.admin.enabled ? service(all(), '-admin').metadata?.labels : {})).toBe(false);
     expect(sm.spec.endpoints?.map((e) => [e.port, e.path])).toEqual([['http', '/metrics']]);
+    // /metrics names every tenant and answers only the ops token: the scrape sends the Secret's.
+    expect(sm.spec.endpoints?.map((e) => [e.authorization?.type, e.authorization?.credentials])).toEqual([
+      ['Bearer', { name: values.secrets.existingSecret, key: values.secrets.keys.opsToken }],
+    ]);
   });
 
   it('the HPA (when enabled) owns the gateway replica count and scales down slowly', () => {

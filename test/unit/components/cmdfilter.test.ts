@@ -13,7 +13,7 @@ import {
 } from '@context-guru/components';
 import { builtinDocuments, splitTranscript } from '@context-guru/dsl';
 import { cmdfilterComponent, commandOf, lossHint } from '../../../libs/components/src/offload/cmdfilter.component';
-import { CmdfilterLedgers } from '../../../apps/gateway/src/ops/ledgers';
+import { TenantStats } from '../../../apps/gateway/src/tenancy/tenant-stats';
 import { emptyReport } from '../../../apps/gateway/src/observability/request-report';
 import { testCtx } from '../../support/ctx';
 import { PYTEST_RUN, SHOP_README } from '../../support/command-outputs';
@@ -94,20 +94,20 @@ describe('cmdfilter options', () => {
 });
 
 describe('cmdfilter run', () => {
-  // The gateway keeps the ledgers, fed from each forwarded run's reports.
-  let ledgers: CmdfilterLedgers;
+  // The gateway keeps the ledgers per tenant, fed from each forwarded run's reports.
+  let stats: TenantStats;
   const recorded = <R extends { reports: Report[] }>(r: R, tenant = 't'): R => {
-    ledgers.record({ ...emptyReport('openai', tenant), reports: r.reports });
+    stats.record({ ...emptyReport('openai', tenant), reports: r.reports });
     return r;
   };
-  const snapshot = () =>
-    ledgers.snapshot() as {
+  const snapshot = (tenant = 't') =>
+    stats.ledgers(tenant).snapshot() as {
       cmdfilter_filters?: Record<string, unknown>;
       cmdfilter_families?: Record<string, { acts: number }>;
       cmdfilter_selector_misses?: unknown;
     };
   beforeEach(() => {
-    ledgers = new CmdfilterLedgers();
+    stats = new TenantStats();
   });
 
   it('is enabled only when at least one filter is loaded', async () => {
@@ -185,9 +185,12 @@ describe('cmdfilter run', () => {
     recorded(await new Pipeline([make()]).run(transcript('cat README.md', catOut), testCtx()));
     recorded(await new Pipeline([make()]).run(transcript('cat README.md', catOut), testCtx()));
     expect(snapshot().cmdfilter_selector_misses).toEqual([{ selector: '# Shop service', count: 1 }]);
-    // Another tenant's identical output is its own miss: one tenant's repeat never hides another's.
+    // Another tenant's identical output is its own miss, in its own ledger: a first line (where
+    // secrets sit) never shows on another tenant's /stats.
     recorded(await new Pipeline([make()]).run(transcript('cat README.md', catOut), testCtx()), 'other');
-    expect(snapshot().cmdfilter_selector_misses).toEqual([{ selector: '# Shop service', count: 2 }]);
+    expect(snapshot('other').cmdfilter_selector_misses).toEqual([{ selector: '# Shop service', count: 1 }]);
+    expect(snapshot().cmdfilter_selector_misses).toEqual([{ selector: '# Shop service', count: 1 }]);
+    expect(snapshot('default').cmdfilter_selector_misses).toBeUndefined();
   });
 
   it('pairs an output with its command: arguments.command, an argv, else the tool name', () => {

@@ -1,8 +1,8 @@
 // The cmdfilter ledgers surfaced in /stats: which command outputs still pass through unfiltered,
-// and what each filter and family saved. One set per gateway context, fed from the reports of
-// the runs whose messages were forwarded (a re-run or a reverted component counts nothing), so
-// two gateways in one process never see each other's traffic. Content keys are scoped by tenant:
-// one tenant's repeat never hides another's. Keys are omitted while empty (append-only contract).
+// and what each filter and family saved. One set per tenant of a gateway context (tenant-stats.ts),
+// fed from the reports of the runs whose messages were forwarded (a re-run or a reverted component
+// counts nothing), so neither another tenant nor another gateway in the process sees its traffic.
+// Keys are omitted while empty (append-only contract).
 import { FilterActStats, SelectorMissLedger } from '@context-guru/dsl';
 import type { RequestReport } from '../observability/request-report';
 
@@ -14,8 +14,8 @@ export class CmdfilterLedgers {
     for (const report of r.reports) {
       if (report.reverted || !report.ledger) continue;
       for (const e of report.ledger) {
-        if (e.kind === 'selector_miss') this.misses.record(e.selector, `${r.tenant}\u0000${e.contentKey}`);
-        else this.acts.record(e.filter, e.family, e.savedTokens, e.stashKey === undefined ? undefined : `${r.tenant}\u0000${e.stashKey}`);
+        if (e.kind === 'selector_miss') this.misses.record(e.selector, e.contentKey);
+        else this.acts.record(e.filter, e.family, e.savedTokens, e.stashKey);
       }
     }
   }

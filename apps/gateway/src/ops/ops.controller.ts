@@ -3,6 +3,8 @@
 // Job does) and the control plane's generation has been loaded once (a replica that cannot read
 // it since keeps serving what it applied and names that generation as stale); liveness only that
 // the process serves. /stats is the caller's own tenant's (its key, or `default` without one).
+// The operator's views — /metrics, and /readyz's tenant list — answer only an ops caller
+// (ops-access.ts): a bare /readyz says whether the replica is ready and why, naming no tenant.
 import { Controller, Get, Header, Inject, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GATEWAY } from '../gateway.tokens';
@@ -10,6 +12,8 @@ import type { GatewayContext } from '../gateway-context';
 import { statsDocument } from './stats-document';
 import { setLlmSpend } from '../observability/metrics-record';
 import { failureError } from '../proxy/request-errors';
+import { gatewayError } from '../proxy/gateway-errors';
+import { opsAllowed } from './ops-access';
 import { TenantAuthError } from '../tenancy/tenant-resolver';
 
 @Controller()
@@ -23,7 +27,7 @@ export class OpsController {
   }
 
   @Get('readyz')
-  async readyz(@Res() reply: FastifyReply): Promise<void> {
+  async readyz(@Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     const tenants = this.gw.tenants.all();
     let store = 'ok';
     try {
@@ -49,12 +53,14 @@ export class OpsController {
         store: { kind: this.gw.store.kind, status: store },
         ...(schema ? { schema } : {}),
         ...(control ? { control: { replica: this.gw.tenancy.heartbeat?.id, ...control } } : {}),
-        config: tenants.map((t) => ({
-          tenant: t.id,
-          version: t.configVersion,
-          pipeline: t.built.names,
-          ...(t.shadow ? { shadow: { version: t.shadow.version, sample: t.shadow.sample, pipeline: t.shadow.runtime.built.names } } : {}),
-        })),
+        ...(opsAllowed(this.gw.env, req.headers) && {
+          config: tenants.map((t) => ({
+            tenant: t.id,
+            version: t.configVersion,
+            pipeline: t.built.names,
+            ...(t.shadow ? { shadow: { version: t.shadow.version, sample: t.shadow.sample, pipeline: t.shadow.runtime.built.names } } : {}),
+          })),
+        }),
       });
   }
 
@@ -74,11 +80,17 @@ export class OpsController {
     reply
       .code(200)
       .header('content-type', 'application/json')
-      .send(await statsDocument(this.gw, tenant.id));
+      .send(await statsDocument(this.gw, tenant.id, opsAllowed(this.gw.env, req.headers)));
   }
 
   @Get('metrics')
-  async metrics(@Res() reply: FastifyReply): Promise<void> {
+  async metrics(@Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
+    if (!opsAllowed(this.gw.env, req.headers)) {
+      const message = this.gw.env.opsToken ? 'present OPS_TOKEN as a bearer token' : 'set OPS_TOKEN to serve /metrics beyond loopback';
+      const e = gatewayError('openai', 'ops_auth', message);
+      reply.code(e.status).header('content-type', 'application/json').send(e.body);
+      return;
+    }
     const health = this.gw.store.health();
     this.gw.metrics.frozenStore.set({ outcome: 'dropped' }, health.frozenDropped);
     this.gw.metrics.frozenStore.set({ outcome: 'repaired' }, health.frozenRepaired);

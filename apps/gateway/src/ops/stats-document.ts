@@ -4,22 +4,28 @@ import type { GatewayContext } from '../gateway-context';
 import { DEFAULT_TENANT } from '../tenancy/tenant-runtime';
 import { shadowStats } from '../shadow/shadow-view';
 
-export async function statsDocument(gw: GatewayContext, tenant: string): Promise<Record<string, unknown>> {
-  // The gateway-wide ledgers (command selectors, model spend, freeze health) are the operator's:
-  // only the default tenant's view carries them.
-  let extra: Record<string, unknown> = {};
-  if (tenant === DEFAULT_TENANT) {
-    const health = gw.store.health();
-    extra = {
-      frozen_dropped: health.frozenDropped,
-      frozen_repaired: health.frozenRepaired,
-      frozen_flips: Math.max(0, health.frozenDropped - health.frozenRepaired),
-      ...gw.stats.ledgers.snapshot(),
-      ...gw.models.spend.snapshot(),
+/**
+ * Every ledger here is the tenant's own (its cmdfilter ledgers, its compaction-model spend): a
+ * selector miss is the first line of a tool output, where secrets sit. `operator`: the caller
+ * may read the operator's views (ops-access.ts); only then does the default tenant's view add
+ * the store's freeze health, which counts over every tenant.
+ */
+export async function statsDocument(gw: GatewayContext, tenant: string, operator = false): Promise<Record<string, unknown>> {
+  let health: Record<string, unknown> = {};
+  if (operator && tenant === DEFAULT_TENANT) {
+    const h = gw.store.health();
+    health = {
+      frozen_dropped: h.frozenDropped,
+      frozen_repaired: h.frozenRepaired,
+      frozen_flips: Math.max(0, h.frozenDropped - h.frozenRepaired),
     };
   }
+  const own = { ...gw.stats.ledgers(tenant).snapshot(), ...gw.stats.spend(tenant).snapshot() };
   // Measured savings come from the figures every replica shares (holdout/holdout-figures.ts).
   const runtime = gw.tenants.all().find((t) => t.id === tenant);
   const holdout = runtime ? await gw.holdout.statsBlock(runtime) : undefined;
-  return gw.stats.snapshot({ ...extra, ...gw.usage.snapshot(tenant), ...shadowStats(gw, tenant), ...(holdout ? { holdout } : {}) }, tenant);
+  return gw.stats.snapshot(
+    { ...health, ...own, ...gw.usage.snapshot(tenant), ...shadowStats(gw, tenant), ...(holdout ? { holdout } : {}) },
+    tenant,
+  );
 }

@@ -59,6 +59,7 @@ export function compactHandler(gw: GatewayContext) {
           meterModelSources(
             createModelSources(gw.env.model, { dialect, model: undefined, upstreamBase: '', headers: {} }, gw.models),
             modelCalls,
+            gw.stats.spend(tenant.id),
           ),
       });
       gw.stats.record(prepared.report);

@@ -112,6 +112,7 @@ function chatInput(x: ChatExchange, bytes: Buffer, shed: boolean): PrepareInput 
           gw.models,
         ),
         x.modelCalls,
+        gw.stats.spend(tenant.id),
       ),
   };
 }
