@@ -15,7 +15,7 @@ type Json = Record<string, unknown>;
 export const REAL_CORPUS_DIR = join(__dirname, 'corpus-real');
 
 /** A fact a later turn relies on: it must stay visible in what the gateway forwards, or one expand away. */
-interface RealNeedle {
+export interface RealNeedle {
   id: string;
   text: string;
   description: string;
