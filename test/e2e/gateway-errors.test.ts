@@ -4,7 +4,7 @@
 // table's status in the one error shape; docs/errors.md lists exactly those codes. A store that did
 // not answer fails a chat request open as `store_unavailable` (by its code, not by its wording).
 import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import type { HotStore } from '@context-guru/components';
 import { MemoryHotStore } from '@context-guru/storage';
 import { GATEWAY_ERRORS, type GatewayErrorCode } from '../../apps/gateway/src/error-codes';
@@ -63,6 +63,7 @@ describe('gateway error codes', () => {
     main = await startGateway(upstreamUrl, {
       PRESET: 'agent',
       BODY_LIMIT_BYTES: '4096',
+      BODY_READ_TIMEOUT_MS: '300',
       UPSTREAM_HEADER_TIMEOUT_MS: '500',
       UPSTREAM_IDLE_TIMEOUT_MS: '300',
       REDIS_URL: `redis://127.0.0.1:${redisCut.port}`,
@@ -101,6 +102,19 @@ describe('gateway error codes', () => {
     seen.set(json.error.code, status);
   }
 
+  /** A body that stops after its first byte: the answer the gateway gives before closing, recorded. */
+  async function trickled(gw: GatewayHarness): Promise<void> {
+    const answer = await new Promise<string>((resolve) => {
+      const s = connect(Number(new URL(gw.url).port), '127.0.0.1');
+      const got: Buffer[] = [];
+      s.on('data', (c: Buffer) => got.push(c));
+      s.on('close', () => resolve(Buffer.concat(got).toString()));
+      s.write(`POST ${OPENAI} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{`);
+    });
+    const status = Number(answer.split(' ')[1]);
+    record(status, answer.slice(answer.indexOf('\r\n\r\n') + 4));
+  }
+
   /** The error event a stream ends with: OpenAI's `data: {"error": …}`. */
   function recordStreamEnd(text: string): void {
     const last = text.trimEnd().split('\n\n').pop()!;
@@ -121,7 +135,16 @@ describe('gateway error codes', () => {
     });
     await call(main, OPENAI, { method: 'POST', body: chat('m', { pad: 'x'.repeat(5000) }) });
     await call(main, OPENAI, { method: 'POST', body: chat('m'), headers: { 'content-type': 'text/plain' } });
-    for (const code of ['malformed_json', 'too_deep', 'invalid_request', 'invalid_utf8', 'request_too_large', 'unsupported_media_type'])
+    await trickled(main);
+    for (const code of [
+      'malformed_json',
+      'too_deep',
+      'invalid_request',
+      'invalid_utf8',
+      'request_timeout',
+      'request_too_large',
+      'unsupported_media_type',
+    ])
       expect([code, seen.has(code)]).toEqual([code, true]);
   });
 

@@ -2,6 +2,8 @@
 // (env-errors.ts), so an operator fixes a deployment in one pass instead of one crash at a time.
 import { EnvError, type EnvProblem } from './env-errors';
 import { envReaders, HTTP_URL } from './env-readers';
+import { DEFAULT_EXPAND_LIMITS, type ExpandLimits } from './expand/continuation';
+import { UPSTREAM_CONNECTIONS } from './proxy/upstream.client';
 import { readModelEnv, type ModelEnv } from './model/model-env';
 import { readPriceTable, type FamilyPrice } from './observability/price-table';
 
@@ -38,11 +40,19 @@ export interface Env {
   cacheMode: CacheMode;
   injectExpand: InjectMode;
   bodyLimitBytes: number;
+  /** BODY_READ_TIMEOUT_MS: a body not in within this of its read starting is answered 408. */
+  bodyReadTimeoutMs: number;
+  /** BODY_DISCARD_BYTES: a body declared over the limit but within this is drained, so its 413 is read. */
+  bodyDiscardBytes: number;
+  /** BODY_SLOTS_PER_CLIENT: bodies one client (tenant and address) may be reading at once. */
+  bodySlotsPerClient: number;
   upstreamHeaderTimeoutMs: number;
   /** No upstream body byte for this long ends the reply (a stream with the dialect's error event). */
   upstreamIdleTimeoutMs: number;
   upstreamConnectTimeoutMs: number;
   maxExpandRounds: number;
+  /** EXPAND_CALLS_PER_ROUND / EXPAND_BYTES_PER_ANSWER: what a model's expand calls may add to a continuation. */
+  expandLimits: ExpandLimits;
   /** Memory the turn cache may hold (previous turns' decoded views and outputs), in MiB. */
   turnCacheMb: number;
   /** Requests admitted to compression (from arrival) past which new ones are shed (COMPRESSION_SLOTS; 0 = 2 per core). */
@@ -87,11 +97,18 @@ export function parseEnv(src: Source = process.env): Env {
     cacheMode: oneOf('CACHE_MODE', ['auto', 'on', 'off'] as const, 'auto'),
     injectExpand: oneOf('INJECT_EXPAND', ['auto', 'always', 'never'] as const, 'auto'),
     bodyLimitBytes: int('BODY_LIMIT_BYTES', 32 * 1024 * 1024, 1024),
+    bodyReadTimeoutMs: int('BODY_READ_TIMEOUT_MS', 60_000, 1, 3_600_000),
+    bodyDiscardBytes: int('BODY_DISCARD_BYTES', 64 * 1024 * 1024, 0),
+    bodySlotsPerClient: int('BODY_SLOTS_PER_CLIENT', 32, 1, UPSTREAM_CONNECTIONS),
     upstreamHeaderTimeoutMs: int('UPSTREAM_HEADER_TIMEOUT_MS', 600_000, 1),
     // Longer than the providers' keep-alive ping interval, so a quiet but alive stream survives.
     upstreamIdleTimeoutMs: int('UPSTREAM_IDLE_TIMEOUT_MS', 120_000, 1),
     upstreamConnectTimeoutMs: int('UPSTREAM_CONNECT_TIMEOUT_MS', 10_000, 1),
     maxExpandRounds: int('MAX_EXPAND_ROUNDS', 3, 0, 10),
+    expandLimits: {
+      callsPerRound: int('EXPAND_CALLS_PER_ROUND', DEFAULT_EXPAND_LIMITS.callsPerRound, 1, 1000),
+      bytesPerAnswer: int('EXPAND_BYTES_PER_ANSWER', DEFAULT_EXPAND_LIMITS.bytesPerAnswer, 1024),
+    },
     turnCacheMb: int('TURN_CACHE_MB', 64, 0, 65536),
     compressionSlots: int('COMPRESSION_SLOTS', 0, 0, 1_000_000) || undefined,
     requireTenantKey: oneOf('REQUIRE_TENANT_KEY', ['true', 'false'] as const, 'false') === 'true',

@@ -22,12 +22,20 @@ export const GATEWAY_ERRORS = {
   },
   tenant_forbidden: { status: 403, meaning: "/stats: a tenant key asked for another tenant's figures" },
   expand_not_found: { status: 404, meaning: '/expand: expired, unknown, or not stashed by this session' },
+  request_timeout: {
+    status: 408,
+    meaning: 'the body did not arrive within BODY_READ_TIMEOUT_MS of its read starting (the connection is closed)',
+  },
   websocket_unsupported: {
     status: 426,
     meaning:
       'a WebSocket upgrade on an /openai route (Codex tries one on GET /openai/v1/responses): the Responses API is served over HTTPS only',
   },
-  request_too_large: { status: 413, meaning: 'the body is over BODY_LIMIT_BYTES' },
+  request_too_large: {
+    status: 413,
+    meaning:
+      'the body is over BODY_LIMIT_BYTES (one declared over it is answered before it is read, then drained up to BODY_DISCARD_BYTES)',
+  },
   unsupported_media_type: { status: 415, meaning: 'a declared content type other than JSON (none declared is accepted)' },
   internal_error: {
     status: 500,

@@ -168,7 +168,7 @@ export async function createGatewayContext(env: Env, overrides: ContextOverrides
     repeats: new RepeatMemo(turnCacheChars(env.turnCacheMb)),
     learned: new LearnedKeys(),
     compression,
-    bodies: new BodySlots(UPSTREAM_CONNECTIONS),
+    bodies: new BodySlots(UPSTREAM_CONNECTIONS, env.bodySlotsPerClient),
     shadow,
     schema: async () => stores?.schema(),
     durable: stores?.durable,

@@ -43,7 +43,7 @@ export async function createGatewayServer(gw: GatewayContext): Promise<NestFasti
       { method: 'POST', path: '/compact', dialect: 'openai', handler: compactHandler(gw) },
       { method: 'GET', path: '/expand', dialect: 'openai', handler: expandHandler(gw) },
     ],
-    gw.env.bodyLimitBytes,
+    { limit: gw.env.bodyLimitBytes, timeoutMs: gw.env.bodyReadTimeoutMs, discardBytes: gw.env.bodyDiscardBytes },
     (err, url) => gw.log.error('unhandled route error', { error: errorText(err), url }),
   );
   const adapter = new FastifyAdapter({

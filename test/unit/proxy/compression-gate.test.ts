@@ -128,4 +128,24 @@ describe('BodySlots', () => {
     expect(got).toEqual([3, 4]);
     expect(slots.inUse).toBe(1);
   });
+
+  it('lets one client read at most its share, and frees the share once a body is read', async () => {
+    const slots = new BodySlots(4, 2);
+    expect(slots.take('slow')).toBeUndefined();
+    expect(slots.take('slow')).toBeUndefined();
+    const got: string[] = [];
+    void slots.take('slow')!.then(() => got.push('slow 3'));
+    // Another client is not held behind the first one's share.
+    expect(slots.take('keyed')).toBeUndefined();
+    await Promise.resolve();
+    expect(got).toEqual([]);
+    expect([slots.inUse, slots.waiters]).toEqual([3, 1]);
+    // A body read in full frees its client's share; the place stays held until it is given back.
+    slots.readDone('slow');
+    await Promise.resolve();
+    expect(got).toEqual(['slow 3']);
+    expect(slots.inUse).toBe(4);
+    slots.give();
+    expect(slots.inUse).toBe(3);
+  });
 });

@@ -2,16 +2,22 @@
 // client's own calls, or left at the round limit) are resolved now, and the answer's trail goes to
 // the session before the client has the answer, so its next turn carries the originals back.
 import { frozenSlot, type HotStore } from '@context-guru/components';
-import { resolveCalls, type ModelTurn } from './continuation';
+import { resolveCalls, type ExpandBudget, type ModelTurn } from './continuation';
 import { splitCalls } from './expand-calls';
 import type { Dialect, ExpandHooks } from './expand.types';
 import { buildTrail, TRAIL_COMPONENT, type AnswerRound, type Trail } from './trail';
 
-export async function saveTrail(dialect: Dialect, rounds: readonly AnswerRound[], last: ModelTurn, hooks: ExpandHooks): Promise<void> {
+export async function saveTrail(
+  dialect: Dialect,
+  rounds: readonly AnswerRound[],
+  last: ModelTurn,
+  hooks: ExpandHooks,
+  budget: ExpandBudget,
+): Promise<void> {
   if (!hooks.onTrail) return;
   const calls = splitCalls(dialect, last.json).expand;
   if (rounds.length === 0 && calls.length === 0) return;
-  const results = calls.length ? await resolveCalls(calls, hooks) : [];
+  const results = calls.length ? await resolveCalls(calls, hooks, budget) : [];
   const trail = buildTrail(dialect, [...rounds, { turn: last, results }]);
   // A trail that cannot be saved costs the model the original on later turns, never the answer.
   if (trail) await hooks.onTrail(trail).catch(() => undefined);

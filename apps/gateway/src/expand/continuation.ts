@@ -15,19 +15,74 @@ export interface ExpandResult {
   resolved: boolean;
 }
 
+/** How much one answer's expand calls may add to its continuations (EXPAND_CALLS_PER_ROUND, EXPAND_BYTES_PER_ANSWER). */
+export interface ExpandLimits {
+  /** Calls answered with an original per round; the rest are told to ask again. */
+  callsPerRound: number;
+  /** Bytes of originals added across all of one answer's rounds (and its trail). */
+  bytesPerAnswer: number;
+}
+
+export const DEFAULT_EXPAND_LIMITS: ExpandLimits = { callsPerRound: 16, bytesPerAnswer: 4 * 1024 * 1024 };
+
+/**
+ * What one answer has spent of its limits, across its rounds: a model that asks for one id 200
+ * times, or for 1,000 ids, would otherwise make the gateway send a continuation of all of them
+ * (24.8 MB for a 268-byte request), and a trail that carries them into every later turn.
+ */
+export class ExpandBudget {
+  private bytes = 0;
+  /** id → the call whose result carries that original already. */
+  private readonly given = new Map<string, string>();
+
+  constructor(readonly limits: ExpandLimits = DEFAULT_EXPAND_LIMITS) {}
+
+  /** The call that already carries `id`'s original in this answer, if one does. */
+  givenIn(id: string): string | undefined {
+    return this.given.get(id);
+  }
+
+  /** Takes `original` for `callId` when it fits what is left; false when it does not. */
+  spend(id: string, callId: string, original: string): boolean {
+    const size = Buffer.byteLength(original);
+    if (this.bytes + size > this.limits.bytesPerAnswer) return false;
+    this.bytes += size;
+    this.given.set(id, callId);
+    return true;
+  }
+}
+
 /** @internal exported for tests */
 export function unavailableText(id: string): string {
   return `[expand: original for id ${id} is no longer available]`;
 }
 
+const givenText = (id: string, callId: string) => `[expand: the original for id ${id} is in the result of call ${callId}]`;
+const cappedText = (n: number) =>
+  `[expand: not expanded: at most ${n} expand calls are answered per round; ask again for what you still need]`;
+const overBudgetText = (n: number) => `[expand: not expanded: the originals expanded for this answer reached the ${n} byte limit]`;
+
+type Plan = { look: true } | { look: false; text: string };
+
 /**
- * One result per call, in call order. A lookup that throws counts as unavailable: the provider
- * still needs an answer for every call id, and a store hiccup must not fail the request.
+ * One result per call, in call order: the providers need an answer for every call id. An id is
+ * expanded once per answer, only the first `callsPerRound` calls of a round are looked up, and an
+ * original that would take the answer past its byte budget is not added. A lookup that throws
+ * counts as unavailable: a store hiccup must not fail the request.
  */
-export async function resolveCalls(calls: readonly ExpandCall[], hooks: ExpandHooks): Promise<ExpandResult[]> {
+export async function resolveCalls(calls: readonly ExpandCall[], hooks: ExpandHooks, budget = new ExpandBudget()): Promise<ExpandResult[]> {
+  const first = new Map<string, string>();
+  const plans = calls.map((c, i): Plan => {
+    if (i >= budget.limits.callsPerRound) return { look: false, text: cappedText(budget.limits.callsPerRound) };
+    if (!HASH_RE.test(c.id)) return { look: false, text: unavailableText(c.id) };
+    const earlier = budget.givenIn(c.id) ?? first.get(c.id);
+    if (earlier !== undefined) return { look: false, text: givenText(c.id, earlier) };
+    first.set(c.id, c.callId);
+    return { look: true };
+  });
   const originals = await Promise.all(
-    calls.map(async (c) => {
-      if (!HASH_RE.test(c.id)) return null;
+    calls.map(async (c, i) => {
+      if (!plans[i]?.look) return null;
       try {
         return await hooks.resolve(c.id);
       } catch {
@@ -36,8 +91,12 @@ export async function resolveCalls(calls: readonly ExpandCall[], hooks: ExpandHo
     }),
   );
   return calls.map((c, i) => {
+    const plan = plans[i];
+    if (plan && !plan.look) return { callId: c.callId, id: c.id, text: plan.text, resolved: false };
     const original = originals[i];
     if (typeof original !== 'string') return { callId: c.callId, id: c.id, text: unavailableText(c.id), resolved: false };
+    if (!budget.spend(c.id, c.callId, original))
+      return { callId: c.callId, id: c.id, text: overBudgetText(budget.limits.bytesPerAnswer), resolved: false };
     try {
       hooks.onResolved(c.id, original);
     } catch {

@@ -5,7 +5,7 @@
 import type { Readable } from 'node:stream';
 import { headerValue } from '../proxy/forward-headers';
 import { saveTrail } from './answer-trail';
-import { buildContinuation, resolveCalls } from './continuation';
+import { buildContinuation, ExpandBudget, resolveCalls } from './continuation';
 import { continuable, splitCalls } from './expand-calls';
 import type { ClientReply, ExpandLoopOptions, StreamOutcome, UpstreamReply, Usage } from './expand.types';
 import { isObject, parseJson, type JsonObject } from './json-shape';
@@ -102,6 +102,7 @@ export async function runExpandLoop(o: ExpandLoopOptions): Promise<ClientReply> 
       call: o.call,
       hooks: o.hooks,
       maxRounds,
+      budget: new ExpandBudget(o.limits),
       isEventStream: (r) => isEventStream(r.headers),
     });
     const headers = withoutHeaders(first.headers, ['content-length']);
@@ -116,6 +117,7 @@ async function jsonLoop(o: ExpandLoopOptions, maxRounds: number): Promise<Client
   let reply = o.first;
   const turns: JsonObject[] = [];
   const rounds: AnswerRound[] = [];
+  const budget = new ExpandBudget(o.limits);
   for (;;) {
     const raw = await readAll(reply.body);
     const text = raw.toString('utf8');
@@ -127,7 +129,7 @@ async function jsonLoop(o: ExpandLoopOptions, maxRounds: number): Promise<Client
     if (turns.length === 0 && calls.expand.length === 0) return bufferReply(reply, raw, 0, parseUsage(o.dialect, json));
     turns.push(json);
     if (continuable(calls) && turns.length <= maxRounds) {
-      const results = await resolveCalls(calls.expand, o.hooks);
+      const results = await resolveCalls(calls.expand, o.hooks, budget);
       const next = buildContinuation(o.dialect, requestRaw, { json, raw: text }, results);
       if (next !== null) {
         rounds.push({ turn: { json, raw: text }, results });
@@ -137,7 +139,7 @@ async function jsonLoop(o: ExpandLoopOptions, maxRounds: number): Promise<Client
         continue;
       }
     }
-    await saveTrail(o.dialect, rounds, { json, raw: text }, o.hooks);
+    await saveTrail(o.dialect, rounds, { json, raw: text }, o.hooks, budget);
     const merged = mergeTurns(o.dialect, turns);
     const headers = withoutHeaders(reply.headers, ['content-length']);
     return bufferReply(reply, Buffer.from(JSON.stringify(merged), 'utf8'), turns.length - 1, parseUsage(o.dialect, merged), headers);

@@ -3,6 +3,7 @@
 import type { Readable } from 'node:stream';
 
 import type { Dialect } from '@context-guru/components';
+import type { ExpandLimits } from './continuation';
 import type { Trail } from './trail';
 
 export type { Dialect };
@@ -86,4 +87,6 @@ export interface ExpandLoopOptions {
   hooks: ExpandHooks;
   /** Continuation rounds at most (default 3). */
   maxRounds?: number;
+  /** Expand calls answered per round and bytes of originals per answer (DEFAULT_EXPAND_LIMITS). */
+  limits?: ExpandLimits;
 }

@@ -5,7 +5,7 @@
 // client never sees an expand call, and a client that goes away cancels whatever is in flight.
 import { Readable } from 'node:stream';
 import { saveTrail } from './answer-trail';
-import { buildContinuation, resolveCalls } from './continuation';
+import { buildContinuation, resolveCalls, type ExpandBudget } from './continuation';
 import { continuable, splitCalls, type CallSplit } from './expand-calls';
 import type { CallUpstream, Dialect, ExpandHooks, StreamOutcome, UpstreamReply } from './expand.types';
 import { isObject, parseJson, type JsonObject } from './json-shape';
@@ -26,6 +26,8 @@ export interface StitchInput {
   call: CallUpstream;
   hooks: ExpandHooks;
   maxRounds: number;
+  /** What the answer's expand calls may add, across its rounds and its trail. */
+  budget: ExpandBudget;
   isEventStream: (r: UpstreamReply) => boolean;
 }
 
@@ -148,7 +150,7 @@ export function stitchStream(input: StitchInput): Stitched {
     const turn = stitch.withheld > 0 || rounds > 0 ? stitch.turn() : null;
     const calls: CallSplit | null = turn && stitch.withheld > 0 ? splitCalls(input.dialect, turn) : null;
     if (!turn || !calls || !continuable(calls) || rounds >= input.maxRounds) return close(turn);
-    const results = await resolveCalls(calls.expand, input.hooks);
+    const results = await resolveCalls(calls.expand, input.hooks, input.budget);
     if (finished) return; // the client went away while the originals were looked up: ask nothing more
     const next = buildContinuation(input.dialect, requestRaw, { json: turn }, results);
     if (next === null) return close(turn);
@@ -177,7 +179,7 @@ export function stitchStream(input: StitchInput): Stitched {
 
   /** The last round is over: its trail is saved, then the message is closed for the client. */
   async function close(turn: JsonObject | null): Promise<void> {
-    if (turn) await saveTrail(input.dialect, answered, { json: turn }, input.hooks);
+    if (turn) await saveTrail(input.dialect, answered, { json: turn }, input.hooks, input.budget);
     if (!finished) finish(stitch.close(stitch.withheld > 0));
   }
 

@@ -123,26 +123,42 @@ export class CompressionGate {
  * bound a request waits unread — its bytes stay in the socket, where TCP backpressure holds them —
  * so a burst of large bodies cannot hold them all in the heap while they queue for an upstream
  * connection (there are as many slots as upstream connections, so the wait is one it would have
- * had anyway).
+ * had anyway). One client (a tenant at an address) may be READING at most `perClient` bodies at
+ * once: a body is read at the client's pace, so without that share a client that sends headers and
+ * then trickles its bodies held every slot and every other tenant's request waited unread behind it.
+ * A body read in full no longer counts against its client's share, so a busy client whose bodies
+ * arrive at once keeps as many upstream calls going as the pool has.
  */
 export class BodySlots {
-  private readonly waiting: Array<() => void> = [];
+  private readonly waiting: Array<{ client: string; grant: () => void }> = [];
   private held = 0;
+  private readonly reading = new Map<string, number>();
 
-  constructor(readonly size: number) {}
+  constructor(
+    readonly size: number,
+    readonly perClient = Number.POSITIVE_INFINITY,
+  ) {}
 
-  take(): Promise<void> | undefined {
-    if (this.held < this.size) {
-      this.held++;
+  /** A place to read a body of `client` in; undefined when one is free at once. */
+  take(client = ''): Promise<void> | undefined {
+    if (this.held < this.size && this.readingBy(client) < this.perClient) {
+      this.grant(client);
       return undefined;
     }
-    return new Promise<void>((resolve) => this.waiting.push(resolve));
+    return new Promise<void>((resolve) => this.waiting.push({ client, grant: resolve }));
+  }
+
+  /** The body of a request of `client` is read (or never will be): its share of reading frees. */
+  readDone(client = ''): void {
+    const n = this.readingBy(client) - 1;
+    if (n > 0) this.reading.set(client, n);
+    else this.reading.delete(client);
+    this.pump();
   }
 
   give(): void {
-    const next = this.waiting.shift();
-    if (next) next();
-    else this.held = Math.max(0, this.held - 1);
+    this.held = Math.max(0, this.held - 1);
+    this.pump();
   }
 
   get inUse(): number {
@@ -152,5 +168,28 @@ export class BodySlots {
   /** Requests waiting for a place. */
   get waiters(): number {
     return this.waiting.length;
+  }
+
+  private readingBy(client: string): number {
+    return this.reading.get(client) ?? 0;
+  }
+
+  private grant(client: string): void {
+    this.held++;
+    this.reading.set(client, this.readingBy(client) + 1);
+  }
+
+  /** The first waiters, in arrival order, whose client is within its share, while places are free. */
+  private pump(): void {
+    for (let i = 0; i < this.waiting.length && this.held < this.size;) {
+      const w = this.waiting[i];
+      if (!w || this.readingBy(w.client) >= this.perClient) {
+        i++;
+        continue;
+      }
+      this.waiting.splice(i, 1);
+      this.grant(w.client);
+      w.grant();
+    }
   }
 }

@@ -14,6 +14,7 @@ const ANTHROPIC_TYPES: Record<number, string> = {
   401: 'authentication_error',
   403: 'permission_error',
   404: 'not_found_error',
+  408: 'invalid_request_error',
   413: 'request_too_large',
   415: 'invalid_request_error',
   429: 'rate_limit_error',

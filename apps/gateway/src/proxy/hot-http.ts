@@ -6,7 +6,7 @@ import type { Readable } from 'node:stream';
 import type { Dialect } from '../wire/wire.types';
 import { checkBody, checkContentType, invalidUtf8 } from './body-checks';
 import { gatewayError, type GatewayErrorBody } from './gateway-errors';
-import { BodyCollector } from './body-collector';
+import { bodyDeadline, BodyReadTimeout, readBody, refuseUnread, type BodyLimits } from './body-read';
 import { Utf8StreamCheck } from './utf8-stream-check';
 import { applyTenantPath } from '../tenancy/tenant-key';
 
@@ -22,7 +22,9 @@ export interface HotRequest {
    * so it may be forwarded as a stream (the HTTP parser delivers exactly that many bytes).
    */
   streamable: boolean;
-  /** Reads the whole body (counted against the limit) and checks it; a refusal rejects. */
+  /** The client's address, as the socket has it ('' once the socket is gone). */
+  readonly remoteAddress: string;
+  /** Reads the whole body (counted against the limit and the read timeout) and checks it; a refusal rejects. */
   readBody(): Promise<Buffer>;
   /**
    * The unread body as a stream, checked on the way: a refusal found mid-way is set in `refused`
@@ -132,6 +134,10 @@ function tooLarge(dialect: Dialect, limit: number): BodyRefused {
   return new BodyRefused(gatewayError(dialect, 'request_too_large', `request body is over the ${limit} byte limit`), true);
 }
 
+function timedOut(dialect: Dialect, ms: number): BodyRefused {
+  return new BodyRefused(gatewayError(dialect, 'request_timeout', `the request body did not arrive within ${ms} ms`), true);
+}
+
 class Incoming implements HotRequest {
   body: Buffer = EMPTY;
   refused: BodyRefused | null = null;
@@ -143,7 +149,7 @@ class Incoming implements HotRequest {
     private readonly stream: IncomingMessage,
     readonly url: string,
     private readonly q: number,
-    private readonly limit: number,
+    private readonly limits: BodyLimits,
     private readonly dialect: Dialect,
     readonly streamable: boolean,
   ) {
@@ -151,13 +157,19 @@ class Incoming implements HotRequest {
     this.headers = stream.headers;
   }
 
+  get remoteAddress(): string {
+    return this.stream.socket?.remoteAddress ?? '';
+  }
+
   get query(): Record<string, string> {
     return (this.queryCache ??= Object.fromEntries(new URLSearchParams(this.q < 0 ? '' : this.url.slice(this.q + 1))));
   }
 
   async readBody(): Promise<Buffer> {
-    const body = await readBody(this.stream, this.limit);
-    if (body === null) throw tooLarge(this.dialect, this.limit);
+    const body = await readBody(this.stream, this.limits).catch((err: unknown) => {
+      throw err instanceof BodyReadTimeout ? timedOut(this.dialect, err.timeoutMs) : err;
+    });
+    if (body === null) throw tooLarge(this.dialect, this.limits.limit);
     const refused = checkBody(this.dialect, this.headers, body);
     if (refused) throw new BodyRefused(refused);
     return (this.body = body);
@@ -173,10 +185,13 @@ class Incoming implements HotRequest {
     const typeRefused = checkContentType(this.dialect, this.headers);
     if (typeRefused) throw (this.refused = new BodyRefused(typeRefused, true));
     const utf8 = new Utf8StreamCheck();
-    const refuse = () => {
-      this.refused = new BodyRefused(invalidUtf8(this.dialect, utf8.invalidAt), true);
+    const refuse = (refusal = new BodyRefused(invalidUtf8(this.dialect, utf8.invalidAt), true)) => {
+      this.refused = refusal;
       abort.abort();
     };
+    bodyDeadline(this.stream, this.limits.timeoutMs, () => {
+      if (!this.refused) refuse(timedOut(this.dialect, this.limits.timeoutMs));
+    });
     // Paused first, so this listener does not start the flow before undici attaches its own (it
     // resumes the stream once it is ready to write): both then see every chunk, this one first.
     this.stream.pause();
@@ -206,30 +221,6 @@ class Incoming implements HotRequest {
   }
 }
 
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer | null> {
-  return new Promise((resolve, reject) => {
-    const declared = Number(req.headers['content-length']);
-    if (Number.isFinite(declared) && declared > limit) {
-      req.resume();
-      resolve(null);
-      return;
-    }
-    // A client gone before its body is read (it waited for a place among the bodies held whole):
-    // its stream is destroyed and will emit nothing more, so waiting for it would never settle.
-    if (req.destroyed) {
-      reject(new Error('aborted: the client went away before its body was read'));
-      return;
-    }
-    const body = new BodyCollector(Number.isFinite(declared) ? declared : -1, limit);
-    req.on('data', (c: Buffer) => body.add(c));
-    req.on('end', () => resolve(body.done()));
-    req.on('error', reject);
-    req.once('close', () => {
-      if (!req.complete) reject(new Error('aborted: the client went away mid-body'));
-    });
-  });
-}
-
 /** A route's own dialect; the dialect-neutral routes (/compact, /expand) take `?provider=`. */
 function routeDialect(route: HotRoute, url: string, q: number): Dialect {
   if (route.dialect !== 'openai' || q < 0) return route.dialect;
@@ -241,7 +232,7 @@ function routeDialect(route: HotRoute, url: string, q: number): Dialect {
  * Wraps Fastify's request handler: proxy routes are served here, everything else falls through.
  * Errors the gateway makes use the dialect's error shape.
  */
-export function hotServer(routes: readonly HotRoute[], bodyLimit: number, onError: (err: unknown, url: string) => void) {
+export function hotServer(routes: readonly HotRoute[], limits: BodyLimits, onError: (err: unknown, url: string) => void) {
   const table = new Map(routes.filter((r) => !r.prefix).map((r) => [`${r.method} ${r.path}`, r]));
   const prefixed = routes.filter((r) => r.prefix);
   const lookup = (method: string | undefined, path: string): HotRoute | undefined =>
@@ -258,14 +249,10 @@ export function hotServer(routes: readonly HotRoute[], bodyLimit: number, onErro
       const reply = new HotReply(res);
       const dialect = routeDialect(route, url, q);
       const declared = declaredLength(req);
-      const incoming = new Incoming(req, url, q, bodyLimit, dialect, declared <= bodyLimit);
       // A body declared over the limit is refused before anything reads it.
-      const handled =
-        declared > bodyLimit
-          ? Promise.reject(tooLarge(dialect, bodyLimit))
-          : route.lazyBody
-            ? route.handler(incoming, reply)
-            : incoming.readBody().then(() => route.handler(incoming, reply));
+      if (declared > limits.limit) return refuseUnread(req, res, tooLarge(dialect, limits.limit).refusal, limits);
+      const incoming = new Incoming(req, url, q, limits, dialect, declared <= limits.limit);
+      const handled = route.lazyBody ? route.handler(incoming, reply) : incoming.readBody().then(() => route.handler(incoming, reply));
       handled.catch((err: unknown) => {
         if (err instanceof BodyRefused) {
           if (reply.sent) return void res.destroy();
@@ -275,6 +262,8 @@ export function hotServer(routes: readonly HotRoute[], bodyLimit: number, onErro
           if (err.close) req.resume();
           return;
         }
+        // A client that went away before its body was in: nothing failed, and no one to answer.
+        if (req.destroyed && !req.complete) return void res.destroy();
         onError(err, url);
         if (!reply.sent) {
           const e = gatewayError(dialect, 'internal_error', 'internal error');

@@ -58,6 +58,7 @@ async function callUpstream(x: ChatExchange, f: Forward, reply: HotReply): Promi
       first,
       call,
       maxRounds: gw.env.maxExpandRounds,
+      limits: gw.env.expandLimits,
       // Without the expand tool on offer the loop only relays: no hooks to build for it.
       hooks: advertised
         ? { ...expandHooks(x, f.prepared.session, report, keptKeys), onTrail: trailSaver(gw.store, x.tenant.id, f.prepared.session) }

@@ -26,16 +26,25 @@ export async function prepareStep(x: ChatExchange): Promise<Forward | Stop> {
   const admitted = gated && gw.compression.admit();
   let hadTurn = false;
   let held = false;
+  let reading = false;
+  // A streamed body is read as it goes upstream: it holds its place (and an upstream connection) too.
+  const client = `${tenant.id} ${req.remoteAddress}`;
+  const doneReading = () => {
+    if (reading) gw.bodies.readDone(client);
+    reading = false;
+  };
   const releaseBody = () => {
+    doneReading();
     if (held) gw.bodies.give();
     held = false;
   };
   try {
     let inbound = req.body;
+    await gw.bodies.take(client);
+    held = reading = true;
     if (!streamed) {
-      await gw.bodies.take();
-      held = true;
       inbound = await req.readBody();
+      doneReading();
     }
     if (admitted) {
       await gw.compression.turn();
