@@ -14,6 +14,7 @@ import {
   type TurnWrites,
 } from '@context-guru/components';
 import { commitTurnInParts } from './commit-turn';
+import { RecentSet } from './recent-set';
 import type { ArchivedStash, Checkpoint, CheckpointWrite, DurableStore } from './sql/durable.store';
 import { StorageError } from './storage-errors';
 import { errorText, silentLogger, type StorageLogger } from './storage-logger';
@@ -39,26 +40,6 @@ const ARCHIVED_MEMO_SIZE = 100_000;
 const HOT_ALONE_SESSIONS = 100_000;
 /** Re-archive at least this often: retention counts from the last archive write. */
 const ARCHIVED_MEMO_MS = 6 * 3_600_000;
-
-/** Keys seen within `ttlMs`, bounded (oldest forgotten first); `add` says whether a key was new. */
-export class RecentSet {
-  private readonly at = new Map<string, number>();
-  constructor(
-    private readonly max: number,
-    private readonly ttlMs: number,
-    private readonly now: () => number = Date.now,
-  ) {}
-
-  add(key: string): boolean {
-    const t = this.now();
-    const seen = this.at.get(key);
-    if (seen !== undefined && t - seen < this.ttlMs) return false;
-    this.at.delete(key);
-    this.at.set(key, t);
-    if (this.at.size > this.max) deleteOldest(this.at);
-    return true;
-  }
-}
 
 export class TieredHotStore implements HotStore {
   readonly kind: string;

@@ -93,6 +93,24 @@ describe.each(SQL_BACKENDS)('durable storage on %s', (_name, backend) => {
     expect(await store.owns('tb', 's1', 'aaaaaaaaaaaaaaaa')).toBe(false);
   });
 
+  it('archives an original another session stashed lately as ownership only; its text again after six hours', async () => {
+    const id = 'eeeeeeeeeeeeeeee';
+    const expiry = async () =>
+      ((await sql.query('SELECT expires_at FROM stash_archive WHERE tenant = $1 AND id = $2', ['tw', id]))[0] as { expires_at: Date })
+        .expires_at;
+    await store.archiveStash([{ tenant: 'tw', session: 's1', id, text: 'shared original' }]);
+    const first = await expiry();
+    now = T0 + 3_600_000;
+    await store.archiveStash([{ tenant: 'tw', session: 's2', id, text: 'shared original' }]);
+    expect(await expiry()).toEqual(first); // the text row was not written again
+    expect(await store.owns('tw', 's2', id)).toBe(true);
+    expect(await store.getArchivedStash('tw', id)).toBe('shared original');
+    now = T0 + 7 * 3_600_000;
+    await store.archiveStash([{ tenant: 'tw', session: 's3', id, text: 'shared original' }]);
+    expect((await expiry()).getTime()).toBe(now + 30 * DAY);
+    expect(await store.owns('tw', 's3', id)).toBe(true);
+  });
+
   it('honours retention on reads, extends it on re-archive, and purges past it', async () => {
     await store.archiveStash([{ tenant: 'tr', session: 's', id: 'cccccccccccccccc', text: 'old' }]);
     await store.archiveStash([{ tenant: 'tr', session: 's', id: 'dddddddddddddddd', text: 'renewed' }]);

@@ -9,6 +9,7 @@ import { keptKey, PresenceFilter, sessionKey } from './presence-filter';
 import { loadCheckpoints, loadTurns, type Checkpoint, type CheckpointAsk, type TurnAsk } from './session-lookups';
 import { col, type SqlClient } from './sql-client';
 import { storableText } from './storable-text';
+import { RecentSet } from '../recent-set';
 
 export { storableText } from './storable-text';
 export type { Checkpoint } from './session-lookups';
@@ -63,6 +64,9 @@ export interface DurableStoreOptions {
 }
 
 const DAY_MS = 86_400_000;
+const TEXT_ARCHIVED_MEMO_SIZE = 100_000;
+/** Re-archive a text at least this often, as the tiered store re-archives a session's own copy. */
+const TEXT_ARCHIVED_MEMO_MS = 6 * 3_600_000;
 /** Look-up statements in flight at once on a Postgres pool (it has ten connections by default). */
 const LOOKUPS_IN_FLIGHT_ON_A_POOL = 4;
 /** One filter per client object, whatever number of stores share it. */
@@ -92,6 +96,12 @@ export class DurableStore {
   private readonly checkpoints: LookupBatcher<CheckpointAsk, Checkpoint>;
   /** What this store may hold, when its client is the database's only writer. */
   private readonly presence: PresenceFilter | undefined;
+  /**
+   * Originals whose text this store archived lately (tenant\0id): another session stashing the same
+   * original adds only its ownership. An id names one text, and a row written within the window
+   * cannot have been purged (the window is a quarter of retention at most).
+   */
+  private readonly textArchived: RecentSet;
 
   constructor(
     readonly sql: SqlClient,
@@ -105,6 +115,7 @@ export class DurableStore {
     this.turns = new LookupBatcher((asks) => loadTurns(sql, asks), batching);
     this.checkpoints = new LookupBatcher((asks) => loadCheckpoints(sql, asks), batching);
     this.presence = presenceOf(sql);
+    this.textArchived = new RecentSet(TEXT_ARCHIVED_MEMO_SIZE, Math.min(TEXT_ARCHIVED_MEMO_MS, this.retentionMs / 4), this.now);
   }
 
   get kind(): string {
@@ -113,19 +124,22 @@ export class DurableStore {
 
   /** Archives originals and their ownership in one transaction; re-archiving extends retention. */
   async archiveStash(batch: readonly ArchivedStash[]): Promise<void> {
-    const ok = batch.filter((e) => storableText(e.text));
+    const textKey = (e: ArchivedStash) => `${e.tenant}\u0000${e.id}`;
+    // A text archived lately was storable then, and an id names one text.
+    const ok = batch.filter((e) => this.textArchived.has(textKey(e)) || storableText(e.text));
     this.skipped += batch.length - ok.length;
     if (ok.length === 0) return;
     const now = this.now();
-    const stash = dedupe(ok, (e) => `${e.tenant}\u0000${e.id}`);
+    const stash = dedupe(ok, textKey).filter((e) => !this.textArchived.has(textKey(e)));
     const own = dedupe(ok, (e) => `${e.tenant}\u0000${e.session}\u0000${e.id}`);
     await this.sql.transaction(async (c) => {
-      await c.query(
-        `INSERT INTO stash_archive (tenant, id, text, created_at, expires_at)
-         SELECT t, i, x, $4, $5 FROM unnest($1::text[], $2::text[], $3::text[]) AS b(t, i, x)
-         ON CONFLICT (tenant, id) DO UPDATE SET expires_at = GREATEST(stash_archive.expires_at, EXCLUDED.expires_at)`,
-        [stash.map((e) => e.tenant), stash.map((e) => e.id), stash.map((e) => e.text), new Date(now), new Date(now + this.retentionMs)],
-      );
+      if (stash.length > 0)
+        await c.query(
+          `INSERT INTO stash_archive (tenant, id, text, created_at, expires_at)
+           SELECT t, i, x, $4, $5 FROM unnest($1::text[], $2::text[], $3::text[]) AS b(t, i, x)
+           ON CONFLICT (tenant, id) DO UPDATE SET expires_at = GREATEST(stash_archive.expires_at, EXCLUDED.expires_at)`,
+          [stash.map((e) => e.tenant), stash.map((e) => e.id), stash.map((e) => e.text), new Date(now), new Date(now + this.retentionMs)],
+        );
       await c.query(
         `INSERT INTO ownership (tenant, session, id, created_at)
          SELECT t, s, i, $4 FROM unnest($1::text[], $2::text[], $3::text[]) AS b(t, s, i)
@@ -133,6 +147,7 @@ export class DurableStore {
         [own.map((e) => e.tenant), own.map((e) => e.session), own.map((e) => e.id), new Date(now)],
       );
     });
+    for (const e of stash) this.textArchived.add(textKey(e));
   }
 
   /** The archived original, or null once its retention has passed. */
