@@ -77,6 +77,9 @@ export function resolveKinds(o: Pick<CreateStoresOptions, 'hot' | 'durable' | 'r
   return { hot: hot as HotKind, durable: durable as DurableKind };
 }
 
+/** The embedded durable store's write-behind window (Postgres: the queue's 50 ms). */
+const PGLITE_FLUSH_MS = 250;
+
 export async function createStores(o: CreateStoresOptions): Promise<Stores> {
   const log = o.log ?? silentLogger;
   const kinds = resolveKinds(o);
@@ -110,7 +113,11 @@ export async function createStores(o: CreateStoresOptions): Promise<Stores> {
     throw err;
   }
   const durable = sql ? new DurableStore(sql, { retentionDays: o.retentionDays }) : undefined;
-  const hot = durable ? new TieredHotStore(base, durable, { log }) : base;
+  // PGlite runs every statement on this process's own thread (≈ 1 ms each, a flush is five or
+  // six): a longer window batches more turns into each flush. Its hot store is this process's
+  // memory, so the window only bounds what a crash of this process loses, as 50 ms does for Redis.
+  const flushMs = kinds.durable === 'pglite' ? PGLITE_FLUSH_MS : undefined;
+  const hot = durable ? new TieredHotStore(base, durable, { log, ...(flushMs && { flushMs }) }) : base;
 
   const every = o.purgeEveryMs ?? 3_600_000;
   const timer =
