@@ -82,6 +82,18 @@ describe('extract', () => {
     expect(projectLines(lines.join('\n'), new Set(['token']), 2, 2)!.split('\n')).toContain('[worker] page 15 fetched');
   });
 
+  it('projects one output anew for other keywords or other head and tail sizes (its memo is keyed by all of them)', () => {
+    const text = Array.from({ length: 40 }, (_, i) => (i === 10 ? 'alpha retry' : i === 30 ? 'gamma retry' : `line ${i}`)).join('\n');
+    const alpha = projectLines(text, new Set(['alpha']), 1, 1);
+    const gamma = projectLines(text, new Set(['gamma']), 1, 1);
+    expect(alpha).toContain('alpha retry');
+    expect(alpha).not.toContain('gamma retry');
+    expect(gamma).toContain('gamma retry');
+    expect(gamma).not.toContain('alpha retry');
+    expect(projectLines(text, new Set(['alpha']), 3, 1)).toContain('line 2');
+    expect(projectLines(text, new Set(['alpha']), 1, 1)).toBe(alpha);
+  });
+
   it('replays its frozen projection on a later turn even though the question changed', async () => {
     const messages = logCase();
     const first = testCtx();

@@ -69,6 +69,33 @@ function omittedLine(n: number): string {
  * smaller than the input.
  */
 export function projectLines(text: string, keys: ReadonlySet<string>, head: number, tail: number): string | null {
+  // A pure function of its arguments: every session that meets this output with the same
+  // keywords gets the projection the first one computed.
+  const asked = `${head},${tail}\u0000${[...keys].join(' ')}`;
+  let byKeys = projections.get(text);
+  const hit = byKeys?.get(asked);
+  if (hit !== undefined) return hit;
+  const projected = projectUncached(text, keys, head, tail);
+  if (!byKeys) {
+    if (projectionChars + text.length > PROJECTION_MEMO_CHARS) {
+      projections.clear();
+      projectionChars = 0;
+    }
+    projections.set(text, (byKeys = new Map()));
+    projectionChars += text.length;
+  }
+  if (byKeys.size >= PROJECTIONS_PER_TEXT) byKeys.clear();
+  byKeys.set(asked, projected);
+  return projected;
+}
+
+/** Outputs (by text) → keyword sets asked (head, tail and keywords as one string) → projection. */
+const projections = new Map<string, Map<string, string | null>>();
+let projectionChars = 0;
+const PROJECTION_MEMO_CHARS = 8 * 1024 * 1024;
+const PROJECTIONS_PER_TEXT = 8;
+
+function projectUncached(text: string, keys: ReadonlySet<string>, head: number, tail: number): string | null {
   const lines = text.split('\n');
   const long = longKeywords(keys);
   const scanned = lines.map((line) => ({ line, hits: mentionedKeys(line, keys, long) }));
