@@ -237,8 +237,8 @@ export function hotServer(routes: readonly HotRoute[], limits: BodyLimits, onErr
   const prefixed = routes.filter((r) => r.prefix);
   const lookup = (method: string | undefined, path: string): HotRoute | undefined =>
     table.get(`${method} ${path}`) ?? (prefixed.length ? prefixed.find((r) => r.method === method && path.startsWith(r.path)) : undefined);
-  return (fallback: (req: IncomingMessage, res: ServerResponse) => void): Server =>
-    createServer((req, res) => {
+  return (fallback: (req: IncomingMessage, res: ServerResponse) => void): Server => {
+    const server = createServer((req, res) => {
       // `/t/<key>/…` becomes `/…` plus a pseudo-header, before routing (and any log) sees the URL.
       applyTenantPath(req);
       const url = req.url ?? '/';
@@ -271,4 +271,12 @@ export function hotServer(routes: readonly HotRoute[], limits: BodyLimits, onErr
         } else res.destroy();
       });
     });
+    // Fastify sets its keep-alive only on servers it creates; node's own 5 s closed an agent's
+    // connection between turns, and a turn sent as it closed failed before the gateway saw it.
+    server.keepAliveTimeout = KEEP_ALIVE_MS;
+    return server;
+  };
 }
+
+/** Idle keep-alive connections are kept this long: Fastify's default, past load balancers' 60 s. */
+const KEEP_ALIVE_MS = 72_000;
