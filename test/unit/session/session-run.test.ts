@@ -36,6 +36,7 @@ async function turn(store: MemoryHotStore, learned: LearnedKeys, messages: Messa
   const { pipeline } = buildPipeline(CONFIG);
   const input: SessionRunInput = {
     store,
+    persistent: true,
     tenant: 't',
     session: 't:s',
     keys: keysOf(messages),

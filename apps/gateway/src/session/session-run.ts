@@ -87,6 +87,8 @@ export interface SessionRun {
 
 export interface SessionRunInput {
   store: HotStore;
+  /** The tenant's originals may be kept (keepsOriginals): false runs every offloader markerless. */
+  persistent: boolean;
   tenant: string;
   session: string;
   /** Content keys of the messages as received. */
@@ -124,7 +126,7 @@ function merge(a: SessionSnapshot, b: SessionSnapshot): SessionSnapshot {
 }
 
 async function runOnce(i: SessionRunInput, loaded: LoadedSession, runs: number): Promise<SessionRun> {
-  const stash = new BufferedStash(i.store.persistent);
+  const stash = new BufferedStash(i.persistent);
   const state = new RecordingSessionView(loaded.snapshot);
   const result = await i.run(stash, state);
   const missing = [...state.asked].filter((k) => !loaded.asked.has(k));

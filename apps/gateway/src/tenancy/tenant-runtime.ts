@@ -12,6 +12,15 @@ import {
 } from '@context-guru/components';
 
 export const DEFAULT_TENANT = 'default';
+
+/**
+ * Whether a tenant's originals may be kept: its active version's `store.enabled` (never a
+ * `/compact?preset=` pipeline's), on a store that can keep anything. When not, its offloaders run
+ * as on a non-persistent store — no marker, no expand tool, nothing stashed (docs/security.md).
+ */
+export function keepsOriginals(tenant: Pick<TenantRuntime, 'built'>, store: { readonly persistent: boolean }): boolean {
+  return store.persistent && tenant.built.store.enabled;
+}
 const DEFAULT_PRESET = 'balanced';
 
 export interface TenantRuntime {

@@ -14,6 +14,7 @@ import type { Decoded } from './decode.step';
 import type { PipelineRan } from './pipeline-run.step';
 import type { OpenedSession } from './session-open.step';
 import type { Preparing } from './prepare.types';
+import { keepsOriginals } from '../../tenancy/tenant-runtime';
 
 export interface Encoded extends EncodeResult {
   /** This turn offers the expand tool (declared by the client or appended here). */
@@ -31,7 +32,7 @@ export function encodeStep(p: Preparing, d: Decoded, s: OpenedSession, ran: Pipe
     firstTurn: s.prev === null,
     canEmit: pipelineCanEmitMarkers(
       input.pipeline,
-      deps.store.persistent,
+      keepsOriginals(input.tenant, deps.store),
       input.tenant.document.components,
       models?.incoming !== undefined || models?.config !== undefined,
     ),

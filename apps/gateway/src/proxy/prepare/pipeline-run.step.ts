@@ -19,6 +19,7 @@ import type { WireView } from '../../wire/wire.types';
 import type { Decoded } from './decode.step';
 import type { OpenedSession } from './session-open.step';
 import type { Preparing } from './prepare.types';
+import { keepsOriginals } from '../../tenancy/tenant-runtime';
 
 export interface PipelineRan extends SessionRun {
   models: ModelSources | undefined;
@@ -53,6 +54,7 @@ export async function runPipelineStep(p: Preparing, d: Decoded, s: OpenedSession
   const pipelineStart = again?.after.pipelineStart ?? performance.now();
   const runInput: SessionRunInput = {
     store: deps.store,
+    persistent: keepsOriginals(input.tenant, deps.store),
     tenant: input.tenant.id,
     session,
     keys: s.keys,

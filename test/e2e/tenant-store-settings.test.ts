@@ -1,0 +1,84 @@
+// A tenant version's `store` block is applied to that tenant (issue 29): a tenant that asked for
+// nothing to be kept (`store: {enabled: false}`) gets no marker, no expand tool and nothing stashed
+// in the hot store or the archive, while a tenant beside it on the same process keeps its markers.
+import { createHash } from 'node:crypto';
+import { useEmbedded } from '../support/embedded-harness';
+import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
+import { jsonScript } from '../support/scripted-model';
+import { agentSteps, openaiTurn } from '../support/transcripts';
+
+jest.setTimeout(60_000);
+
+const ADMIN_TOKEN = 'tenant-store-settings-admin';
+const PIPELINE = { pipeline: ['mask'], components: { mask: { keep_recent: 2 } } };
+const steps = agentSteps(8, 81);
+const sha16 = (s: string) => createHash('sha256').update(s).digest('hex').slice(0, 16);
+
+let upstream: FakeUpstream;
+beforeAll(async () => {
+  upstream = await startFakeUpstream(jsonScript({ expand: false }));
+});
+afterAll(async () => upstream.close());
+
+describe('tenant store settings', () => {
+  const running = useEmbedded('tenant-store', () => ({ ADMIN_TOKEN, OPENAI_UPSTREAM: upstream.url }));
+  const keys: Record<string, string> = {};
+  const admin = async (method: string, p: string, body?: unknown) => {
+    const res = await fetch(running().adminUrl + p, {
+      method,
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    return { status: res.status, json: (await res.json()) as Record<string, unknown> };
+  };
+  const applied = async (generation: number) => {
+    while ((running().gw.tenancy.sync?.status().generation ?? -1) < generation) await new Promise((r) => setTimeout(r, 10));
+  };
+  /** One six-output turn of `tenant`; returns what was forwarded upstream. */
+  const forwarded = async (tenant: string): Promise<string> => {
+    const res = await fetch(`${running().gatewayUrl}/openai/v1/chat/completions`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        authorization: 'Bearer sk-x',
+        'x-context-guru-key': keys[tenant]!,
+        'x-context-guru-session': `${tenant}-1`,
+      },
+      body: JSON.stringify(openaiTurn(steps, 6)),
+    });
+    expect(res.status).toBe(200);
+    await res.text();
+    return upstream.requests[upstream.requests.length - 1]!.raw;
+  };
+
+  beforeAll(async () => {
+    for (const [id, store] of [
+      ['keeps', { enabled: true }],
+      ['quiet', { enabled: false }],
+    ] as const) {
+      expect((await admin('POST', '/v1/tenants', { id, name: id })).status).toBe(201);
+      expect((await admin('POST', `/v1/tenants/${id}/configs`, { document: { ...PIPELINE, store }, activate: true })).status).toBe(201);
+      keys[id] = (await admin('POST', `/v1/tenants/${id}/keys`, {})).json.key as string;
+      await applied((await admin('GET', `/v1/tenants/${id}`)).json.generation as number);
+    }
+  });
+
+  it('a store-enabled tenant gets markers and its originals are kept', async () => {
+    const sent = await forwarded('keeps');
+    expect(sent).toMatch(/<<cg:[A-Za-z0-9_-]{16}>>/);
+    expect(sent).toContain('context_guru_expand');
+    expect(await running().gw.store.getStash('keeps', sha16(steps[0]!.output))).toBe(steps[0]!.output);
+  });
+
+  it('a store-disabled tenant gets no marker, no expand tool, and nothing is stashed', async () => {
+    const sent = await forwarded('quiet');
+    expect(sent).not.toContain('<<cg:');
+    expect(sent).not.toContain('context_guru_expand');
+    for (const s of steps.slice(0, 6)) expect(await running().gw.store.getStash('quiet', sha16(s.output))).toBeNull();
+    // The archive (PGlite here) holds no original of the tenant either.
+    const rows = await running().gw.durable!.sql.query<{ n: number }>('SELECT count(*)::int AS n FROM stash_archive WHERE tenant = $1', [
+      'quiet',
+    ]);
+    expect(rows[0]!.n).toBe(0);
+  });
+});
