@@ -290,8 +290,12 @@ export class TieredHotStore implements HotStore {
 
   /** Restores checkpointed decisions the hot store lacks, into the snapshot and back into hot. */
   private async repair(tenant: string, session: string, contentKeys: readonly string[], snap: SessionSnapshot): Promise<void> {
-    const cp = await this.durable.loadCheckpoint(tenant, session, contentKeys);
-    const gap = missingFromSnapshot(cp, this.queue.pendingCheckpoint(tenant, session), contentKeys, snap);
+    // A session the hot store knows nothing of comes back whole: re-warmed with only the keys
+    // asked here, it would read as flagged and complete to a replica asking about another key
+    // (text a Reformat rewrote, which that replica never learned), and its checkpoint unread.
+    const whole = knowsNothing(snap);
+    const cp = await this.durable.loadCheckpoint(tenant, session, contentKeys, whole);
+    const gap = missingFromSnapshot(cp, this.queue.pendingCheckpoint(tenant, session), whole ? undefined : contentKeys, snap);
     if (!gap) return;
     for (const [slot, r] of gap.frozen) {
       snap.frozen.set(slot, r);
@@ -318,6 +322,11 @@ function answersAlone(snap: SessionSnapshot): boolean {
   return snap.lost.size === 0 && (snap.frozen.size > 0 || snap.offloaded === true || snap.arm !== undefined);
 }
 
+/** The hot answer holds nothing of the session: new, or its hot state vanished without a trace. */
+function knowsNothing(snap: SessionSnapshot): boolean {
+  return snap.lost.size === 0 && snap.frozen.size === 0 && snap.offloaded !== true && snap.arm === undefined;
+}
+
 function archivedAs(tenant: string, session: string, entries: readonly StashEntry[]): ArchivedStash[] {
   return entries.map((e) => ({ tenant, session, id: e.id, text: e.text }));
 }
@@ -334,11 +343,12 @@ interface SnapshotGap {
 function missingFromSnapshot(
   cp: Checkpoint,
   pending: CheckpointWrite | undefined,
-  contentKeys: readonly string[],
+  /** undefined: every slot. */
+  contentKeys: readonly string[] | undefined,
   snap: SessionSnapshot,
 ): SnapshotGap | null {
-  const wanted = new Set(contentKeys);
-  for (const [slot, r] of pending?.frozen ?? []) if (wanted.has(slot.slice(slot.indexOf(':') + 1))) cp.frozen.set(slot, r);
+  const wanted = contentKeys && new Set(contentKeys);
+  for (const [slot, r] of pending?.frozen ?? []) if (!wanted || wanted.has(slot.slice(slot.indexOf(':') + 1))) cp.frozen.set(slot, r);
   const frozen = new Map<string, string>();
   for (const [slot, r] of cp.frozen) if (!snap.frozen.has(slot)) frozen.set(slot, r);
   const offloaded = (cp.offloaded || pending?.offloaded === true) && !snap.offloaded;

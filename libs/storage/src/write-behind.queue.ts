@@ -27,13 +27,27 @@ export interface WriteBehindStats {
   dropped: number;
 }
 
+type MergedCheckpoint = CheckpointWrite & { frozen: Map<string, string> };
+
+/** What one flush writes. */
+interface Batch {
+  stashes: readonly ArchivedStash[];
+  checkpoints: ReadonlyMap<string, CheckpointWrite>;
+  turns: ReadonlyMap<string, TurnWrite>;
+}
+
 export class WriteBehindQueue {
   private stashes: ArchivedStash[] = [];
   /** tenant\0session → merged writes (later replacements win). */
-  private checkpoints = new Map<string, CheckpointWrite & { frozen: Map<string, string> }>();
+  private checkpoints = new Map<string, MergedCheckpoint>();
   private kept = new Map<string, Set<string>>();
   /** tenant\0session → the latest turn write (a new turn replaces pending rewrites). */
   private turns = new Map<string, TurnWrite>();
+  /**
+   * The batch a flush took, until its statements are done: a look-up meanwhile (a hot loss in
+   * that window) still finds a write that is neither queued nor stored yet.
+   */
+  private flushing: Batch | undefined;
   private timer: NodeJS.Timeout | undefined;
   private inFlight: Promise<void> | undefined;
   private backoffMs = 0;
@@ -94,16 +108,30 @@ export class WriteBehindQueue {
 
   /** A turn write not yet flushed (read before the database when the hot copy is gone). */
   pendingTurn(tenant: string, session: string): TurnWrite | undefined {
-    return this.turns.get(`${tenant}\u0000${session}`);
+    const key = `${tenant}\u0000${session}`;
+    return this.turns.get(key) ?? this.flushing?.turns.get(key);
   }
 
   /** A queued original not yet archived (an expand right after a hot loss still resolves). */
   pendingStash(tenant: string, id: string): ArchivedStash | undefined {
-    return this.stashes.findLast((e) => e.tenant === tenant && e.id === id);
+    const match = (e: ArchivedStash) => e.tenant === tenant && e.id === id;
+    return this.stashes.findLast(match) ?? this.flushing?.stashes.findLast(match);
   }
 
+  /** Checkpoint writes not yet stored: the batch being flushed, with what was queued since over it. */
   pendingCheckpoint(tenant: string, session: string): CheckpointWrite | undefined {
-    return this.checkpoints.get(`${tenant}\u0000${session}`);
+    const key = `${tenant}\u0000${session}`;
+    const queued = this.checkpoints.get(key);
+    const flushing = this.flushing?.checkpoints.get(key);
+    if (!flushing) return queued;
+    if (!queued) return flushing;
+    return {
+      tenant,
+      session,
+      frozen: new Map([...flushing.frozen, ...queued.frozen]),
+      offloaded: flushing.offloaded || queued.offloaded,
+      ...((flushing.arm ?? queued.arm) && { arm: flushing.arm ?? queued.arm }),
+    };
   }
 
   stats(): WriteBehindStats {
@@ -154,6 +182,20 @@ export class WriteBehindQueue {
     const checkpoints = this.checkpoints;
     const kept = this.kept;
     const turns = this.turns;
+    this.flushing = { stashes, checkpoints, turns };
+    try {
+      await this.write(stashes, checkpoints, kept, turns);
+    } finally {
+      this.flushing = undefined;
+    }
+  }
+
+  private async write(
+    stashes: ArchivedStash[],
+    checkpoints: Map<string, MergedCheckpoint>,
+    kept: Map<string, Set<string>>,
+    turns: Map<string, TurnWrite>,
+  ): Promise<void> {
     this.stashes = [];
     this.checkpoints = new Map();
     this.kept = new Map();

@@ -225,7 +225,7 @@ export class DurableStore {
    * offloaded flag and arm, and the kept marks among `contentKeys`. Look-ups asked together (a
    * burst of new sessions) share one statement.
    */
-  loadCheckpoint(tenant: string, session: string, contentKeys?: readonly string[]): Promise<Checkpoint> {
+  loadCheckpoint(tenant: string, session: string, contentKeys?: readonly string[], everySlot = false): Promise<Checkpoint> {
     let keys = contentKeys;
     const p = this.presence;
     if (p && surelyNew(p, this.sql, tenant, session)) {
@@ -233,7 +233,9 @@ export class DurableStore {
       keys = contentKeys?.filter((ck) => p.mayHold(keptKey(tenant, ck))) ?? [];
       if (keys.length === 0) return Promise.resolve({ frozen: new Map(), offloaded: false, kept: new Set() });
     }
-    return this.bounded(this.checkpoints.load({ tenant, session, cutoff: this.cutoff(), ...(keys ? { contentKeys: keys } : {}) }));
+    return this.bounded(
+      this.checkpoints.load({ tenant, session, cutoff: this.cutoff(), everySlot, ...(keys ? { contentKeys: keys } : {}) }),
+    );
   }
 
   /**

@@ -16,6 +16,8 @@ export interface TurnAsk {
 export interface CheckpointAsk extends TurnAsk {
   /** Only slots (and kept marks) of these content keys; omitted → every slot, no kept marks. */
   contentKeys?: readonly string[];
+  /** Every slot of the session all the same (kept marks still only among `contentKeys`). */
+  everySlot?: boolean;
 }
 
 export interface Checkpoint {
@@ -101,7 +103,7 @@ export async function loadCheckpoints(sql: SqlQueryable, asks: readonly Checkpoi
     [
       q.map((x) => x.ask.tenant),
       q.map((x) => x.ask.session),
-      q.map((x) => x.ask.contentKeys === undefined),
+      q.map((x) => x.ask.contentKeys === undefined || x.ask.everySlot === true),
       q.map((x) => x.ask.cutoff),
       wantOrd,
       wantKey,
