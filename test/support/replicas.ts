@@ -86,6 +86,26 @@ export async function startReplica(
   };
 }
 
+export interface PrivateRedis {
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+  /** A new, empty server on the same port (a restart without persistence). */
+  restart(): Promise<void>;
+}
+
+function spawnRedis(port: number): ChildProcess {
+  return spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+}
+
+function stopProc(proc: ChildProcess): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (proc.exitCode !== null || proc.signalCode !== null) return resolve();
+    proc.once('exit', () => resolve());
+    proc.kill('SIGTERM');
+  });
+}
+
 /**
  * A private redis-server, so FLUSHALL and restarts never disturb other tests. Its port is free
  * when picked, not when the server binds: a suite running beside this one may take it first, and
@@ -93,20 +113,18 @@ export async function startReplica(
  * server answering must report our child's pid; otherwise the child is stopped and another port
  * tried.
  */
-export async function startPrivateRedis(): Promise<{ url: string; stop(): Promise<void> }> {
+export async function startPrivateRedis(): Promise<PrivateRedis> {
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
-    const proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-      stdio: 'ignore',
-    });
-    const stop = () =>
-      new Promise<void>((resolve) => {
-        if (proc.exitCode !== null || proc.signalCode !== null) return resolve();
-        proc.once('exit', () => resolve());
-        proc.kill('SIGTERM');
-      });
+    let proc = spawnRedis(port);
     const url = `redis://127.0.0.1:${port}`;
-    if (await answersAs(port, proc)) return { url, stop };
+    const stop = () => stopProc(proc);
+    const restart = async () => {
+      await stop();
+      proc = spawnRedis(port);
+      if (!(await answersAs(port, proc))) throw new Error(`private redis did not restart on port ${port}`);
+    };
+    if (await answersAs(port, proc)) return { url, port, stop, restart };
     await stop();
     if (attempt >= 5) throw new Error('private redis did not start');
   }

@@ -1,10 +1,10 @@
 // Hot store in front, durable store behind: requests are acknowledged by the hot store and the
 // durable copy follows in batches; a hot loss (eviction, expiry, Redis restart or FLUSHDB) is
 // repaired from the archive and the checkpoint, so a marker still resolves and a frozen decision
-// replays byte-identically instead of flipping a cached prefix.
+// replays byte-identically instead of flipping a cached prefix. While the hot store does not answer,
+// the durable copies serve alone (see HotDebt).
 import {
   deleteOldest,
-  type Arm,
   type HotStore,
   type SessionSnapshot,
   type SessionWrites,
@@ -14,8 +14,10 @@ import {
   type TurnWrites,
 } from '@context-guru/components';
 import { commitTurnInParts } from './commit-turn';
+import { HotDebt } from './hot-debt';
 import { RecentSet } from './recent-set';
-import type { ArchivedStash, Checkpoint, CheckpointWrite, DurableStore } from './sql/durable.store';
+import { answersAlone, archivedAs, knowsNothing, missingFromSnapshot, newest } from './tiered-snapshot';
+import type { Checkpoint, DurableStore } from './sql/durable.store';
 import { StorageError } from './storage-errors';
 import { errorText, silentLogger, type StorageLogger } from './storage-logger';
 import { WriteBehindQueue, type WriteBehindOptions, type WriteBehindStats } from './write-behind.queue';
@@ -52,6 +54,8 @@ export class TieredHotStore implements HotStore {
   private readonly archivedLately = new RecentSet(ARCHIVED_MEMO_SIZE, ARCHIVED_MEMO_MS);
   /** Sessions whose last load the hot store answered alone (the archive and checkpoint unread). */
   private readonly hotAlone = new Set<string>();
+  /** Sessions served from the durable store alone while the hot store was away, to repair hot. */
+  readonly debt: HotDebt;
 
   constructor(
     readonly hot: HotStore & Partial<StashWarmer>,
@@ -61,18 +65,15 @@ export class TieredHotStore implements HotStore {
     this.kind = `${hot.kind}+${durable.kind}`;
     this.log = o.log ?? silentLogger;
     this.queue = new WriteBehindQueue(durable, o);
+    this.debt = new HotDebt({ hot, log: this.log, checkpoint: (t, s, kept) => this.checkpointOf(t, s, kept, undefined) });
   }
 
   async putStash(tenant: string, session: string, entries: readonly StashEntry[]): Promise<void> {
     if (entries.length === 0) return;
-    try {
-      await this.hot.putStash(tenant, session, entries);
-    } catch (err) {
-      // Hot store away: acknowledge through the archive itself so the marker stays resolvable.
-      await this.durable.archiveStash(archivedAs(tenant, session, entries)).catch(() => Promise.reject(hotFailure(err)));
-      return;
-    }
-    this.stashBehind(tenant, session, entries);
+    const hotErr = await this.hotCall(tenant, session, () => this.hot.putStash(tenant, session, entries));
+    if (hotErr === undefined) return this.stashBehind(tenant, session, entries);
+    // Hot store away: acknowledge through the archive itself so the marker stays resolvable.
+    await this.durable.archiveStash(archivedAs(tenant, session, entries)).catch(() => Promise.reject(hotFailure(hotErr)));
   }
 
   /** A replayed decision re-puts its original every turn; only what this process has not archived lately goes behind. */
@@ -84,10 +85,12 @@ export class TieredHotStore implements HotStore {
   async getStash(tenant: string, id: string): Promise<string | null> {
     let hotErr: unknown;
     try {
-      const hit = await this.hot.getStash(tenant, id);
+      const hit = this.debt.away ? null : await this.hot.getStash(tenant, id);
       if (hit !== null) return hit;
+      if (this.debt.away) hotErr = this.debt.lastFailure ?? new StorageError('store_unavailable', 'hot store away');
     } catch (err) {
       hotErr = err;
+      this.debt.fail(err);
     }
     const text = this.queue.pendingStash(tenant, id)?.text ?? (await this.fromArchive(tenant, id, hotErr));
     if (text !== null && hotErr === undefined && this.hot.warmStash) {
@@ -100,9 +103,9 @@ export class TieredHotStore implements HotStore {
 
   async owns(tenant: string, session: string, id: string): Promise<boolean> {
     try {
-      if (await this.hot.owns(tenant, session, id)) return true;
+      if (!this.debt.away && (await this.hot.owns(tenant, session, id))) return true;
     } catch (err) {
-      this.log.warn('hot ownership lookup failed; using the archive', { err: errorText(err) });
+      this.debt.fail(err);
     }
     if (this.queue.pendingStash(tenant, id)?.session === session) return true;
     return this.durable.owns(tenant, session, id);
@@ -111,12 +114,11 @@ export class TieredHotStore implements HotStore {
   async loadSession(tenant: string, session: string, contentKeys: readonly string[]): Promise<SessionSnapshot> {
     const key = `${tenant}\u0000${session}`;
     this.hotAlone.delete(key);
-    let snap: SessionSnapshot;
-    try {
-      snap = await this.hot.loadSession(tenant, session, contentKeys);
-    } catch (err) {
-      this.log.warn('hot session load failed; using the checkpoint', { err: errorText(err) });
-      const cp = await this.durable.loadCheckpoint(tenant, session, contentKeys);
+    let snap: SessionSnapshot | undefined;
+    await this.hotCall(tenant, session, async () => void (snap = await this.hot.loadSession(tenant, session, contentKeys)));
+    if (!snap) {
+      // The durable copies answer alone: the checkpoint with the writes still queued for it.
+      const cp = await this.checkpointOf(tenant, session, contentKeys, contentKeys);
       return { frozen: cp.frozen, lost: new Set(), kept: cp.kept, offloaded: cp.offloaded, ...(cp.arm ? { arm: cp.arm } : {}) };
     }
     if (answersAlone(snap)) {
@@ -156,26 +158,20 @@ export class TieredHotStore implements HotStore {
 
   async commitSession(tenant: string, session: string, writes: SessionWrites): Promise<void> {
     if (writes.frozen.size === 0 && !writes.offloaded && !writes.arm) return;
-    try {
-      await this.hot.commitSession(tenant, session, writes);
-    } catch (err) {
-      await this.durable
-        .saveCheckpoint(tenant, session, writes.frozen, writes.offloaded, writes.arm)
-        .catch(() => Promise.reject(hotFailure(err)));
-      return;
-    }
-    this.queue.enqueueCheckpoint(tenant, session, writes.frozen, writes.offloaded, writes.arm);
+    const hotErr = await this.hotCall(tenant, session, () => this.hot.commitSession(tenant, session, writes));
+    if (hotErr === undefined) return this.queue.enqueueCheckpoint(tenant, session, writes.frozen, writes.offloaded, writes.arm);
+    await this.durable
+      .saveCheckpoint(tenant, session, writes.frozen, writes.offloaded, writes.arm)
+      .catch(() => Promise.reject(hotFailure(hotErr)));
+    this.debt.wrote(tenant, session);
   }
 
   async markKept(tenant: string, contentKeys: readonly string[]): Promise<void> {
     if (contentKeys.length === 0) return;
-    try {
-      await this.hot.markKept(tenant, contentKeys);
-    } catch (err) {
-      await this.durable.markKept(tenant, contentKeys).catch(() => Promise.reject(hotFailure(err)));
-      return;
-    }
-    this.queue.enqueueKept(tenant, contentKeys);
+    const hotErr = await this.hotCall(tenant, undefined, () => this.hot.markKept(tenant, contentKeys));
+    if (hotErr === undefined) return this.queue.enqueueKept(tenant, contentKeys);
+    await this.durable.markKept(tenant, contentKeys).catch(() => Promise.reject(hotFailure(hotErr)));
+    this.debt.keptDurably(tenant, contentKeys);
   }
 
   /**
@@ -184,7 +180,9 @@ export class TieredHotStore implements HotStore {
    * for a session's first (which would let new decisions land inside the cached prefix).
    */
   async advanceTurn(tenant: string, session: string, turn: TurnRecord): Promise<TurnRecord | null> {
-    const prev = await this.hot.advanceTurn(tenant, session, turn);
+    let prev: TurnRecord | null = null;
+    const hotErr = await this.hotCall(tenant, session, async () => void (prev = await this.hot.advanceTurn(tenant, session, turn)));
+    if (hotErr !== undefined) return this.advanceDurably(tenant, session, turn, hotErr);
     this.rememberTurn(tenant, session, turn.at);
     const pending = this.queue.pendingTurn(tenant, session);
     this.queue.enqueueTurn(tenant, session, turn);
@@ -199,8 +197,66 @@ export class TieredHotStore implements HotStore {
   }
 
   async recordRewrites(tenant: string, session: string, rewritten: readonly number[]): Promise<void> {
-    await this.hot.recordRewrites(tenant, session, rewritten);
-    this.rewritesBehind(tenant, session, rewritten);
+    const hotErr = await this.hotCall(tenant, session, () => this.hot.recordRewrites(tenant, session, rewritten));
+    if (hotErr === undefined) return this.rewritesBehind(tenant, session, rewritten);
+    const at = this.turnAt.get(`${tenant}\u0000${session}`);
+    if (at === undefined) throw hotFailure(hotErr);
+    await this.durable.saveTurns([{ tenant, session, rewritten, at }]).catch(() => Promise.reject(hotFailure(hotErr)));
+    this.debt.rewrote(tenant, session, rewritten, at);
+  }
+
+  /**
+   * The hot store's advanceTurn on the durable copy. The previous turn is the newest of what this
+   * process recorded durably alone, what is still queued and the stored row. With both stores away
+   * the turn (forwarded as the client sent it, so rewriting nothing) is kept to be recorded once
+   * they answer: the next turn then keeps what the provider cached of it.
+   */
+  private async advanceDurably(tenant: string, session: string, turn: TurnRecord, hotErr: unknown): Promise<TurnRecord | null> {
+    const owed = this.debt.turn(tenant, session);
+    const pending = this.queue.pendingTurn(tenant, session);
+    const queued = pending?.turn && { ...pending.turn, rewritten: pending.rewritten ?? [] };
+    let stored: TurnRecord | null;
+    try {
+      stored = await this.durable.advanceTurn(tenant, session, turn);
+    } catch {
+      this.debt.wrote(tenant, session, turn);
+      this.queue.enqueueTurn(tenant, session, { ...turn, rewritten: [] });
+      throw hotFailure(hotErr);
+    }
+    this.rememberTurn(tenant, session, turn.at);
+    this.debt.wrote(tenant, session, turn);
+    return newest([owed, queued, stored]);
+  }
+
+  /**
+   * Runs a hot call unless the session is to be served durably; resolves with the failure (the
+   * hot store is then marked away) or undefined once the hot store answered.
+   */
+  private async hotCall(tenant: string, session: string | undefined, call: () => Promise<void>): Promise<unknown> {
+    if (session === undefined ? this.debt.away : !(await this.debt.ready(tenant, session))) {
+      return this.debt.lastFailure ?? new StorageError('store_unavailable', 'hot store away');
+    }
+    try {
+      await call();
+      return undefined;
+    } catch (err) {
+      this.debt.fail(err);
+      return err ?? new StorageError('store_unavailable', 'hot store failed');
+    }
+  }
+
+  /** The checkpoint with the writes still queued for it; `contentKeys` undefined: every slot. */
+  private async checkpointOf(
+    tenant: string,
+    session: string,
+    kept: readonly string[],
+    contentKeys: readonly string[] | undefined,
+  ): Promise<Checkpoint> {
+    const cp = await this.durable.loadCheckpoint(tenant, session, contentKeys ?? kept, contentKeys === undefined);
+    const none: SessionSnapshot = { frozen: new Map(), lost: new Set(), kept: new Set() };
+    const gap = missingFromSnapshot(cp, this.queue.pendingCheckpoint(tenant, session), contentKeys, none);
+    if (!gap) return cp;
+    return { frozen: gap.frozen, offloaded: gap.offloaded, kept: new Set(gap.kept), ...(gap.arm && { arm: gap.arm }) };
   }
 
   /**
@@ -210,14 +266,16 @@ export class TieredHotStore implements HotStore {
    * the turn goes the long way (load, repair, write), as it would have through loadSession.
    */
   async commitTurn(tenant: string, w: TurnWrites): Promise<SessionSnapshot | null> {
-    if (!this.hot.commitTurn) return commitTurnInParts(this, tenant, w);
+    const hotReady = (await this.debt.ready(tenant, w.session)) && (await this.debt.ready(tenant, w.conversation));
+    if (!this.hot.commitTurn || !hotReady) return commitTurnInParts(this, tenant, w);
     const unflagged = w.unknown.length > 0 && !w.seen.offloaded && w.seen.arm === undefined;
     if (unflagged && (await this.checkpointKnows(tenant, w.session, w.unknown))) return commitTurnInParts(this, tenant, w);
     let known: SessionSnapshot | null;
     try {
       known = await this.hot.commitTurn(tenant, w);
-    } catch {
+    } catch (err) {
       // Hot store away: each write falls back to the durable store as it does on its own.
+      this.debt.fail(err);
       return commitTurnInParts(this, tenant, w);
     }
     // The hot store knew something about those keys and wrote nothing: complete it for the re-run.
@@ -275,6 +333,7 @@ export class TieredHotStore implements HotStore {
 
   /** Flushes the queue and closes the hot store; the durable store belongs to its creator. */
   async close(): Promise<void> {
+    this.debt.close();
     await this.queue.close();
     await this.hot.close();
   }
@@ -315,46 +374,4 @@ export class TieredHotStore implements HotStore {
       this.log.warn('re-warming the hot store failed', { err: errorText(err) });
     }
   }
-}
-
-/** A hot answer that knows the session and lost nothing of it: nothing to complete from the durable store. */
-function answersAlone(snap: SessionSnapshot): boolean {
-  return snap.lost.size === 0 && (snap.frozen.size > 0 || snap.offloaded === true || snap.arm !== undefined);
-}
-
-/** The hot answer holds nothing of the session: new, or its hot state vanished without a trace. */
-function knowsNothing(snap: SessionSnapshot): boolean {
-  return snap.lost.size === 0 && snap.frozen.size === 0 && snap.offloaded !== true && snap.arm === undefined;
-}
-
-function archivedAs(tenant: string, session: string, entries: readonly StashEntry[]): ArchivedStash[] {
-  return entries.map((e) => ({ tenant, session, id: e.id, text: e.text }));
-}
-
-/** What the durable checkpoint and the writes still queued hold that the hot snapshot lacks. */
-interface SnapshotGap {
-  frozen: Map<string, string>;
-  offloaded: boolean;
-  arm?: Arm;
-  kept: string[];
-}
-
-/** The gap between the snapshot and the checkpoint (pending writes included), or null when there is none. */
-function missingFromSnapshot(
-  cp: Checkpoint,
-  pending: CheckpointWrite | undefined,
-  /** undefined: every slot. */
-  contentKeys: readonly string[] | undefined,
-  snap: SessionSnapshot,
-): SnapshotGap | null {
-  const wanted = contentKeys && new Set(contentKeys);
-  for (const [slot, r] of pending?.frozen ?? []) if (!wanted || wanted.has(slot.slice(slot.indexOf(':') + 1))) cp.frozen.set(slot, r);
-  const frozen = new Map<string, string>();
-  for (const [slot, r] of cp.frozen) if (!snap.frozen.has(slot)) frozen.set(slot, r);
-  const offloaded = (cp.offloaded || pending?.offloaded === true) && !snap.offloaded;
-  // The arm recorded first (pending writes are newer than the stored row) comes back as it was.
-  const arm = snap.arm === undefined ? (cp.arm ?? pending?.arm) : undefined;
-  const kept = [...cp.kept].filter((ck) => !snap.kept.has(ck));
-  if (frozen.size === 0 && !offloaded && !arm && kept.length === 0) return null;
-  return { frozen, offloaded, arm, kept };
 }

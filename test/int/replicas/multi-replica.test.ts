@@ -4,8 +4,7 @@
 // replica killed mid-stream leaves the others serving. A session whose model expands in-band and
 // beside its own calls keeps the same guarantees: the trails come back from Postgres after the flush.
 import { Redis } from 'ioredis';
-import { createHash } from 'node:crypto';
-import { RawIndex } from '../../../apps/gateway/src/wire/raw-index';
+import { MARKER, head, markerIdOf, rawMessages, withoutBreakpoints } from '../../support/forwarded-bytes';
 import { startFakeUpstream, type FakeUpstream, type RecordedRequest } from '../../support/fake-upstream';
 import { anthropicTextSse } from '../../support/fake-upstream-sse';
 import { freshDatabase, type FreshDatabase } from '../../support/fresh-database';
@@ -18,7 +17,6 @@ import { agentSteps, anthropicTurn } from '../../support/transcripts';
 
 jest.setTimeout(240_000);
 
-const MARKER = /<<cg:([A-Za-z0-9_-]{1,64})>>/g;
 const TURNS = 30;
 
 let upstream: FakeUpstream;
@@ -50,31 +48,6 @@ afterAll(async () => {
   await redis?.stop();
   await db?.drop();
 });
-
-/** Raw bytes of each element of a body's `messages`. */
-function rawMessages(raw: string): string[] {
-  const index = new RawIndex(raw);
-  const out: string[] = [];
-  for (let i = 0; i < index.messageCount(); i++) {
-    const s = index.message(i)!;
-    out.push(raw.slice(s.start, s.end));
-  }
-  return out;
-}
-
-/** A message's bytes as the provider's cache key sees them: the client moves its breakpoint every turn. */
-const withoutBreakpoints = (raw: string): string => raw.replace(/,"cache_control":\{"type":"ephemeral"\}/g, '');
-
-/** Raw bytes of the prompt's head: `tools` and `system`. */
-function head(raw: string): string {
-  const index = new RawIndex(raw);
-  return ['tools', 'system']
-    .map((k) => {
-      const span = index.topLevel(k);
-      return span ? raw.slice(span.start, span.end) : '';
-    })
-    .join('\u0000');
-}
 
 function post(r: Replica, body: unknown, session: string): Promise<Response> {
   return fetch(`${r.url}/anthropic/v1/messages`, {
@@ -126,12 +99,7 @@ describe('three replicas sharing Redis and Postgres', () => {
       const r = replicas[i % 3]!;
       const res = await fetch(`${r.url}/expand?id=${id}`, { headers: { 'x-context-guru-session': 'replicated' } });
       expect(res.status).toBe(200);
-      expect(
-        createHash('sha256')
-          .update(await res.text())
-          .digest('hex')
-          .slice(0, 16),
-      ).toBe(id);
+      expect(markerIdOf(await res.text())).toBe(id);
     }
   });
 

@@ -203,7 +203,30 @@ describe('TieredHotStore', () => {
     const snap = await store.loadSession(T, 'sess', [ck(6)]);
     expect(snap.frozen.get(`mask:${ck(6)}`)).toBe(REPLACEMENT);
     expect(snap.offloaded).toBe(true);
-    await expect(store.advanceTurn(T, 'sess', { n: 1, at: 1, ttlMs: 1 })).rejects.toThrow();
+    // The turn record too: the durable copy advances atomically, rewrites and all.
+    expect(await store.advanceTurn(T, 'conv', { n: 1, at: 1, ttlMs: 1 })).toBeNull();
+    await store.recordRewrites(T, 'conv', [0]);
+    expect(await store.advanceTurn(T, 'conv', { n: 3, at: 2, ttlMs: 1 })).toEqual({ n: 1, at: 1, ttlMs: 1, rewritten: [0] });
+    expect(await durable.loadTurn(T, 'conv')).toEqual({ n: 3, at: 2, ttlMs: 1, rewritten: [] });
+  });
+
+  it('with both stores down, a turn is kept and becomes the previous turn once they answer', async () => {
+    const flaky = new FlakySql(sql);
+    const { store, hot } = await tiered({ durable: new DurableStore(flaky) });
+    const T = uniqueTenant();
+    expect(await store.advanceTurn(T, 'conv', { n: 2, at: 1000, ttlMs: 300_000 })).toBeNull();
+    await store.recordRewrites(T, 'conv', [1]);
+    await hot.close();
+    flaky.down = true;
+    // Forwarded as the client sent it: the turn rewrote nothing, and the next one must know.
+    await expect(store.advanceTurn(T, 'conv', { n: 4, at: 2000, ttlMs: 300_000 })).rejects.toThrow();
+    flaky.down = false;
+    expect(await store.advanceTurn(T, 'conv', { n: 6, at: 3000, ttlMs: 300_000 })).toEqual({
+      n: 4,
+      at: 2000,
+      ttlMs: 300_000,
+      rewritten: [],
+    });
   });
 
   it('a write both stores refuse rejects with an Error: store_unavailable when the hot adapter threw a bare value', async () => {

@@ -6,7 +6,7 @@ import { loopFairDeadline } from '../loop-fair-deadline';
 import { StorageError } from '../storage-errors';
 import { LookupBatcher } from './lookup-batcher';
 import { keptKey, PresenceFilter, sessionKey } from './presence-filter';
-import { loadCheckpoints, loadTurns, type Checkpoint, type CheckpointAsk, type TurnAsk } from './session-lookups';
+import { loadCheckpoints, loadTurns, turnOf, type Checkpoint, type CheckpointAsk, type TurnAsk } from './session-lookups';
 import { col, type SqlClient } from './sql-client';
 import { storableText } from './storable-text';
 import { RecentSet } from '../recent-set';
@@ -287,6 +287,29 @@ export class DurableStore {
         );
       }
     });
+  }
+
+  /**
+   * The hot store's advanceTurn, for when it does not answer: records `turn` (rewrites reset) and
+   * returns the row it replaced, in one statement. The row is locked, so of concurrent advances
+   * each sees a distinct predecessor; only two first turns at once may both see none.
+   */
+  async advanceTurn(tenant: string, session: string, turn: TurnRecord): Promise<TurnRecord | null> {
+    this.presence?.add(sessionKey(tenant, session));
+    const rows = await this.lookup(
+      `WITH prev AS (
+         SELECT n, at_ms, ttl_ms, rewritten FROM session_turn WHERE tenant = $1 AND session = $2 AND updated_at > $6 FOR UPDATE
+       ), up AS (
+         INSERT INTO session_turn (tenant, session, n, at_ms, ttl_ms, rewritten, updated_at) VALUES ($1, $2, $3, $4, $5, '', $7)
+         ON CONFLICT (tenant, session) DO UPDATE
+           SET n = EXCLUDED.n, at_ms = EXCLUDED.at_ms, ttl_ms = GREATEST(session_turn.ttl_ms, EXCLUDED.ttl_ms),
+               rewritten = EXCLUDED.rewritten, updated_at = EXCLUDED.updated_at
+           WHERE EXCLUDED.at_ms >= session_turn.at_ms
+       )
+       SELECT n, at_ms, ttl_ms, rewritten FROM prev`,
+      [tenant, session, Math.round(turn.n), Math.round(turn.at), Math.round(turn.ttlMs), this.cutoff(), new Date(this.now())],
+    );
+    return rows[0] ? turnOf(rows[0]) : null;
   }
 
   /** A conversation's last turn record; look-ups asked together share one statement. */

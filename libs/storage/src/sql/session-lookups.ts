@@ -57,7 +57,7 @@ export async function loadTurns(sql: SqlQueryable, asks: readonly TurnAsk[]): Pr
   return out;
 }
 
-function turnOf(r: Row): TurnRecord {
+export function turnOf(r: Row): TurnRecord {
   const rewritten = r.rewritten === null || r.rewritten === undefined ? undefined : col.str(r, 'rewritten');
   return {
     n: col.num(r, 'n'),
