@@ -131,7 +131,12 @@ export class HotDebt {
         await this.d.hot.markKept(tenant, [...cks]);
         this.kept.delete(tenant);
       }
-      for (const o of [...this.owed.values()]) await this.repayOne(o);
+      // By key, read again at each step: an entry repaid meanwhile by its session's request is gone,
+      // and repaying it again from an old copy would set the hot turn back.
+      for (const k of [...this.owed.keys()]) {
+        const o = this.owed.get(k);
+        if (o) await this.repayOne(o);
+      }
       if (this.away) this.d.log.info('hot store answering again; its copies repaired');
       this.away = false;
     } catch (err) {
