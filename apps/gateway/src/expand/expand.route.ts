@@ -1,5 +1,8 @@
 // GET /expand?id=HASH (or the whole marker): out-of-band recovery of a stashed original, scoped to the caller's tenant
-// and session through the ownership record written when that session stashed it.
+// and session through the ownership record written when that session stashed it. Without a tenant
+// key the session must be named by the client: an id of the derived shape (what a request naming
+// no session gets, sha256 of system head and first user text, computable offline from a guessable
+// first message) is refused — that session's own in-band expand is unaffected (docs/security.md).
 import { isStoreUnavailable } from '@context-guru/storage';
 import type { GatewayErrorCode } from '../error-codes';
 import type { GatewayContext } from '../gateway-context';
@@ -9,7 +12,8 @@ import { gatewayError } from '../proxy/gateway-errors';
 import { decodeFailure } from '../proxy/request-errors';
 import type { HotReply, HotRequest } from '../proxy/hot-http';
 import { expandIdOf } from './expand-calls';
-import { SESSION_HEADER, sessionIdBase } from '../wire/session-key';
+import { findTenantKey } from '../tenancy/tenant-key';
+import { isDerivedSessionBase, SESSION_HEADER, sessionIdBase } from '../wire/session-key';
 
 const ID_RE = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -34,6 +38,11 @@ export function expandHandler(gw: GatewayContext) {
     }
     const base = sessionIdBase(headerValue(req.headers, SESSION_HEADER) ?? req.query?.session ?? '');
     if (!base) return notFound('expired, unknown, or not owned by this session');
+    if (isDerivedSessionBase(base) && findTenantKey(req.headers).kind !== 'key') {
+      return notFound(
+        'a session id derived from its content reads no original without a tenant key: name the session (x-context-guru-session)',
+      );
+    }
     const session = `${tenant.id}:${base}`;
     try {
       if (!(await gw.store.owns(tenant.id, session, id))) return notFound('expired, unknown, or not owned by this session');

@@ -33,6 +33,14 @@ export function derivedSessionBase(view: Pick<WireView, 'systemHead' | 'firstUse
 }
 
 /**
+ * A session base of the derived shape (16 lowercase hex). An explicit id of that shape cannot be
+ * told from a derived one, so it is treated alike where that matters (GET /expand without a key).
+ */
+export function isDerivedSessionBase(base: string): boolean {
+  return /^[0-9a-f]{16}$/.test(base);
+}
+
+/**
  * The Responses API's own session names, in order: `prompt_cache_key` (Codex sends its session id
  * there), the `session_id` / `session-id` / `conversation_id` headers, then the `conversation` (an id or {id}).
  */
