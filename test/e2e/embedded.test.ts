@@ -28,7 +28,15 @@ describe('the embedded process', () => {
   beforeAll(async () => {
     dataDir = mkdtempSync(path.join(tmpdir(), 'cg-embedded-'));
     app = await startEmbedded(
-      parseEnv({ PORT: '0', ADMIN_PORT: '0', DATA_DIR: dataDir, ADMIN_TOKEN: TOKEN, PRESET: 'agent', LOG_LEVEL: 'error' }),
+      parseEnv({
+        PORT: '0',
+        ADMIN_PORT: '0',
+        DATA_DIR: dataDir,
+        ADMIN_TOKEN: TOKEN,
+        PRESET: 'agent',
+        LOG_LEVEL: 'error',
+        COMPACT_PRESET_OVERRIDE: 'true',
+      }),
     );
     app.bus.subscribe((g) => heard.push(g));
   });

@@ -11,7 +11,7 @@ let gateway: GatewayHarness;
 
 beforeAll(async () => {
   upstream = await startFakeUpstream(jsonScript({ expand: false }));
-  gateway = await startGateway(upstream.url, { PRESET: 'agent', BODY_LIMIT_BYTES: '200000' });
+  gateway = await startGateway(upstream.url, { PRESET: 'agent', BODY_LIMIT_BYTES: '200000', COMPACT_PRESET_OVERRIDE: 'true' });
 });
 afterAll(async () => {
   await gateway.close();

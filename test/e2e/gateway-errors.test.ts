@@ -64,6 +64,7 @@ describe('gateway error codes', () => {
       PRESET: 'agent',
       BODY_LIMIT_BYTES: '4096',
       BODY_READ_TIMEOUT_MS: '300',
+      COMPACT_PRESET_OVERRIDE: 'true',
       UPSTREAM_HEADER_TIMEOUT_MS: '500',
       UPSTREAM_IDLE_TIMEOUT_MS: '300',
       REDIS_URL: `redis://127.0.0.1:${redisCut.port}`,
@@ -73,7 +74,7 @@ describe('gateway error codes', () => {
     // Nothing listens upstream, and the stash store breaks with a message that merely sounds like Redis.
     const broken: HotStore = new MemoryHotStore();
     broken.owns = () => Promise.reject(new Error('Redis connection lost (a plain Error: no code)'));
-    lonely = await startGateway(`http://127.0.0.1:${await freePort()}`, { PRESET: 'agent' }, { store: broken });
+    lonely = await startGateway(`http://127.0.0.1:${await freePort()}`, { PRESET: 'agent', COMPACT_PER_MINUTE: '1' }, { store: broken });
   });
   afterAll(async () => {
     for (const g of [main, keyed, lonely]) await g?.close();
@@ -151,6 +152,10 @@ describe('gateway error codes', () => {
   it('/compact, /expand and /stats', async () => {
     await call(main, '/compact?cache=sometimes', { method: 'POST', body: chat('m') });
     await call(main, '/compact?preset=thrifty', { method: 'POST', body: chat('m') });
+    // No override allowed there, and one /compact a minute: the second is refused.
+    await call(lonely, '/compact?preset=agent', { method: 'POST', body: chat('m') });
+    await call(lonely, '/compact', { method: 'POST', body: chat('m') });
+    await call(lonely, '/compact', { method: 'POST', body: chat('m') });
     await call(main, '/expand?id=not%20a%20hash');
     await call(main, '/expand?id=0123456789abcdef&session=s1');
     await call(main, '/stats?tenant=someone-else');
@@ -161,6 +166,8 @@ describe('gateway error codes', () => {
     for (const code of [
       'invalid_query',
       'invalid_preset',
+      'compact_preset_forbidden',
+      'compact_rate_limited',
       'expand_bad_id',
       'expand_not_found',
       'tenant_forbidden',

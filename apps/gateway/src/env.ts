@@ -51,6 +51,10 @@ export interface Env {
   upstreamIdleTimeoutMs: number;
   upstreamConnectTimeoutMs: number;
   maxExpandRounds: number;
+  /** COMPACT_PER_MINUTE: /compact calls per tenant per minute (a token bucket; 429 past it). */
+  compactPerMinute: number;
+  /** COMPACT_PRESET_OVERRIDE=true: /compact honours `?preset=`; otherwise it is refused (403). */
+  compactPresetOverride: boolean;
   /** EXPAND_CALLS_PER_ROUND / EXPAND_BYTES_PER_ANSWER: what a model's expand calls may add to a continuation. */
   expandLimits: ExpandLimits;
   /** Memory the turn cache may hold (previous turns' decoded views and outputs), in MiB. */
@@ -105,6 +109,8 @@ export function parseEnv(src: Source = process.env): Env {
     upstreamIdleTimeoutMs: int('UPSTREAM_IDLE_TIMEOUT_MS', 120_000, 1),
     upstreamConnectTimeoutMs: int('UPSTREAM_CONNECT_TIMEOUT_MS', 10_000, 1),
     maxExpandRounds: int('MAX_EXPAND_ROUNDS', 3, 0, 10),
+    compactPerMinute: int('COMPACT_PER_MINUTE', 120, 1, 1_000_000),
+    compactPresetOverride: oneOf('COMPACT_PRESET_OVERRIDE', ['true', 'false'] as const, 'false') === 'true',
     expandLimits: {
       callsPerRound: int('EXPAND_CALLS_PER_ROUND', DEFAULT_EXPAND_LIMITS.callsPerRound, 1, 1000),
       bytesPerAnswer: int('EXPAND_BYTES_PER_ANSWER', DEFAULT_EXPAND_LIMITS.bytesPerAnswer, 1024),

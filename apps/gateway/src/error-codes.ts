@@ -21,6 +21,10 @@ export const GATEWAY_ERRORS = {
       '/metrics: OPS_TOKEN is set and the request does not present it as `Authorization: Bearer <token>`, or it is unset and the gateway listens beyond loopback',
   },
   tenant_forbidden: { status: 403, meaning: "/stats: a tenant key asked for another tenant's figures" },
+  compact_preset_forbidden: {
+    status: 403,
+    meaning: '/compact: `preset` was given but COMPACT_PRESET_OVERRIDE is not true (the operator runs the pipeline)',
+  },
   expand_not_found: { status: 404, meaning: '/expand: expired, unknown, or not stashed by this session' },
   request_timeout: {
     status: 408,
@@ -37,6 +41,10 @@ export const GATEWAY_ERRORS = {
       'the body is over BODY_LIMIT_BYTES (one declared over it is answered before it is read, then drained up to BODY_DISCARD_BYTES)',
   },
   unsupported_media_type: { status: 415, meaning: 'a declared content type other than JSON (none declared is accepted)' },
+  compact_rate_limited: {
+    status: 429,
+    meaning: "/compact: the tenant's COMPACT_PER_MINUTE calls are used up (Retry-After gives the seconds until the next)",
+  },
   internal_error: {
     status: 500,
     meaning: 'an unexpected failure before forwarding (logged); after decoding the gateway fails open instead',

@@ -40,7 +40,7 @@ export async function createGatewayServer(gw: GatewayContext): Promise<NestFasti
         dialect: 'responses' as const,
         handler: openaiPassthroughHandler(gw),
       })),
-      { method: 'POST', path: '/compact', dialect: 'openai', handler: compactHandler(gw) },
+      { method: 'POST', path: '/compact', dialect: 'openai', handler: compactHandler(gw), lazyBody: true },
       { method: 'GET', path: '/expand', dialect: 'openai', handler: expandHandler(gw) },
     ],
     { limit: gw.env.bodyLimitBytes, timeoutMs: gw.env.bodyReadTimeoutMs, discardBytes: gw.env.bodyDiscardBytes },

@@ -1,5 +1,7 @@
 // POST /compact: the pipeline alone, no upstream. Returns the body that would be forwarded, so
-// operators can replay captured traffic and see exactly what a preset does.
+// operators can replay captured traffic and see exactly what a preset does. It stores originals
+// without a provider call, so each tenant has COMPACT_PER_MINUTE of them, checked before the body
+// is read; `?preset=` runs another pipeline than the operator's, so only COMPACT_PRESET_OVERRIDE allows it.
 import { ConfigError } from '@context-guru/components';
 import type { CacheMode } from '../env';
 import type { GatewayContext } from '../gateway-context';
@@ -14,6 +16,7 @@ import { decodeFailure } from './request-errors';
 import type { HotReply, HotRequest } from './hot-http';
 import { meterModelSources, type ModelCall } from '../observability/model-meter';
 import { recordRequest } from '../observability/metrics-record';
+import { RateLimit } from '../rate-limit';
 
 interface CompactQuery {
   provider?: string;
@@ -22,6 +25,7 @@ interface CompactQuery {
 }
 
 export function compactHandler(gw: GatewayContext) {
+  const limit = new RateLimit(gw.env.compactPerMinute);
   return async (req: HotRequest, reply: HotReply): Promise<HotReply> => {
     const q: CompactQuery = req.query;
     const dialect: Dialect = q.provider === 'anthropic' || q.provider === 'responses' ? q.provider : 'openai';
@@ -34,6 +38,10 @@ export function compactHandler(gw: GatewayContext) {
     let pipeline;
     try {
       tenant = gw.tenants.resolve(req.headers);
+      if (q.preset && !gw.env.compactPresetOverride) {
+        const e = gatewayError(dialect, 'compact_preset_forbidden', 'preset overrides are off here (COMPACT_PRESET_OVERRIDE)');
+        return reply.code(e.status).header('content-type', 'application/json').send(e.body);
+      }
       pipeline = q.preset ? presetPipeline(tenant, q.preset).pipeline : tenant.built.pipeline;
     } catch (err) {
       if (err instanceof ConfigError && err.code === 'unknown_preset') {
@@ -43,13 +51,20 @@ export function compactHandler(gw: GatewayContext) {
       decodeFailure(reply, dialect, err);
       return reply;
     }
+    const wait = limit.take(tenant.id);
+    if (wait > 0) {
+      const e = gatewayError(dialect, 'compact_rate_limited', `at most ${limit.perMinute} /compact calls a minute; retry in ${wait} s`);
+      return reply.code(e.status).header('content-type', 'application/json').header('retry-after', String(wait)).send(e.body);
+    }
+    // Read (and checked) only now; a refusal propagates to the server, which answers it.
+    const body = await req.readBody();
     const started = performance.now();
     try {
       const modelCalls: ModelCall[] = [];
       const prepared = await prepareRequest(prepareDeps(gw), {
         route: 'compact',
         dialect,
-        raw: req.body.toString('utf8'),
+        raw: body.toString('utf8'),
         tenant,
         pipeline,
         cacheMode: cache as CacheMode,
