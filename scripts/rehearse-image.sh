@@ -37,7 +37,7 @@ base=(env -i PATH="$PATH" NODE_ENV=production HOST=127.0.0.1 DATA_DIR="$W/data" 
 free() { node -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})"; }
 gp=$(free); ap=$(free)
 "${base[@]}" PORT="$gp" node apps/gateway/dist/main.js >"$W/gateway.log" 2>&1 & gw=$!
-"${base[@]}" ADMIN_PORT="$ap" ADMIN_TOKEN=rehearsal node apps/admin/dist/main.js >"$W/admin.log" 2>&1 & ad=$!
+"${base[@]}" ADMIN_PORT="$ap" ADMIN_TOKEN=rehearsal-admin-token-0123456789 node apps/admin/dist/main.js >"$W/admin.log" 2>&1 & ad=$!
 ready() { curl -sf "http://127.0.0.1:$1/readyz" >/dev/null; }
 for _ in $(seq 1 150); do ready "$gp" && ready "$ap" && break; sleep 0.3; done
 echo "gateway /readyz: $(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$gp/readyz")"

@@ -11,7 +11,7 @@ import { agentSteps, openaiTurn } from '../support/transcripts';
 
 jest.setTimeout(120_000);
 
-const TOKEN = 'embedded-control-token';
+const TOKEN = 'embedded-control-token-0123456789';
 const ROOT = path.join(__dirname, '../..');
 const run = promisify(execFile);
 const MARKER = /<<cg:([0-9a-f]{16})>>/;

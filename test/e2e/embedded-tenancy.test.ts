@@ -6,7 +6,7 @@ import { agentSteps, openaiTurn } from '../support/transcripts';
 
 jest.setTimeout(60_000);
 
-const TOKEN = 'embedded-tenancy-token';
+const TOKEN = 'embedded-tenancy-token-0123456789';
 const MARKER = /<<cg:[0-9a-f]{16}>>/;
 const raw = JSON.stringify(openaiTurn(agentSteps(10, 6), 10));
 

@@ -10,7 +10,7 @@ import { agentSteps, openaiTurn } from '../support/transcripts';
 
 jest.setTimeout(60_000);
 
-const TOKEN = 'embedded-test-token';
+const TOKEN = 'embedded-test-token-0123456789';
 
 describe('the embedded process', () => {
   let app: Embedded;

@@ -26,7 +26,7 @@ const CASES: Array<[EnvErrorCode, string, string, string | RegExp]> = [
     'families: [{ family: x, match: [x], input: -1, output: 1 }]',
     /^PRICE_TABLE: \/families\/0\/input: .+; expected families: \[\{family, match: \[model id prefix, …\], input, output, cache_write\?, cache_read\?\}\]/,
   ],
-  ['weak_secret', 'OPS_TOKEN', 'hunter2', 'OPS_TOKEN (7 characters): expected at least 24 characters'],
+  ['weak_secret', 'OPS_TOKEN', 'hunter2', 'OPS_TOKEN (7 characters, 7 different): expected at least 24 characters, 8 of them different'],
 ];
 
 const problemsOf = (env: Record<string, string>) => problemsOfParser(parseEnv, env);

@@ -1,6 +1,6 @@
 // The standalone admin's environment, parsed once; every bad value is reported together, with the
 // gateway's environment codes and readers (the admin already depends on the gateway, never the reverse).
-import { EnvError, envReaders, type EnvProblem, type UrlKind } from '@context-guru/gateway';
+import { DEFAULT_AUTH_FAILURES_PER_MINUTE, EnvError, envReaders, type EnvProblem, type UrlKind } from '@context-guru/gateway';
 
 export interface AdminEnv {
   adminPort: number;
@@ -10,6 +10,8 @@ export interface AdminEnv {
   redisPrefix?: string;
   dataDir: string;
   adminToken?: string;
+  /** ADMIN_AUTH_FAILURES_PER_MINUTE: failed authentications per address per minute before it is throttled. */
+  authFailuresPerMinute: number;
   bodyLimitBytes: number;
   /** MIGRATE_ON_BOOT (true): false when a separate runner migrates (the Helm Job); /readyz waits for it. */
   migrateOnBoot: boolean;
@@ -26,7 +28,7 @@ const REDIS_URL: UrlKind = { protocols: ['redis:', 'rediss:'], expected: 'a redi
 /** Throws the gateway's EnvError (codes from its ENV_ERRORS table) listing every bad value. */
 export function parseAdminEnv(src: Record<string, string | undefined> = process.env): AdminEnv {
   const problems: EnvProblem[] = [];
-  const { int, oneOf, url } = envReaders(src, problems);
+  const { int, oneOf, url, secret } = envReaders(src, problems);
   const env: AdminEnv = {
     adminPort: int('ADMIN_PORT', 4001, 0, 65535),
     host: src.HOST || '127.0.0.1',
@@ -34,7 +36,8 @@ export function parseAdminEnv(src: Record<string, string | undefined> = process.
     redisUrl: url('REDIS_URL', undefined, REDIS_URL),
     redisPrefix: src.REDIS_PREFIX || undefined,
     dataDir: src.DATA_DIR || './data',
-    adminToken: src.ADMIN_TOKEN || undefined,
+    adminToken: secret('ADMIN_TOKEN', int('ADMIN_TOKEN_MIN_LENGTH', 24, 16, 1024)),
+    authFailuresPerMinute: int('ADMIN_AUTH_FAILURES_PER_MINUTE', DEFAULT_AUTH_FAILURES_PER_MINUTE, 1, 100_000),
     bodyLimitBytes: int('ADMIN_BODY_LIMIT_BYTES', 8 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     migrateOnBoot: oneOf('MIGRATE_ON_BOOT', ['true', 'false'] as const, 'true') === 'true',
     hotStore: oneOf('HOT_STORE', ['memory', 'redis'] as const, undefined),

@@ -35,6 +35,8 @@ export interface AdminDeps {
   notifier?: GenerationNotifier;
   /** The bootstrap credential; acts as `admin`. */
   adminToken?: string;
+  /** Failed authentications per client address per minute before it is throttled (default 20). */
+  authFailuresPerMinute?: number;
   /** Ops expands an actor may do per minute (default 30). */
   opsExpandPerMinute?: number;
   /** Largest accepted body (default 8 MiB). */

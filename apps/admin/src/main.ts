@@ -32,6 +32,7 @@ async function main(): Promise<void> {
     store: stores.hot,
     notifier: publisher,
     adminToken: env.adminToken,
+    authFailuresPerMinute: env.authFailuresPerMinute,
     bodyLimitBytes: env.bodyLimitBytes,
     schema: () => stores.schema(),
     log,

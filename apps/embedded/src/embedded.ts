@@ -64,6 +64,7 @@ export async function startEmbedded(env: Env): Promise<Embedded> {
       store: gw.store,
       notifier,
       adminToken,
+      authFailuresPerMinute: env.adminAuthFailuresPerMinute,
       schema: () => gw.schema(),
       log: gw.log,
       gatewayStats: statsSource(gw),

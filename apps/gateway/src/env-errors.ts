@@ -28,7 +28,7 @@ export const ENV_ERRORS = {
   },
   weak_secret: {
     meaning:
-      'a token the process compares callers against (OPS_TOKEN) is shorter than its minimum; the message gives its length, never its value',
+      'a token the process compares callers against (OPS_TOKEN, ADMIN_TOKEN) is shorter than its minimum (ADMIN_TOKEN_MIN_LENGTH for ADMIN_TOKEN) or has fewer than 8 different characters; the message gives its length, never its value',
   },
 } as const;
 

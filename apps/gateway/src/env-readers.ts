@@ -9,6 +9,9 @@ import { envProblem, type EnvProblem } from './env-errors';
 
 type Source = Record<string, string | undefined>;
 
+/** Different characters a secret must have besides its length. */
+const SECRET_DISTINCT_CHARS = 8;
+
 /** What a URL variable accepts beyond parsing: its schemes (`http:`) and how the message says so. */
 export interface UrlKind {
   protocols: readonly string[];
@@ -57,12 +60,14 @@ export function envReaders(src: Source, problems: EnvProblem[]): EnvReaders {
   };
   const secret = (key: string, minLength: number): string | undefined => {
     const v = text(key);
-    if (v === undefined || v.length >= minLength) return v;
+    // Long but made of few characters (`aaaa…`, `1212…`) is no harder to guess than short.
+    const distinct = v === undefined ? 0 : new Set(v).size;
+    if (v === undefined || (v.length >= minLength && distinct >= SECRET_DISTINCT_CHARS)) return v;
     // The value is a secret: the message says how long it was, never what it was.
     problems.push({
       code: 'weak_secret',
       variable: key,
-      message: `${key} (${v.length} characters): expected at least ${minLength} characters`,
+      message: `${key} (${v.length} characters, ${distinct} different): expected at least ${minLength} characters, ${SECRET_DISTINCT_CHARS} of them different`,
     });
     return undefined;
   };

@@ -2,6 +2,7 @@
 // (env-errors.ts), so an operator fixes a deployment in one pass instead of one crash at a time.
 import { EnvError, type EnvProblem } from './env-errors';
 import { envReaders, HTTP_URL } from './env-readers';
+import { DEFAULT_AUTH_FAILURES_PER_MINUTE } from './rate-limit';
 import { DEFAULT_EXPAND_LIMITS, type ExpandLimits } from './expand/continuation';
 import { UPSTREAM_CONNECTIONS } from './proxy/upstream.client';
 import { readModelEnv, type ModelEnv } from './model/model-env';
@@ -31,6 +32,8 @@ export interface Env {
   redisPrefix: string | undefined;
   dataDir: string;
   adminToken: string | undefined;
+  /** ADMIN_AUTH_FAILURES_PER_MINUTE: the embedded admin's failed authentications per address per minute. */
+  adminAuthFailuresPerMinute: number;
   /**
    * OPS_TOKEN: the bearer token of /metrics and /readyz's detail (tenant ids, pipelines). Unset:
    * those are open only while the gateway listens on loopback (the laptop default), else refused.
@@ -95,7 +98,8 @@ export function parseEnv(src: Source = process.env): Env {
     migrateOnBoot: oneOf('MIGRATE_ON_BOOT', ['true', 'false'] as const, 'true') === 'true',
     redisPrefix: src.REDIS_PREFIX || undefined,
     dataDir: src.DATA_DIR || './data',
-    adminToken: src.ADMIN_TOKEN || undefined,
+    adminToken: secret('ADMIN_TOKEN', int('ADMIN_TOKEN_MIN_LENGTH', 24, 16, 1024)),
+    adminAuthFailuresPerMinute: int('ADMIN_AUTH_FAILURES_PER_MINUTE', DEFAULT_AUTH_FAILURES_PER_MINUTE, 1, 100_000),
     opsToken: secret('OPS_TOKEN', 24),
     logLevel: oneOf('LOG_LEVEL', ['debug', 'info', 'warn', 'error'] as const, 'info'),
     cacheMode: oneOf('CACHE_MODE', ['auto', 'on', 'off'] as const, 'auto'),

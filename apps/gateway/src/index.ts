@@ -3,6 +3,7 @@
 export { parseEnv, type Env } from './env';
 export { EnvError, type EnvProblem } from './env-errors';
 export { envReaders, type UrlKind } from './env-readers';
+export { DEFAULT_AUTH_FAILURES_PER_MINUTE, RateLimit } from './rate-limit';
 export { createGatewayContext, type GatewayContext, type ContextOverrides } from './gateway-context';
 export { createGatewayServer, listenGateway } from './server';
 export { createLogger, type Logger } from './observability/logger';

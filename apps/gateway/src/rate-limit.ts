@@ -5,6 +5,9 @@
 
 const PRUNE_ABOVE = 10_000;
 
+/** Failed admin authentications per address per minute before it is throttled (ADMIN_AUTH_FAILURES_PER_MINUTE). */
+export const DEFAULT_AUTH_FAILURES_PER_MINUTE = 20;
+
 interface Bucket {
   tokens: number;
   at: number;

@@ -105,7 +105,7 @@ describe('admin auth, roles and errors', () => {
     expect((await h.call('GET', '/v1/tenants', { token: r.json.key })).status).toBe(200);
     expect((await h.call('DELETE', `/v1/admin-keys/${r.json.id}`)).json.revoked).toBe(true);
     const after = await h.call('GET', '/v1/tenants', { token: r.json.key });
-    expect(after).toEqual({ status: 401, json: { error: { code: 'unauthorized', message: 'this admin key was revoked' } } });
+    expect(after).toEqual({ status: 401, json: { error: { code: 'unauthorized', message: 'invalid admin credential' } } });
     const stored = await h.sql.query('SELECT key_hash, prefix FROM api_keys WHERE id = $1', [r.json.id]);
     expect(stored[0]!.key_hash).toMatch(/^[0-9a-f]{64}$/);
     expect(JSON.stringify(stored)).not.toContain(r.json.key);
@@ -137,7 +137,7 @@ describe('admin auth, roles and errors', () => {
         }),
       );
     // No stash store configured: ops expand cannot answer. A broken schema: an unexpected failure.
-    const bare = await startAdmin({ store: undefined });
+    const bare = await startAdmin({ store: undefined, authFailuresPerMinute: 1 });
     try {
       await bare.call('POST', '/v1/tenants', { body: { id: 'acme', name: 'Acme' } });
       record(await bare.call('POST', '/v1/ops/expand', { body: { tenant: 'acme', id: '0123456789abcdef', reason: 'ticket 2' } }));
@@ -145,6 +145,9 @@ describe('admin auth, roles and errors', () => {
       record(await bare.call('GET', '/v1/stats'));
       await bare.sql.query('DROP TABLE api_keys CASCADE');
       record(await bare.call('GET', '/v1/whoami', { token: 'cg_adm_' + 'y'.repeat(32) }));
+      // One failed attempt a minute from this address: the second is throttled.
+      record(await bare.call('GET', '/v1/tenants', { token: 'wrong-token-value-0123456789' }));
+      record(await bare.call('GET', '/v1/tenants', { token: 'wrong-token-value-0123456789' }));
     } finally {
       await bare.close();
     }

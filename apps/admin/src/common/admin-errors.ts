@@ -8,7 +8,8 @@ export const ADMIN_ERRORS = {
   },
   unauthorized: {
     status: 401,
-    meaning: 'no bearer token, or one that is neither ADMIN_TOKEN nor a live admin key (revoked keys included)',
+    meaning:
+      'no bearer token, or one that is neither ADMIN_TOKEN nor a live admin key: unknown, revoked and wrong credentials get the one message',
   },
   forbidden: { status: 403, meaning: "the key's role does not allow this route" },
   not_found: { status: 404, meaning: 'no such route, tenant, key, version, filter set or stashed original (for this tenant)' },
@@ -20,6 +21,10 @@ export const ADMIN_ERRORS = {
     meaning: 'a filter set that does not load (DSL error or failing inline test); the message names the line; nothing is stored',
   },
   rate_limited: { status: 429, meaning: 'too many ops expands by this actor in the last minute' },
+  auth_throttled: {
+    status: 429,
+    meaning: 'ADMIN_AUTH_FAILURES_PER_MINUTE failed attempts from this address: every attempt waits (the message gives the seconds)',
+  },
   stats_unavailable: {
     status: 501,
     meaning:
