@@ -9,6 +9,7 @@ import { StatsRollup } from '../apps/gateway/src/observability/stats';
 import type { Bill } from '../test/support/prompt-cache';
 import { agentSteps, anthropicTurn, openaiTurn, type AgentStep } from '../test/support/transcripts';
 import { table } from './bench-util';
+import { toResponsesBody } from './responses-body';
 import { runRealBilling } from './billing-real';
 import { addBill, PAUSE_MS, replaySession, SCHEDULES, STEP_MS, zeroBill, type SessionSpec, type Variant } from './billing-replay';
 import { anthropicTrajectoryBody, markNewestBlock, nextRound, openaiTrajectoryBody, trajectories, type Trajectory } from './trajectories';
@@ -38,7 +39,12 @@ export function generatedSession(seed: number, turns: number): SessionSpec {
   return {
     name: `seed-${seed}x${turns}`,
     turns,
-    body: (dialect, t) => (dialect === 'anthropic' ? anthropicClientBody(steps, t) : (openaiTurn(steps, t) as Json)),
+    body: (dialect, t) =>
+      dialect === 'anthropic'
+        ? anthropicClientBody(steps, t)
+        : dialect === 'responses'
+          ? toResponsesBody(openaiTurn(steps, t))
+          : (openaiTurn(steps, t) as Json),
     output: (t) => {
       const next = steps[t];
       return next ? countTokens(JSON.stringify({ name: next.tool, input: next.args })) : 40;
@@ -51,7 +57,12 @@ export function trajectorySession(tr: Trajectory): SessionSpec {
   return {
     name: tr.name,
     turns: tr.rounds.length,
-    body: (dialect, t) => (dialect === 'anthropic' ? anthropicTrajectoryBody(tr, t) : openaiTrajectoryBody(tr, t)),
+    body: (dialect, t) =>
+      dialect === 'anthropic'
+        ? anthropicTrajectoryBody(tr, t)
+        : dialect === 'responses'
+          ? toResponsesBody(openaiTrajectoryBody(tr, t))
+          : openaiTrajectoryBody(tr, t),
     output: (t) => {
       const next = nextRound(tr, t);
       return next ? countTokens(next.preamble + JSON.stringify(next.calls.map((c) => ({ name: c.tool, input: c.args })))) : 40;
@@ -99,7 +110,7 @@ async function runGeneratedBilling(): Promise<string> {
   const sessions = billingSessions();
   const worst: string[] = [];
   for (const v of VARIANTS) {
-    for (const dialect of ['anthropic', 'openai'] as const) {
+    for (const dialect of ['anthropic', 'openai', 'responses'] as const) {
       for (const schedule of SCHEDULES) {
         const w: Bill = zeroBill();
         const wo: Bill = zeroBill();

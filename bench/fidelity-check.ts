@@ -54,8 +54,9 @@ export class FidelityCheck {
       this.invalid++;
       this.firstInvalid ??= problems[0];
     }
-    // Messages only: the injected expand tool's description names `<<cg:HASH>>` as a pattern.
-    const sentText = textOf(sent.messages).join('\n');
+    // Messages (Responses: input items) only: the injected expand tool's description names `<<cg:HASH>>` as a pattern.
+    const list = this.dialect === 'responses' ? 'input' : 'messages';
+    const sentText = textOf(sent[list]).join('\n');
     const originals: string[] = [];
     for (const id of markerIds(sentText)) {
       this.markerIds.add(id);
@@ -64,7 +65,7 @@ export class FidelityCheck {
       else originals.push(fold(original));
     }
     if (!this.needles.length) return;
-    const clientText = fold(textOf(client.messages).join('\n'));
+    const clientText = fold(textOf(client[list]).join('\n'));
     const visible = fold(sentText);
     for (const needle of this.needles.map(fold)) {
       if (!clientText.includes(needle)) continue;

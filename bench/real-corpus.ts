@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { countTokens, type Dialect } from '@context-guru/components';
 import type { SessionSpec } from './billing-replay';
+import { toResponsesBody } from './responses-body';
 
 type Json = Record<string, unknown>;
 
@@ -38,7 +39,7 @@ export interface RealSession {
   finalQuestion: string;
   needles: RealNeedle[];
   stats: { requests: number; toolCalls: number; toolOutputChars: number };
-  formats: Record<Dialect, DialectSession>;
+  formats: Record<Exclude<Dialect, 'responses'>, DialectSession>;
 }
 
 interface RealIndexEntry {
@@ -91,14 +92,14 @@ function withNewestBreakpoint(messages: Json[]): Json[] {
 }
 
 /** The client's request t (1-based) in one dialect: Anthropic as Claude Code marks it, OpenAI as sent. */
-export function realRequest(session: RealSession, dialect: Dialect, t: number): Json {
+export function realRequest(session: RealSession, dialect: Exclude<Dialect, 'responses'>, t: number): Json {
   const f = session.formats[dialect];
   const messages = f.messages.slice(0, f.requestEnds[t - 1]);
   return { ...f.base, messages: dialect === 'anthropic' ? withNewestBreakpoint(messages) : messages };
 }
 
 /** Tokens of the recorded answer to request t (the assistant message after it); 40 past the end. */
-function answerTokens(session: RealSession, dialect: Dialect, t: number): number {
+function answerTokens(session: RealSession, dialect: Exclude<Dialect, 'responses'>, t: number): number {
   const f = session.formats[dialect];
   const next = f.messages[f.requestEnds[t - 1] ?? f.messages.length];
   if (!next || next.role !== 'assistant') return 40;
@@ -109,7 +110,8 @@ function realSessionSpec(session: RealSession): SessionSpec {
   return {
     name: session.id,
     turns: session.stats.requests,
-    body: (dialect, t) => realRequest(session, dialect, t),
+    // A Responses session is the OpenAI one as a Codex-like client sends it (bench/responses-body.ts).
+    body: (dialect, t) => (dialect === 'responses' ? toResponsesBody(realRequest(session, 'openai', t)) : realRequest(session, dialect, t)),
     output: (t) => answerTokens(session, 'openai', t),
     needles: session.needles.map((n) => n.text),
   };

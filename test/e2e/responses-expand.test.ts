@@ -10,6 +10,7 @@ import { startFakeUpstream, type FakeUpstream, type RecordedRequest, type Script
 import { startGateway, type GatewayHarness } from '../support/gateway-harness';
 import { callItem, reasoningItem, responseJson, responseSse, responsesTurn, textItem } from '../support/responses-fixtures';
 import { sha } from '../support/scripted-model';
+import { metricSum, scrape } from '../support/metrics-text';
 import { agentSteps } from '../support/transcripts';
 
 jest.setTimeout(60_000);
@@ -101,5 +102,19 @@ describe.each([false, true])('expand on /openai/v1/responses (stream %s)', (stre
       const indices = events.filter((e) => e.type === 'response.output_item.added').map((e) => e.output_index);
       expect(indices).toEqual([0, 1, 2]);
     }
+  });
+});
+
+describe('the Responses dialect in the metrics', () => {
+  it('upstream calls, billed usage by origin, money and saved tokens carry dialect="responses"', async () => {
+    // After the expand sessions above (jest runs describes in order).
+    const samples = await scrape(gateway.url);
+    const responses = { dialect: 'responses' };
+    expect(metricSum(samples, 'cg_upstream_responses_total', { ...responses, status: '2xx' })).toBeGreaterThan(0);
+    expect(metricSum(samples, 'cg_usage_tokens_total', { ...responses, origin: 'client', kind: 'cache_read' })).toBeGreaterThan(0);
+    expect(metricSum(samples, 'cg_usage_tokens_total', { ...responses, origin: 'expand', kind: 'fresh' })).toBeGreaterThan(0);
+    expect(metricSum(samples, 'cg_billed_usd_total', responses)).toBeGreaterThan(0);
+    expect(metricSum(samples, 'cg_saved_tokens_total', responses)).toBeGreaterThan(0);
+    expect(metricSum(samples, 'cg_upstream_responses_total', { dialect: 'openai' })).toBe(0);
   });
 });

@@ -95,7 +95,9 @@ export function promptSegments(dialect: Dialect, body: Json): Segment[] {
     if (typeof sys === 'string' && sys) out.push(segment('system', sys, dialect));
     else if (Array.isArray(sys)) for (const b of sys) out.push(segment('system', b, dialect));
   }
-  if (Array.isArray(body.messages)) for (const m of body.messages) out.push(segment('message', m, dialect));
+  if (dialect === 'responses' && typeof body.instructions === 'string') out.push(segment('system', body.instructions, dialect));
+  const list = dialect === 'responses' ? body.input : body.messages;
+  if (Array.isArray(list)) for (const m of list) out.push(segment('message', m, dialect));
   return out;
 }
 
@@ -198,7 +200,9 @@ export class PromptCacheSim {
 
 /** Canonical texts of a body's messages (breakpoints removed). */
 export function canonicalMessages(body: Json): string[] {
-  return Array.isArray(body.messages) ? body.messages.map(canonical) : [];
+  // A Responses body's `input` items are its messages.
+  const list = Array.isArray(body.messages) ? body.messages : body.input;
+  return Array.isArray(list) ? list.map(canonical) : [];
 }
 
 /**

@@ -6,6 +6,8 @@ import { ACME_FILTER_YAML, acmeBuildRequest } from '../../support/admin-fixtures
 import { startAdmin, type AdminHarness } from '../../support/admin-harness';
 import { REDIS_URL, scanKeys } from '../storage/redis-support';
 import { agentSteps, anthropicTurn, openaiTurn } from '../../support/transcripts';
+import { responsesTurn } from '../../support/responses-fixtures';
+import { validateProviderShape } from '../../../apps/gateway/src/wire/shape-validator';
 
 jest.setTimeout(60_000);
 
@@ -50,6 +52,20 @@ describe('admin dry-run', () => {
     expect(await trace()).toEqual(empty);
     const expand = await h.call('POST', '/v1/ops/expand', { body: { tenant: 'acme', id: r.json.markers[0].id, reason: 'dry-run check' } });
     expect(expand.status).toBe(404);
+  });
+
+  it('runs a Responses API request (provider: responses): tool outputs offloaded, every item kept, no trace', async () => {
+    const empty = await trace();
+    const sample = responsesTurn(agentSteps(12, 4), 12);
+    const r = await h.call('POST', '/v1/tenants/acme/dry-run', { body: { provider: 'responses', body: sample } });
+    expect(r.status).toBe(200);
+    expect(r.json.tokens.after).toBeLessThan(r.json.tokens.before);
+    expect(r.json.forwarded.input.length).toBe((sample.input as unknown[]).length);
+    expect(validateProviderShape('responses', r.json.forwarded)).toEqual([]);
+    expect(r.json.markers.length).toBeGreaterThan(0);
+    for (const item of sample.input as Array<{ type: string }>)
+      if (item.type === 'reasoning' || item.type === 'compaction') expect(r.json.forwarded.input).toContainEqual(item);
+    expect(await trace()).toEqual(empty);
   });
 
   it('runs a stored version or a candidate document; a bad candidate is a 422; a bad body a 400', async () => {

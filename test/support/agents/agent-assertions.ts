@@ -21,8 +21,15 @@ function transcriptBlocks(s: Scenario, role: 'assistant' | 'user'): Obj[] {
   return out;
 }
 
+/** Codex's `exec --json` events: each finished item (a command it ran, a message it wrote). */
+function codexItems(s: Scenario, type: string): Obj[] {
+  return s.run.events.flatMap((e) => (e.type === 'item.completed' && isObj(e.item) && e.item.type === type ? [e.item] : []));
+}
+
 /** Tool names the CLI executed, in order, from its stream-json transcript. */
 export function clientSteps(s: Scenario): string[] {
+  // Codex runs every action as a command: its shell tool is the one it executes.
+  if (s.kind === 'codex') return codexItems(s, 'command_execution').map(() => s.tools.shell);
   return transcriptBlocks(s, 'assistant')
     .filter((b) => b.type === 'tool_use')
     .map((b) => String(b.name));
@@ -34,7 +41,8 @@ export function clientSteps(s: Scenario): string[] {
  */
 export function finalVerdict(s: Scenario): string {
   const result = s.run.events.find((e) => e.type === 'result');
-  const text = result && typeof result.result === 'string' ? result.result : '';
+  const codexText = s.kind === 'codex' ? codexItems(s, 'agent_message').at(-1)?.text : undefined;
+  const text = typeof codexText === 'string' ? codexText : result && typeof result.result === 'string' ? result.result : '';
   const at = text.indexOf('VERDICT:');
   return at < 0 ? text : text.slice(at);
 }
@@ -71,7 +79,17 @@ export function clientOf(forwarded: RecordedRequest, client: RecordedRequest[]):
   return client.find((c) => c.method === 'POST' && resultKey(c) === key);
 }
 
-const messagesOf = (r: RecordedRequest): string[] => (Array.isArray(r.body.messages) ? r.body.messages.map(canonical) : []);
+const listOf = (r: RecordedRequest): unknown => (r.dialect === 'responses' ? r.body.input : r.body.messages);
+const messagesOf = (r: RecordedRequest): string[] => {
+  const list = listOf(r);
+  return Array.isArray(list) ? list.map(canonical) : [];
+};
+
+/** Every reasoning item a request carries, as its exact JSON (Responses: encrypted_content included). */
+export function reasoningItems(r: RecordedRequest): string[] {
+  const list = listOf(r);
+  return Array.isArray(list) ? list.filter((i) => isObj(i) && i.type === 'reasoning').map((i) => JSON.stringify(i)) : [];
+}
 const headOf = (r: RecordedRequest): string =>
   promptSegments(r.dialect, r.body)
     .filter((x) => x.kind !== 'message')

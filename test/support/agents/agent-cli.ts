@@ -12,7 +12,7 @@ import { FAKE_MODEL } from './agent-provider';
 const ROOT = join(__dirname, '..', '..', '..');
 const RUN_TIMEOUT_MS = 90_000;
 
-export type AgentKind = 'claude' | 'qwen';
+export type AgentKind = 'claude' | 'qwen' | 'codex';
 
 export interface AgentRunOptions {
   kind: AgentKind;
@@ -60,6 +60,8 @@ function claudeBinary(): string {
 }
 
 const QWEN_ENTRY = join(ROOT, 'node_modules', '@qwen-code', 'qwen-code', 'cli-entry.js');
+/** The launcher execs the native binary from the optional dependency @openai/codex-linux-x64. */
+const CODEX_ENTRY = join(ROOT, 'node_modules', '@openai', 'codex', 'bin', 'codex.js');
 
 /** A scratch root with the repo and the CLI's private dirs; the repo is the working directory. */
 export function scratchRun(): Scratch {
@@ -158,6 +160,49 @@ function qwenCommand(root: string, o: AgentRunOptions): { env: Record<string, st
   };
 }
 
+/** Codex reads its provider from $HOME/.codex/config.toml: the loopback base URL and the session header. */
+function codexCommand(root: string, o: AgentRunOptions): { env: Record<string, string>; argv: string[] } {
+  const config = [
+    `model = ${JSON.stringify(FAKE_MODEL)}`,
+    'model_provider = "cg"',
+    'check_for_update_on_startup = false',
+    '[analytics]',
+    'enabled = false',
+    // Plugins sync a curated catalog from GitHub and ChatGPT at startup (the egress trap saw them).
+    '[features]',
+    'plugins = false',
+    '[model_providers.cg]',
+    'name = "cg"',
+    `base_url = ${JSON.stringify(o.baseUrl)}`,
+    'wire_api = "responses"',
+    'env_key = "OPENAI_API_KEY"',
+    'request_max_retries = 0',
+    'stream_max_retries = 0',
+    `http_headers = { "x-context-guru-session" = ${JSON.stringify(o.session)} }`,
+    '',
+  ].join('\n');
+  mkdirSync(join(root, 'home', '.codex'));
+  writeFileSync(join(root, 'home', '.codex', 'config.toml'), config);
+  const env = { ...commonEnv(root, o), OPENAI_API_KEY: 'sk-e2e-dummy', CODEX_HOME: join(root, 'home', '.codex') };
+  return {
+    env,
+    argv: [
+      process.execPath,
+      CODEX_ENTRY,
+      'exec',
+      '--json',
+      '--dangerously-bypass-approvals-and-sandbox',
+      '--skip-git-repo-check',
+      o.prompt,
+    ],
+  };
+}
+
+function command(root: string, o: AgentRunOptions): { env: Record<string, string>; argv: string[] } {
+  if (o.kind === 'claude') return claudeCommand(root, o);
+  return o.kind === 'qwen' ? qwenCommand(root, o) : codexCommand(root, o);
+}
+
 function parseEvents(stdout: string): Record<string, unknown>[] {
   const out: Record<string, unknown>[] = [];
   for (const line of stdout.split('\n')) {
@@ -174,7 +219,7 @@ function parseEvents(stdout: string): Record<string, unknown>[] {
 /** Runs the CLI to completion (async: the gateway under test may live in this same process). */
 export async function runAgent(o: AgentRunOptions): Promise<AgentRun> {
   const { root, workdir } = o.scratch;
-  const { env, argv } = o.kind === 'claude' ? claudeCommand(root, o) : qwenCommand(root, o);
+  const { env, argv } = command(root, o);
   const assignments = Object.entries(env).map(([k, v]) => `${k}=${v}`);
   const child = spawn('/usr/bin/env', ['-i', ...assignments, ...argv], { cwd: workdir, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';

@@ -34,7 +34,13 @@ export function contentText(content: unknown): string {
   if (!Array.isArray(content)) return '';
   return content
     .filter(isObj)
-    .map((b) => (b.type === 'text' && typeof b.text === 'string' ? b.text : b.type === 'tool_result' ? contentText(b.content) : ''))
+    .map((b) =>
+      (b.type === 'text' || b.type === 'input_text' || b.type === 'output_text') && typeof b.text === 'string'
+        ? b.text
+        : b.type === 'tool_result'
+          ? contentText(b.content)
+          : '',
+    )
     .join('');
 }
 
@@ -95,7 +101,50 @@ function openAiRounds(messages: Obj[]): Round[] {
   return rounds;
 }
 
+/** Responses items: a run of call items is one round, each output answers its call (text of a string or its parts). */
+function responsesRounds(items: Obj[]): Round[] {
+  const rounds: Round[] = [];
+  let open: Round | null = null;
+  for (const item of items) {
+    if (item.type === 'function_call' || item.type === 'custom_tool_call') {
+      const call = {
+        id: String(item.call_id),
+        name: String(item.name),
+        args: parseArgs(item.type === 'function_call' ? item.arguments : { input: item.input }),
+      };
+      if (!open) rounds.push((open = { calls: [], results: new Map() }));
+      open.calls.push(call);
+    } else if (item.type === 'function_call_output' || item.type === 'custom_tool_call_output') {
+      const text = typeof item.output === 'string' ? item.output : contentText(item.output);
+      rounds.find((r) => r.calls.some((c) => c.id === item.call_id))?.results.set(String(item.call_id), text);
+      open = null;
+    } else if (item.type !== 'reasoning') open = null;
+  }
+  return rounds;
+}
+
+/** The Codex request: no chat messages, a list of items; the agent's system prompt is its first developer message. */
+function readResponses(req: RecordedRequest): Conversation {
+  const items = Array.isArray(req.body.input) ? req.body.input.filter(isObj) : [];
+  const messages = items.filter((i) => i.type === 'message' || (i.type === undefined && typeof i.role === 'string'));
+  const text = (roles: string[]) =>
+    messages
+      .filter((m) => roles.includes(String(m.role)))
+      .map((m) => contentText(m.content))
+      .join('\n');
+  const instructions = typeof req.body.instructions === 'string' ? `${req.body.instructions}\n` : '';
+  return {
+    dialect: req.dialect,
+    // Codex sends its environment context as a user message before the task: every user text counts.
+    firstUserText: text(['user']),
+    rounds: responsesRounds(items),
+    toolNames: toolNames(req.body),
+    systemText: instructions + text(['system', 'developer']),
+  };
+}
+
 export function readConversation(req: RecordedRequest): Conversation {
+  if (req.dialect === 'responses') return readResponses(req);
   const messages = Array.isArray(req.body.messages) ? req.body.messages.filter(isObj) : [];
   const firstUser = messages.find((m) => m.role === 'user');
   return {

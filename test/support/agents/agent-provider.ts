@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import { startFakeUpstream, type FakeUpstream, type RecordedRequest, type ScriptedReply } from '../fake-upstream';
 import { anthropicSse, openAiSse, SIGNATURE, type AnthropicBlock } from '../fake-upstream-sse';
+import { callItem, responseJson, responseSse, textItem } from '../responses-fixtures';
 import { readConversation } from './agent-conversation';
 import { decide, type AgentTools, type Decision, type ScriptOptions } from './coding-script';
 
@@ -34,7 +35,31 @@ function anthropicBlocks(d: Decision): AnthropicBlock[] {
   return blocks;
 }
 
+/**
+ * A Responses answer's items, as a reasoning model gives them: a reasoning item whose
+ * encrypted_content the client must send back byte-identical, the text, then the calls.
+ */
+function responsesItems(d: Decision, h: string): Array<Record<string, unknown>> {
+  const items: Array<Record<string, unknown>> = [];
+  if (d.thinking)
+    items.push({
+      type: 'reasoning',
+      id: `rs_${h}`,
+      summary: [{ type: 'summary_text', text: d.thinking }],
+      encrypted_content: encrypted(d.thinking),
+    });
+  if (d.text) items.push(textItem(`msg_${h}`, d.text));
+  d.calls.forEach((c, n) => items.push(callItem(`fc_${h}${n}`, c.id, c.name, JSON.stringify(c.args))));
+  return items;
+}
+
+/** Opaque to everyone but the provider: the gateway must forward it exactly as the client sends it. */
+function encrypted(thinking: string): string {
+  return `gAAAAAB${createHash('sha256').update(thinking).digest('base64')}${Buffer.from(thinking).toString('base64')}`;
+}
+
 function jsonReply(req: RecordedRequest, text: string): ScriptedReply {
+  if (req.dialect === 'responses') return { kind: 'json', body: responseJson('resp_side', [textItem('msg_side', text)]) };
   if (req.dialect === 'anthropic') {
     return {
       kind: 'json',
@@ -75,6 +100,7 @@ function messageId(dialect: RecordedRequest['dialect'], d: Decision): string {
 function reply(req: RecordedRequest, d: Decision): ScriptedReply {
   if (req.body.stream !== true) return jsonReply(req, d.text);
   const id = messageId(req.dialect, d);
+  if (req.dialect === 'responses') return { kind: 'sse', events: [responseSse(`resp_${id.slice(-24)}`, responsesItems(d, id.slice(-24)))] };
   if (req.dialect === 'anthropic') return { kind: 'sse', events: [anthropicSse(anthropicBlocks(d), { id })] };
   return { kind: 'sse', events: [openAiSse(d.text, d.calls, { id })] };
 }

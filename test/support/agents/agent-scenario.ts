@@ -7,7 +7,7 @@ import { startGateway, type GatewayHarness } from '../gateway-harness';
 import type { RecordedRequest } from '../fake-upstream';
 import { runAgent, scratchRun, type AgentKind, type AgentRun } from './agent-cli';
 import { startAgentProvider, type AgentProvider } from './agent-provider';
-import { CLAUDE_TOOLS, QWEN_TOOLS, type AgentTools } from './coding-script';
+import { CLAUDE_TOOLS, CODEX_TOOLS, QWEN_TOOLS, type AgentTools } from './coding-script';
 import { startEgressTrap } from './egress-trap';
 import { startRecordingTap } from './recording-tap';
 
@@ -37,7 +37,7 @@ export interface ScenarioOptions {
 const dialectPath = (kind: AgentKind) => (kind === 'claude' ? '/anthropic' : '/openai/v1');
 
 export async function runScenario(o: ScenarioOptions): Promise<Scenario> {
-  const tools = o.kind === 'claude' ? CLAUDE_TOOLS : QWEN_TOOLS;
+  const tools = o.kind === 'claude' ? CLAUDE_TOOLS : o.kind === 'qwen' ? QWEN_TOOLS : CODEX_TOOLS;
   const scratch = scratchRun();
   const trap = await startEgressTrap();
   const provider = await startAgentProvider({ tools, workdir: scratch.workdir, expandBeside: o.expandBeside }, TASK_HEAD);

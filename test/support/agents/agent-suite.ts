@@ -13,6 +13,7 @@ import {
   mainLoop,
   markedResults,
   prefixChanges,
+  reasoningItems,
   turnRequests,
   UNKNOWN_TOOL_MESSAGES,
   unknownToolRefusals,
@@ -36,7 +37,12 @@ function shapeProblems(s: Scenario): string[] {
   return forwarded.flatMap((r, i) => addedShapeViolations(r, clientOf(r, s.client)).map((v) => `request ${i}: ${v}`));
 }
 
-export function defineAgentSuite(kind: AgentKind): void {
+/** Which scenarios a CLI's suite runs: the expand-beside run needs the dialect's expand trail. */
+interface SuiteOptions {
+  beside: boolean;
+}
+
+export function defineAgentSuite(kind: AgentKind, o: SuiteOptions = { beside: true }): void {
   let direct: Scenario;
   let viaGateway: Scenario;
   let beside: Scenario;
@@ -44,7 +50,7 @@ export function defineAgentSuite(kind: AgentKind): void {
   beforeAll(async () => {
     direct = await runScenario({ kind, via: 'direct' });
     viaGateway = await runScenario({ kind, via: 'gateway' });
-    beside = await runScenario({ kind, via: 'gateway', expandBeside: true });
+    if (o.beside) beside = await runScenario({ kind, via: 'gateway', expandBeside: true });
   }, SCENARIO_TIMEOUT_MS);
   afterAll(async () => {
     await direct?.close();
@@ -103,6 +109,16 @@ export function defineAgentSuite(kind: AgentKind): void {
     it('stays on loopback: nothing reached the egress trap', () => {
       expect(viaGateway.egress).toEqual([]);
     });
+
+    if (kind === 'codex')
+      it('every reasoning item the CLI sent back (encrypted_content included) reached the provider byte-identical', () => {
+        const forwarded = turnRequests(mainLoop(viaGateway, viaGateway.provider.requests));
+        const echoed = forwarded.flatMap((r) => reasoningItems(clientOf(r, viaGateway.client)!).map((item) => ({ r, item })));
+        // Codex keeps every reasoning item of the run and sends them back on each later turn.
+        expect(echoed.length).toBeGreaterThanOrEqual(4);
+        for (const { r, item } of echoed) expect(r.raw).toContain(item);
+        for (const r of forwarded) expect(reasoningItems(r)).toEqual(reasoningItems(clientOf(r, viaGateway.client)!));
+      });
   });
 
   describe('expand through the gateway: invisible to the CLI, lossless for the model', () => {
@@ -111,6 +127,12 @@ export function defineAgentSuite(kind: AgentKind): void {
       expect(unknownToolRefusals(viaGateway)).toEqual([]);
       for (const re of UNKNOWN_TOOL_MESSAGES) expect(viaGateway.run.stdout + viaGateway.run.stderr).not.toMatch(re);
       expect(viaGateway.run.stdout).not.toContain(EXPAND_TOOL);
+      // A CLI that had been handed the call would send it back with its own refusal next turn.
+      const echoed = viaGateway.client
+        .filter((r) => r.method === 'POST')
+        .flatMap((r) => readConversation(r).rounds.flatMap((x) => x.calls));
+      expect(echoed.length).toBeGreaterThan(0);
+      expect(echoed.map((c) => c.name)).not.toContain(EXPAND_TOOL);
     });
 
     it('every marker the provider saw was redeemed once, with the byte-identical original', async () => {
@@ -160,6 +182,14 @@ export function defineAgentSuite(kind: AgentKind): void {
     });
   });
 
+  if (o.beside) defineBeside(() => beside);
+}
+
+function defineBeside(scenario: () => Scenario): void {
+  let beside: Scenario;
+  beforeAll(() => {
+    beside = scenario();
+  });
   describe("expand beside the CLI's own tool calls (parallel tool use, through the gateway)", () => {
     it('the model asked for an original in the same response as a call the CLI must run', () => {
       expect(beside.provider.decisions.some((d) => d.calls.length > 1 && d.calls.some((c) => c.name === EXPAND_TOOL))).toBe(true);

@@ -22,10 +22,36 @@ export interface AgentTools {
   edit: string;
   /** How the main loop's system prompt reads (sub-agents and side tasks have their own). */
   system: RegExp;
+  /** The arguments of each action, when the agent's tools are not file tools (Codex runs everything as a command). */
+  args?: ActionArgs;
 }
+
+interface ActionArgs {
+  shell(command: string, description: string): Record<string, unknown>;
+  read(file: string): Record<string, unknown>;
+  edit(file: string, from: string, to: string): Record<string, unknown>;
+}
+
+const FILE_TOOL_ARGS: ActionArgs = {
+  shell: (command, description) => ({ command, description }),
+  read: (file) => ({ file_path: file }),
+  edit: (file, from, to) => ({ file_path: file, old_string: from, new_string: to }),
+};
 
 export const CLAUDE_TOOLS: AgentTools = { shell: 'Bash', read: 'Read', edit: 'Edit', system: /You are a Claude agent/ };
 export const QWEN_TOOLS: AgentTools = { shell: 'run_shell_command', read: 'read_file', edit: 'edit', system: /^You are Qwen Code/ };
+export const CODEX_TOOLS: AgentTools = {
+  shell: 'exec_command',
+  read: 'exec_command',
+  edit: 'exec_command',
+  system: /^You are a coding agent running in the Codex CLI/,
+  args: {
+    shell: (cmd) => ({ cmd }),
+    read: (file) => ({ cmd: `cat ${file}` }),
+    // The planted bug is the one `xs.length - 1` in the file.
+    edit: (file) => ({ cmd: `sed -i 's/xs.length - 1/xs.length/' ${file}` }),
+  },
+};
 
 interface PlannedCall {
   id: string;
@@ -111,6 +137,7 @@ function unredeemedMarker(c: Conversation): string | undefined {
 
 function planStep(step: number, c: Conversation, o: ScriptOptions): Decision {
   const { shell, read, edit } = o.tools;
+  const args = o.tools.args ?? FILE_TOOL_ARGS;
   const file = `${o.workdir}/${SOURCE_FILE}`;
   const call = (n: number, name: string, args: Record<string, unknown>): PlannedCall => ({
     id: callId(c.dialect, `S${step}`, n),
@@ -122,28 +149,25 @@ function planStep(step: number, c: Conversation, o: ScriptOptions): Decision {
       return {
         thinking: 'The user says the suite fails. First see what is in the project and what the test runner prints.',
         text: 'I will list the project and run the test suite.',
-        calls: [
-          call(0, shell, { command: 'ls -la', description: 'List project files' }),
-          call(1, shell, { command: TEST_COMMAND, description: 'Run the test suite' }),
-        ],
+        calls: [call(0, shell, args.shell('ls -la', 'List project files')), call(1, shell, args.shell(TEST_COMMAND, 'Run the test suite'))],
       };
     case 2:
       return {
         thinking: 'Only the total() and mean() cases fail; mean() uses total().',
         text: 'The failures all go through total(). Let me read it.',
-        calls: [call(0, read, { file_path: file })],
+        calls: [call(0, read, args.read(file))],
       };
     case 3:
       return {
         thinking: 'The loop bound is xs.length - 1, so the last element is never added.',
         text: 'The loop stops one element early; fixing the bound.',
-        calls: [call(0, edit, { file_path: file, old_string: BUGGY_LINE, new_string: FIXED_LINE })],
+        calls: [call(0, edit, args.edit(file, BUGGY_LINE, FIXED_LINE))],
       };
     case 4:
       return {
         thinking: 'Check that the fix makes the whole suite pass.',
         text: 'Re-running the suite.',
-        calls: [call(0, shell, { command: TEST_COMMAND, description: 'Re-run the test suite' })],
+        calls: [call(0, shell, args.shell(TEST_COMMAND, 'Re-run the test suite'))],
       };
     default:
       return { thinking: 'Everything I need is in the tool results.', text: verdict(c), calls: [] };

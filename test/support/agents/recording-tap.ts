@@ -22,7 +22,7 @@ function record(req: IncomingMessage, raw: Buffer): RecordedRequest {
   }
   const path = req.url ?? '';
   return {
-    dialect: path.includes('/messages') ? 'anthropic' : 'openai',
+    dialect: path.includes('/messages') ? 'anthropic' : path.includes('/responses') ? 'responses' : 'openai',
     method: req.method ?? 'POST',
     path,
     headers: req.headers,

@@ -1,6 +1,7 @@
 // The money gate, in the test tier: trajectories shaped like real models' sessions (text before
 // tool calls, parallel calls, pretty-printed JSON, first offload on turn 2–4; bench/trajectories.ts)
-// replayed through the real request path for every preset in both dialects. Any cache bust — a
+// replayed through the real request path for every preset in every dialect (Responses: the OpenAI
+// session as a Codex-like client sends it, bench/responses-body.ts). Any cache bust — a
 // changed message prefix or a changed tools/system head while the provider still held it — or a
 // session billed more than without the gateway fails it. The full figures are `npm run bench --
 // billing`.
@@ -17,7 +18,8 @@ const sessions = trajectories().map(trajectorySession);
  * Known misses of the target, measured and bounded rather than hidden: on `late-4` (first offload
  * on turn 4) balanced and mcp save less than the session-stable expand tool costs on every turn
  * from the first. Measured with the 53/59-token tool: +0.63 % over bypass on Anthropic, +1.08 % on
- * OpenAI (its 128-token cache steps shift with the tool's tokens); +1.20 % / +1.41 % with the
+ * OpenAI (its 128-token cache steps shift with the tool's tokens; the Responses replay of the same
+ * sessions stays within OpenAI's bound); +1.20 % / +1.41 % with the
  * earlier 100/106-token wording. A miss growing past its bound, a new miss, or this one
  * disappearing (delete the entry) fails the gate. See README "Known gaps".
  */
@@ -31,7 +33,7 @@ function verdict(dialect: Dialect, preset: string, session: string, withUsd: num
   return withUsd <= withoutUsd + 1e-9 ? 'ok' : `billed ${withUsd} > ${withoutUsd}`;
 }
 
-describe.each(['anthropic', 'openai'] as const)('billing replay on %s', (dialect) => {
+describe.each(['anthropic', 'openai', 'responses'] as const)('billing replay on %s', (dialect) => {
   it.each(PRESET_NAMES)('%s: zero busts and never billed above bypass, on every session', async (preset) => {
     const results: Array<[string, number, number, string]> = [];
     for (const spec of sessions) {

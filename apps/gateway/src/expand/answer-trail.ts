@@ -5,6 +5,7 @@ import { frozenSlot, type HotStore } from '@context-guru/components';
 import { resolveCalls, type ExpandBudget, type ModelTurn } from './continuation';
 import { splitCalls } from './expand-calls';
 import type { Dialect, ExpandHooks } from './expand.types';
+import { saveResponsesTrails, type ResponsesTrail } from './responses-trail';
 import { buildTrail, TRAIL_COMPONENT, type AnswerRound, type Trail } from './trail';
 
 export async function saveTrail(
@@ -15,6 +16,7 @@ export async function saveTrail(
   budget: ExpandBudget,
 ): Promise<void> {
   if (!hooks.onTrail) return;
+  if (dialect === 'responses') return saveResponsesTrails(rounds, last, hooks);
   const calls = splitCalls(dialect, last.json).expand;
   if (rounds.length === 0 && calls.length === 0) return;
   const results = calls.length ? await resolveCalls(calls, hooks, budget) : [];
@@ -24,7 +26,11 @@ export async function saveTrail(
 }
 
 /** Freezes trails with the session's decisions (hot store, and the durable checkpoint behind it). */
-export function trailSaver(store: Pick<HotStore, 'commitSession'>, tenant: string, session: string): (trail: Trail) => Promise<void> {
+export function trailSaver(
+  store: Pick<HotStore, 'commitSession'>,
+  tenant: string,
+  session: string,
+): (trail: Trail | ResponsesTrail) => Promise<void> {
   return (trail) =>
     store.commitSession(tenant, session, {
       frozen: new Map([[frozenSlot(TRAIL_COMPONENT, trail.anchor), JSON.stringify(trail)]]),

@@ -4,6 +4,7 @@ import type { Readable } from 'node:stream';
 
 import type { Dialect } from '@context-guru/components';
 import type { ExpandLimits } from './continuation';
+import type { ResponsesTrail } from './responses-trail';
 import type { Trail } from './trail';
 
 export type { Dialect };
@@ -30,7 +31,7 @@ export interface ExpandHooks {
    * The answer withheld expand calls from the client: its trail (trail.ts) is to be frozen with the
    * session. Awaited before the answer's last bytes go out, so the client's next turn finds it.
    */
-  onTrail?(trail: Trail): Promise<void>;
+  onTrail?(trail: Trail | ResponsesTrail): Promise<void>;
 }
 
 export interface Usage {

@@ -17,7 +17,7 @@ export interface ResponsesEntry {
   id: string;
 }
 
-function isExpandItem(item: unknown): boolean {
+export function isExpandItem(item: unknown): boolean {
   return field(item, 'type') === 'function_call' && field(item, 'name') === EXPAND_TOOL_NAME;
 }
 
@@ -39,7 +39,7 @@ export function responsesEntries(response: unknown): ResponsesEntry[] {
 }
 
 /** The output items as the provider sent them (raw bytes when the turn arrived as JSON text). */
-function outputItems(turn: ModelTurn): string[] | null {
+export function outputItems(turn: ModelTurn): string[] | null {
   if (turn.raw !== undefined) {
     const span = locate(turn.raw, ['output']);
     if (span && turn.raw[span.start] === '[') {
@@ -51,7 +51,7 @@ function outputItems(turn: ModelTurn): string[] | null {
   return Array.isArray(output) ? output.map((item) => JSON.stringify(item)) : null;
 }
 
-function responsesResultItem(r: Pick<ExpandResult, 'callId' | 'text'>): string {
+export function responsesResultItem(r: Pick<ExpandResult, 'callId' | 'text'>): string {
   return JSON.stringify({ type: 'function_call_output', call_id: r.callId, output: r.text });
 }
 

@@ -7,7 +7,9 @@
 // sequence_number run, usage summed — in which no context_guru_expand call appears.
 // The price is that an advertised stream reaches the client when it is complete (docs/responses.md).
 import { Readable } from 'node:stream';
+import { saveTrail } from './answer-trail';
 import { resolveCalls } from './continuation';
+import type { AnswerRound } from './trail';
 import { continuable, splitCalls } from './expand-calls';
 import type { ClientReply, ExpandLoopOptions, StreamOutcome, UpstreamReply, Usage } from './expand.types';
 import { field, isObject, str, type JsonObject } from './json-shape';
@@ -101,6 +103,7 @@ export async function responsesStreamLoop(o: ExpandLoopOptions, maxRounds: numbe
   let requestRaw = o.requestRaw;
   let reply = o.first;
   const turns: JsonObject[] = [];
+  const rounds: AnswerRound[] = [];
   for (;;) {
     const bytes = await readAll(reply.body);
     const response = reply.status >= 200 && reply.status < 300 ? terminalResponse(bytes) : null;
@@ -113,12 +116,14 @@ export async function responsesStreamLoop(o: ExpandLoopOptions, maxRounds: numbe
       const results = await resolveCalls(calls.expand, o.hooks);
       const next = buildResponsesContinuation(requestRaw, { json: response }, results);
       if (next !== null) {
+        rounds.push({ turn: { json: response }, results });
         requestRaw = next;
         o.hooks.onContinue?.(turns.reduce<Usage | null>((sum, t) => sumUsage(sum, parseUsage('responses', t)), null));
         reply = await o.call(next);
         continue;
       }
     }
+    await saveTrail('responses', rounds, { json: response }, o.hooks);
     const merged = mergeResponses(turns);
     return streamReply(o.first, Buffer.from(responseToSse(merged), 'utf8'), turns.length - 1, parseUsage('responses', merged));
   }

@@ -11,6 +11,7 @@ import { elements, member, members } from '../wire/text-scan';
 import { overlapsAny } from '../wire/splice';
 import type { Edit, WireView } from '../wire/wire.types';
 import { field, isObject } from './json-shape';
+import { responsesTrailEdits, responsesTrailKeys } from './responses-trail';
 import { messageAnchor, openAiText, parseTrail, TRAIL_COMPONENT, type Trail, type TrailCall } from './trail';
 
 const anchors = new WeakMap<object, string | null>();
@@ -26,8 +27,7 @@ function anchorOf(dialect: Dialect, m: unknown): string | null {
 /** Content keys to load with the session so every trail this request's assistant messages anchor comes back. */
 export function trailKeys(view: WireView): string[] {
   const out: string[] = [];
-  // Responses answers freeze no trail yet (docs/responses.md): nothing to load or re-insert.
-  if (view.dialect === 'responses') return out;
+  if (view.dialect === 'responses') return responsesTrailKeys(view);
   for (const m of view.body.messages as unknown[]) {
     const a = anchorOf(view.dialect, m);
     if (a !== null) out.push(a);
@@ -38,7 +38,8 @@ export function trailKeys(view: WireView): string[] {
 /** One group of edits per re-inserted trail, in message order (a group applies whole or not at all). */
 export function trailEdits(view: WireView, snapshot: SessionSnapshot): Edit[][] {
   const groups: Edit[][] = [];
-  if (snapshot.frozen.size === 0 || view.dialect === 'responses') return groups;
+  if (snapshot.frozen.size === 0) return groups;
+  if (view.dialect === 'responses') return responsesTrailEdits(view, snapshot);
   const messages = view.body.messages as unknown[];
   messages.forEach((m, i) => {
     const a = anchorOf(view.dialect, m);
