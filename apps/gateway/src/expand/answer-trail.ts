@@ -16,7 +16,7 @@ export async function saveTrail(
   budget: ExpandBudget,
 ): Promise<void> {
   if (!hooks.onTrail) return;
-  if (dialect === 'responses') return saveResponsesTrails(rounds, last, hooks);
+  if (dialect === 'responses') return saveResponsesTrails(rounds, last, hooks, budget);
   const calls = splitCalls(dialect, last.json).expand;
   if (rounds.length === 0 && calls.length === 0) return;
   const results = calls.length ? await resolveCalls(calls, hooks, budget) : [];

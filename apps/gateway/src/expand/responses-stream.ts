@@ -8,7 +8,7 @@
 // The price is that an advertised stream reaches the client when it is complete (docs/responses.md).
 import { Readable } from 'node:stream';
 import { saveTrail } from './answer-trail';
-import { resolveCalls } from './continuation';
+import { ExpandBudget, resolveCalls } from './continuation';
 import type { AnswerRound } from './trail';
 import { continuable, splitCalls } from './expand-calls';
 import type { ClientReply, ExpandLoopOptions, StreamOutcome, UpstreamReply, Usage } from './expand.types';
@@ -104,6 +104,8 @@ export async function responsesStreamLoop(o: ExpandLoopOptions, maxRounds: numbe
   let reply = o.first;
   const turns: JsonObject[] = [];
   const rounds: AnswerRound[] = [];
+  // Calls per round and bytes of originals per answer, as on the other routes (EXPAND_* limits).
+  const budget = new ExpandBudget(o.limits);
   for (;;) {
     const bytes = await readAll(reply.body);
     const response = reply.status >= 200 && reply.status < 300 ? terminalResponse(bytes) : null;
@@ -113,7 +115,7 @@ export async function responsesStreamLoop(o: ExpandLoopOptions, maxRounds: numbe
     if (turns.length === 0 && calls.expand.length === 0) return streamReply(o.first, bytes, 0, parseUsage('responses', response));
     turns.push(response);
     if (continuable(calls) && turns.length <= maxRounds) {
-      const results = await resolveCalls(calls.expand, o.hooks);
+      const results = await resolveCalls(calls.expand, o.hooks, budget);
       const next = buildResponsesContinuation(requestRaw, { json: response }, results);
       if (next !== null) {
         rounds.push({ turn: { json: response }, results });
@@ -123,7 +125,7 @@ export async function responsesStreamLoop(o: ExpandLoopOptions, maxRounds: numbe
         continue;
       }
     }
-    await saveTrail('responses', rounds, { json: response }, o.hooks);
+    await saveTrail('responses', rounds, { json: response }, o.hooks, budget);
     const merged = mergeResponses(turns);
     return streamReply(o.first, Buffer.from(responseToSse(merged), 'utf8'), turns.length - 1, parseUsage('responses', merged));
   }
