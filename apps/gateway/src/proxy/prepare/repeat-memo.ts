@@ -65,9 +65,17 @@ export type RepeatSlot = Pick<PrepareInput, 'tenant' | 'dialect' | 'shed' | 'ses
 
 /** Up to this many sessions' last turns are kept (each holds strings the turn cache shares). */
 const MAX_ENTRIES = 2048;
+/**
+ * Turns kept per session, newest: a client re-sends its last body (a retry), or alternates it with
+ * a side request of its own. A growing session's older turns never come again, and each held its
+ * whole decoded view, uncounted by the character budget, until the budget pushed it out.
+ */
+const TURNS_PER_SESSION = 2;
 
 export class RepeatMemo {
   private readonly entries = new Map<string, RepeatEntry>();
+  /** Each session's entry keys, oldest first (at most TURNS_PER_SESSION). */
+  private readonly turnsOf = new Map<string, string[]>();
   private chars = 0;
   hits = 0;
   misses = 0;
@@ -104,6 +112,11 @@ export class RepeatMemo {
     if (size > this.maxChars) return;
     this.entries.set(key, entry);
     this.chars += size;
+    const session = sessionOf(key);
+    const turns = this.turnsOf.get(session) ?? [];
+    turns.push(key);
+    this.turnsOf.set(session, turns);
+    for (const older of turns.slice(0, -TURNS_PER_SESSION)) this.forget(older);
     for (const old of this.entries.keys()) {
       if (this.chars <= this.maxChars && this.entries.size <= MAX_ENTRIES) break;
       this.forget(old);
@@ -117,7 +130,16 @@ export class RepeatMemo {
     if (!e) return;
     this.entries.delete(k);
     this.chars -= chars(e);
+    const session = sessionOf(k);
+    const turns = this.turnsOf.get(session)?.filter((t) => t !== k) ?? [];
+    if (turns.length) this.turnsOf.set(session, turns);
+    else this.turnsOf.delete(session);
   }
+}
+
+/** The session part of an entry key (everything before the size). */
+function sessionOf(key: string): string {
+  return key.slice(0, key.lastIndexOf('\u0000'));
 }
 
 /** The session as far as it is known before decoding, and the body's size in bytes (identity is checked on the body). */
