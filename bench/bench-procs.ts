@@ -45,10 +45,10 @@ export function startScript(script: string, args: string[] = [], nodeArgs: strin
  * `root`: from another checkout's sources instead (its own `npm ci` done). Node runs with the
  * flags the chart runs the gateway with, then `nodeArgs`.
  */
-export async function startGatewayProc(env: Record<string, string>, nodeArgs: string[] = [], root?: string): Promise<Proc> {
+export async function startGatewayProc(env: Record<string, string>, nodeArgs: string[] = [], root?: string, built = false): Promise<Proc> {
   const dataDir = mkdtempSync(join(tmpdir(), 'cg-bench-'));
   const flags = [...chartGatewayCommand().nodeArgs, ...nodeArgs];
-  const r = await startReplica({ DATA_DIR: dataDir, LOG_LEVEL: 'error', ...env }, 120_000, false, flags, '/readyz', root);
+  const r = await startReplica({ DATA_DIR: dataDir, LOG_LEVEL: 'error', ...env }, 120_000, built && 'gateway', flags, '/readyz', root);
   return {
     url: r.url,
     pid: r.proc.pid!,

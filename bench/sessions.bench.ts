@@ -23,6 +23,9 @@ const WARMUP_PASSES = Number(process.env.BENCH_SESSION_WARMUP_PASSES ?? 3);
 const ONLY = process.env.BENCH_TARGETS?.split(',');
 const GATEWAY_ENV = JSON.parse(process.env.BENCH_GATEWAY_ENV ?? '{}') as Record<string, string>;
 const GATEWAY_NODE_FLAGS = (process.env.BENCH_GATEWAY_NODE_FLAGS ?? '').split(' ').filter(Boolean);
+// BENCH_GATEWAY_BUILT=1: the gateways run apps/gateway/dist (npm run build first), as production
+// does; by default the sources, transpiled on load (swc in the process adds ~20 MB of RSS).
+const BUILT = process.env.BENCH_GATEWAY_BUILT === '1';
 
 interface Target {
   key: string;
@@ -101,6 +104,8 @@ export async function runSessions(): Promise<string> {
       const p = await startGatewayProc(
         { PRESET: preset, OPENAI_UPSTREAM: stub.url, ANTHROPIC_UPSTREAM: stub.url, LOG_LEVEL: 'warn', ...GATEWAY_ENV, ...env },
         GATEWAY_NODE_FLAGS,
+        undefined,
+        BUILT,
       );
       procs.push(p);
       return p;
@@ -152,7 +157,7 @@ export async function runSessions(): Promise<string> {
         ]);
       }
     }
-    const header = `${sessionCorpus().length} sessions (real and generated, both dialects), ${turns} turns, mean body ${meanKb.toFixed(0)} KB; each agent replays sessions turn by turn with a new session id per session, ${PASSES} corpus pass(es) per round shared by the agents after ${WARMUP_PASSES} warm-up passes per target; ${ROUNDS} interleaved rounds, order rotated; ratio = median over rounds of (target turns/s ÷ bare turns/s in the same round), spread = min–max; added p50 = median of (target p50 − bare p50) per round; p99 ÷ bare likewise; CPU µs / turn: the serving process's user + system time over the turns it answered; RSS of the serving process after that agent count's rounds.`;
+    const header = `${sessionCorpus().length} sessions (real and generated, both dialects), ${turns} turns, mean body ${meanKb.toFixed(0)} KB; each agent replays sessions turn by turn with a new session id per session, ${PASSES} corpus pass(es) per round shared by the agents after ${WARMUP_PASSES} warm-up passes per target; ${ROUNDS} interleaved rounds, order rotated; ratio = median over rounds of (target turns/s ÷ bare turns/s in the same round), spread = min–max; added p50 = median of (target p50 − bare p50) per round; p99 ÷ bare likewise; CPU µs / turn: the serving process's user + system time over the turns it answered; RSS of the serving process after that agent count's rounds. Gateways from ${BUILT ? 'apps/gateway/dist (built)' : 'the sources (transpiled on load)'}.`;
     const out = `${header}\n\n${table(['target', 'agents', 'turns/s', 'vs bare', 'spread', 'p50 ms', 'added p50 ms', 'p99 ms', 'p99 ÷ bare', 'CPU µs / turn', 'RSS after', 'failed turns'], rows)}`;
     return failures.length ? `${out}\n\nFailed turns:\n${failures.join('\n')}` : `${out}\n\nNo failed turn.`;
   } finally {
