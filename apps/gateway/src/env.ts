@@ -60,6 +60,8 @@ export interface Env {
   compactPresetOverride: boolean;
   /** EXPAND_CALLS_PER_ROUND / EXPAND_BYTES_PER_ANSWER: what a model's expand calls may add to a continuation. */
   expandLimits: ExpandLimits;
+  /** STORE_MAX_MB_PER_TENANT: what one tenant may hold in the in-process hot store (originals first), in MiB. */
+  storeMaxMbPerTenant: number;
   /** Memory the turn cache may hold (previous turns' decoded views and outputs), in MiB. */
   turnCacheMb: number;
   /** Requests admitted to compression (from arrival) past which new ones are shed (COMPRESSION_SLOTS; 0 = 2 per core). */
@@ -120,6 +122,7 @@ export function parseEnv(src: Source = process.env): Env {
       bytesPerAnswer: int('EXPAND_BYTES_PER_ANSWER', DEFAULT_EXPAND_LIMITS.bytesPerAnswer, 1024),
     },
     turnCacheMb: int('TURN_CACHE_MB', 64, 0, 65536),
+    storeMaxMbPerTenant: int('STORE_MAX_MB_PER_TENANT', 256, 1, 1_048_576),
     compressionSlots: int('COMPRESSION_SLOTS', 0, 0, 1_000_000) || undefined,
     requireTenantKey: oneOf('REQUIRE_TENANT_KEY', ['true', 'false'] as const, 'false') === 'true',
     tenantLabelCap: int('TENANT_LABEL_CAP', 50, 1, 10_000),

@@ -110,6 +110,7 @@ export async function createGatewayContext(env: Env, overrides: ContextOverrides
       dataDir: env.dataDir,
       ttlSeconds: runtime.built.store.ttl_seconds,
       maxEntries: runtime.built.store.max_entries,
+      maxBytes: env.storeMaxMbPerTenant * 1024 * 1024,
       retentionDays: env.retentionDays,
       migrate: env.migrateOnBoot,
       hot: env.hotStore,

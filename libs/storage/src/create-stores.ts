@@ -27,6 +27,8 @@ export interface CreateStoresOptions {
   dataDir: string;
   ttlSeconds: number;
   maxEntries: number;
+  /** Bytes of values per tenant in the in-process hot store (unbounded when unset). */
+  maxBytes?: number;
   /** Archive, checkpoint and mark retention (default 30 days). */
   retentionDays?: number;
   /** Explicit adapter choice (default: redis when redisUrl, else memory). Unknown values throw. */
@@ -106,7 +108,7 @@ export async function createStores(o: CreateStoresOptions): Promise<Stores> {
             maxEntries: o.maxEntries,
             log,
           })
-        : new MemoryHotStore({ ttlSeconds: o.ttlSeconds, maxEntries: o.maxEntries });
+        : new MemoryHotStore({ ttlSeconds: o.ttlSeconds, maxEntries: o.maxEntries, maxBytes: o.maxBytes });
   } catch (err) {
     boot?.close();
     await sql?.close().catch(() => undefined);

@@ -11,11 +11,19 @@ export interface MemoryHotStoreOptions {
   ttlSeconds?: number;
   /** Entries per tenant (default 10 000); pins are capped at half of it. */
   maxEntries?: number;
+  /**
+   * Bytes of originals and other text values per tenant (default unbounded): counted by entries
+   * alone, 10 000 originals of a megabyte each were all kept. Unpinned entries go first.
+   */
+  maxBytes?: number;
   /** Injectable clock (epoch ms) so tests never sleep. */
   now?: () => number;
 }
 
 type Value = string | TurnRecord;
+
+/** What a turn record is counted as against maxBytes (its fields are hashes and counters). */
+const TURN_RECORD_BYTES = 256;
 
 // Key layout inside a tenant's cache. NUL cannot occur in a session id, stash id or content key.
 const SEP = '\u0000';
@@ -51,12 +59,15 @@ class TenantState {
   readonly keptIdx = new Set<string>();
   readonly stamps = new SessionStamps();
 
-  constructor(ttlMs: number, maxEntries: number, now: () => number, onDropped: () => void) {
+  constructor(ttlMs: number, maxEntries: number, maxBytes: number | undefined, now: () => number, onDropped: () => void) {
     // A lost mark dropped to bound the set changes what its session's snapshot says.
     this.lost = new LostSet(maxEntries, (session) => this.stamps.changed(session));
     this.cache = new TtlLruCache<Value>({
       ttlMs,
       maxEntries,
+      maxBytes,
+      // A JS string holds UTF-16 code units; a turn record is small beside the originals.
+      sizeOf: (v) => (typeof v === 'string' ? v.length * 2 : TURN_RECORD_BYTES),
       now,
       onRemove: (key, _value, reason) => this.removed(key, reason, onDropped),
     });
@@ -92,6 +103,7 @@ export class MemoryHotStore implements HotStore {
   private readonly tenants = new Map<string, TenantState>();
   private readonly ttlMs: number;
   private readonly maxEntries: number;
+  private readonly maxBytes: number | undefined;
   private readonly now: () => number;
   private dropped = 0;
   private repaired = 0;
@@ -99,6 +111,7 @@ export class MemoryHotStore implements HotStore {
   constructor(o: MemoryHotStoreOptions = {}) {
     this.ttlMs = (o.ttlSeconds ?? 10_000) * 1000;
     this.maxEntries = o.maxEntries ?? 10_000;
+    this.maxBytes = o.maxBytes;
     this.now = o.now ?? Date.now;
     if (!(this.ttlMs > 0) || !(this.maxEntries > 0))
       throw new StorageError('invalid_store_config', 'MemoryHotStore: ttlSeconds and maxEntries must be > 0');
@@ -223,7 +236,7 @@ export class MemoryHotStore implements HotStore {
   private tenant(tenant: string): TenantState {
     let t = this.tenants.get(tenant);
     if (!t) {
-      t = new TenantState(this.ttlMs, this.maxEntries, this.now, () => this.dropped++);
+      t = new TenantState(this.ttlMs, this.maxEntries, this.maxBytes, this.now, () => this.dropped++);
       this.tenants.set(tenant, t);
     }
     return t;

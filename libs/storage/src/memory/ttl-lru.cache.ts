@@ -10,11 +10,16 @@ interface Entry<V> {
   value: V;
   expiresAt: number;
   pinned: boolean;
+  /** What `sizeOf` said of the value when it was written. */
+  size: number;
 }
 
 export interface TtlLruCacheOptions<V> {
   ttlMs: number;
   maxEntries: number;
+  /** Bytes of values held at most (by `sizeOf`); unpinned entries go, least recent first, past it. */
+  maxBytes?: number;
+  sizeOf?: (value: V) => number;
   now: () => number;
   onRemove?: (key: string, value: V, reason: RemovalReason) => void;
 }
@@ -30,6 +35,9 @@ export class TtlLruCache<V> {
   /** No entry expires before this (a lower bound: reads and overwrites only move deadlines later). */
   private nextExpiry = Infinity;
   readonly pinCap: number;
+  private held = 0;
+  private readonly maxBytes: number;
+  private readonly sizeOf: (value: V) => number;
   /**
    * A touch within this long of the entry's last slide leaves it where it is: its deadline is then
    * at most this much earlier than an exact slide, and its recency as old. A replayed turn touches
@@ -39,11 +47,18 @@ export class TtlLruCache<V> {
 
   constructor(private readonly o: TtlLruCacheOptions<V>) {
     this.pinCap = Math.floor(o.maxEntries / 2);
+    this.maxBytes = o.maxBytes ?? Infinity;
+    this.sizeOf = o.sizeOf ?? (() => 0);
     this.slackMs = Math.min(MAX_SLACK_MS, o.ttlMs / 1000);
   }
 
   get size(): number {
     return this.pinned.size + this.unpinned.size;
+  }
+
+  /** Bytes of the values held, as `sizeOf` measures them. */
+  get bytes(): number {
+    return this.held;
   }
 
   get pinnedCount(): number {
@@ -59,6 +74,7 @@ export class TtlLruCache<V> {
     const now = this.o.now();
     if (e.expiresAt <= now) {
       map.delete(key);
+      this.held -= e.size;
       this.o.onRemove?.(key, e.value, 'expired');
       return undefined;
     }
@@ -94,12 +110,19 @@ export class TtlLruCache<V> {
     const e = held ?? this.unpinned.get(key);
     const pinned = pin && (wasPinned || this.pinned.size < this.pinCap);
     const expiresAt = now + this.o.ttlMs;
+    const size = this.sizeOf(value);
     if (!e) {
-      this.insert(key, { value, expiresAt, pinned }, now);
+      this.held += size;
+      this.insert(key, { value, expiresAt, pinned, size }, now);
       return;
     }
     e.value = value;
-    if (e.pinned === pinned && expiresAt - e.expiresAt < this.slackMs) return; // slid lately: stays put
+    this.held += size - e.size;
+    e.size = size;
+    if (e.pinned === pinned && expiresAt - e.expiresAt < this.slackMs) {
+      if (this.held > this.maxBytes) this.evict(now);
+      return; // slid lately: stays put
+    }
     (wasPinned ? this.pinned : this.unpinned).delete(key);
     e.expiresAt = expiresAt;
     e.pinned = pinned;
@@ -114,12 +137,16 @@ export class TtlLruCache<V> {
   }
 
   delete(key: string): boolean {
+    const e = this.pinned.get(key) ?? this.unpinned.get(key);
+    if (!e) return false;
+    this.held -= e.size;
     return this.pinned.delete(key) || this.unpinned.delete(key);
   }
 
   clear(): void {
     this.pinned.clear();
     this.unpinned.clear();
+    this.held = 0;
   }
 
   /**
@@ -137,13 +164,14 @@ export class TtlLruCache<V> {
     for (const [key, e] of map) {
       if (e.expiresAt > now) return e.expiresAt;
       map.delete(key);
+      this.held -= e.size;
       this.o.onRemove?.(key, e.value, 'expired');
     }
     return Infinity;
   }
 
   private evict(now: number): void {
-    while (this.size > this.o.maxEntries) {
+    while (this.size > this.o.maxEntries || this.held > this.maxBytes) {
       const p = head(this.pinned);
       const u = head(this.unpinned);
       const oldest = p && u ? (p[1].expiresAt <= u[1].expiresAt ? p : u) : (p ?? u);
@@ -159,6 +187,7 @@ export class TtlLruCache<V> {
 
   private removeHead([key, e]: [string, Entry<V>], reason: RemovalReason): void {
     (e.pinned ? this.pinned : this.unpinned).delete(key);
+    this.held -= e.size;
     this.o.onRemove?.(key, e.value, reason);
   }
 }
