@@ -30,6 +30,11 @@ CACHE_MODE: {{ .Values.config.cacheMode | quote }}
 REQUIRE_TENANT_KEY: {{ .Values.config.requireTenantKey | quote }}
 TENANT_LABEL_CAP: {{ .Values.config.tenantLabelCap | quote }}
 BODY_LIMIT_BYTES: {{ .Values.gateway.bodyLimitBytes | int64 | quote }}
+BODY_READ_TIMEOUT_MS: {{ mul .Values.gateway.bodyReadTimeoutSeconds 1000 | quote }}
+BODY_SLOTS_PER_CLIENT: {{ .Values.gateway.bodySlotsPerClient | quote }}
+EXPAND_CALLS_PER_ROUND: {{ .Values.gateway.expandCallsPerRound | quote }}
+EXPAND_BYTES_PER_ANSWER: {{ .Values.gateway.expandBytesPerAnswer | int64 | quote }}
+COMPACT_PER_MINUTE: {{ .Values.gateway.compactPerMinute | quote }}
 TURN_CACHE_MB: {{ .Values.gateway.turnCacheMb | quote }}
 UPSTREAM_HEADER_TIMEOUT_MS: {{ mul .Values.gateway.upstreamHeaderTimeoutSeconds 1000 | quote }}
 UPSTREAM_IDLE_TIMEOUT_MS: {{ mul .Values.gateway.upstreamIdleTimeoutSeconds 1000 | quote }}
@@ -81,6 +86,7 @@ ADMIN_PORT: {{ .Values.admin.port | quote }}
 HOT_STORE: redis
 DURABLE_STORE: postgres
 MIGRATE_ON_BOOT: "false"
+ADMIN_AUTH_FAILURES_PER_MINUTE: {{ .Values.admin.authFailuresPerMinute | quote }}
 LOG_LEVEL: {{ .Values.config.logLevel | quote }}
 {{- with .Values.config.redisPrefix }}
 REDIS_PREFIX: {{ . | quote }}
