@@ -1,5 +1,6 @@
-// The ids a client hands the gateway: an explicit session id that is not path-safe still names its
-// session (hashed the same way on the chat route and on GET /expand), and an expand id may be the
+// The ids a client hands the gateway: an explicit session id that is not path-safe, or names nothing
+// (empty, blank, a JSON object without session_id), still names its session (hashed the same way
+// on the chat route and on GET /expand, by header or query), and an expand id may be the
 // bare HASH or the whole marker — through GET /expand and through the model's expand call.
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { startGateway, type GatewayHarness } from '../support/gateway-harness';
@@ -51,6 +52,10 @@ describe('explicit session ids', () => {
     ['a branch name', 'proj/feature-1', true],
     ['unicode', 'セッション-ü', false],
     ['129 characters', 'x'.repeat(129), true],
+    // Ids that name nothing: hashed whole on every route, never dropped for the content hash.
+    ['empty', '', true],
+    ['blank', ' ', true],
+    ['a JSON object without session_id', '{"$gt": ""}', true],
   ];
   for (const [name, session, asHeader] of cases) {
     it(`${name}: GET /expand under the id the client sent finds the session's originals`, async () => {
@@ -58,6 +63,10 @@ describe('explicit session ids', () => {
       const res = await expand(id, session);
       expect(res.status).toBe(200);
       expect(sha(await res.text()).slice(0, 16)).toBe(id);
+      if (asHeader) {
+        const viaHeader = await fetch(`${gateway.url}/expand?id=${id}`, { headers: { 'x-context-guru-session': session } });
+        expect(viaHeader.status).toBe(200);
+      }
       // The content hash is not the session: another id cannot read it.
       expect((await expand(id, 'someone-else')).status).toBe(404);
     });

@@ -31,8 +31,10 @@ const answer = JSON.stringify({
 function provider(req: IncomingMessage, res: ServerResponse, body: string): void {
   const model = (JSON.parse(body) as { model: string }).model;
   if (model === 'hang') return; // no headers, ever
-  if (model === 'garbage') {
-    res.writeHead(200, { 'content-type': 'text/html' }).end('<html>a proxy page</html>');
+  if (model === 'garbage' || model === 'garbage-labelled-json') {
+    const page = '<html>a proxy page</html>';
+    const type = model === 'garbage' ? 'text/html' : 'application/json';
+    res.writeHead(200, { 'content-type': type, 'content-length': String(page.length) }).end(page);
   } else if (model === 'stall' || model === 'break') {
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     res.write(chunk);
@@ -178,6 +180,29 @@ describe('gateway error codes', () => {
       expect([code, seen.has(code)]).toEqual([code, true]);
   });
 
+  it('no route, or a proxy route asked with another method: 404 and 405 in the dialect of the path', async () => {
+    expect((await call(main, '/v1/chat/completions', { method: 'POST', body: chat('m') })).status).toBe(404);
+    // Other methods under /openai/v1/ are the provider's (stored completions, responses): relayed.
+    for (const [path, method] of [
+      [OPENAI, 'PUT'],
+      ['/compact', 'GET'],
+    ]) {
+      const wrong = await fetch(`${main.url}${path}`, { method });
+      expect([path, wrong.status, wrong.headers.get('allow')]).toEqual([path, 405, 'POST']);
+      record(wrong.status, await wrong.text());
+    }
+    for (const [path, method, status, type] of [
+      ['/anthropic/v1/models', 'GET', 404, 'not_found_error'],
+      ['/anthropic/v1/messages', 'GET', 405, 'invalid_request_error'],
+    ] as const) {
+      const res = await fetch(`${main.url}${path}`, { method });
+      const json = (await res.json()) as { type: string; error: { type: string; message: string } };
+      expect([path, res.status, json.type, json.error.type]).toEqual([path, status, 'error', type]);
+      expect(json.error.message).toMatch(/^context-guru: /);
+    }
+    for (const code of ['route_not_found', 'method_not_allowed']) expect([code, seen.has(code)]).toEqual([code, true]);
+  });
+
   it('a WebSocket upgrade on the Responses route (Codex tries one first)', async () => {
     const answer = await new Promise<{ status: number; text: string }>((resolve, reject) => {
       const req = request(`${main.url}/openai/v1/responses`, {
@@ -203,6 +228,10 @@ describe('gateway error codes', () => {
   it('a provider away, answering garbage, hanging, breaking or stalling a stream', async () => {
     await call(lonely, OPENAI, { method: 'POST', body: chat('m') });
     await call(main, OPENAI, { method: 'POST', body: chat('garbage') });
+    // Labelled JSON, and small enough to hold: read whole and found not to be JSON, never relayed as a 200.
+    seen.delete('upstream_bad_response');
+    expect((await call(main, OPENAI, { method: 'POST', body: chat('garbage-labelled-json') })).status).toBe(502);
+    expect(seen.get('upstream_bad_response')).toBe(502);
     await call(main, OPENAI, { method: 'POST', body: chat('hang') });
     for (const model of ['break', 'stall']) {
       const r = await call(main, OPENAI, { method: 'POST', body: chat(model, { stream: true }) });

@@ -26,6 +26,8 @@ export const GATEWAY_ERRORS = {
     meaning: '/compact: `preset` was given but COMPACT_PRESET_OVERRIDE is not true (the operator runs the pipeline)',
   },
   expand_not_found: { status: 404, meaning: '/expand: expired, unknown, or not stashed by this session' },
+  route_not_found: { status: 404, meaning: 'no route at that path on the client port (Anthropic shape under /anthropic/, else OpenAI)' },
+  method_not_allowed: { status: 405, meaning: 'a proxy route asked with another method (`Allow` names the one it serves)' },
   request_timeout: {
     status: 408,
     meaning: 'the body did not arrive within BODY_READ_TIMEOUT_MS of its read starting (the connection is closed)',

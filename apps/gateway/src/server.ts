@@ -11,6 +11,7 @@ import { GatewayModule } from './gateway.module';
 import { chatHandler } from './proxy/chat.route';
 import { compactHandler } from './proxy/compact.route';
 import { hotServer } from './proxy/hot-http';
+import { RouteNotFoundFilter } from './ops/route-not-found.filter';
 import { openaiPassthroughHandler } from './proxy/openai-passthrough.route';
 import { errorText } from './observability/logger';
 
@@ -54,6 +55,7 @@ export async function createGatewayServer(gw: GatewayContext): Promise<NestFasti
     bodyParser: false,
     logger: gw.env.logLevel === 'debug' ? ['log', 'warn', 'error', 'debug'] : ['warn', 'error'],
   });
+  app.useGlobalFilters(new RouteNotFoundFilter());
   await app.init();
   return app;
 }

@@ -2,7 +2,7 @@
 // hashed when not (the same function GET /expand uses), never replaced by the content hash.
 import { createHash } from 'node:crypto';
 import { decodeRequest } from '../../../apps/gateway/src/wire/request.wire';
-import { resolveSessionKey, sessionIdBase } from '../../../apps/gateway/src/wire/session-key';
+import { namedSessionBase, resolveSessionKey, sessionIdBase } from '../../../apps/gateway/src/wire/session-key';
 import { ANTHROPIC_HOSTILE } from './bodies.fixture';
 
 const hash16 = (s: string) => createHash('sha256').update(s).digest('hex').slice(0, 16);
@@ -38,8 +38,21 @@ describe('resolveSessionKey', () => {
       expect([bad, resolveSessionKey(anth({ user_id: bad }), undefined, 't')]).toEqual([bad, hashed(bad)]);
     }
     expect(resolveSessionKey(anth({ user_id: '{"session_id":"../x"}' }), undefined, 't')).toBe(hashed('../x'));
-    // Nothing usable: an empty id, or a JSON object that carries no session id.
-    for (const none of ['', '   ', '{"session_id":5}']) expect(resolveSessionKey(anth({ user_id: none }), none, 't')).toBe(derived);
+    // Nothing usable in metadata (an empty id, a JSON object without a session id): the content hash.
+    for (const none of ['', '   ', '{"session_id":5}']) expect(resolveSessionKey(anth({ user_id: none }), undefined, 't')).toBe(derived);
+  });
+
+  it('reads a session header that names nothing as an id, hashed whole, as /expand reads it', () => {
+    const whole = (id: string) => `t:h-${createHash('sha256').update(id.trim()).digest('hex').slice(0, 32)}`;
+    for (const none of ['', ' ', '   ', '{"$gt": ""}', '{"session_id":5}']) {
+      const key = resolveSessionKey(anth({ user_id: 'safe-id' }), none, 't');
+      expect([none, key]).toEqual([none, whole(none)]);
+      expect([none, `t:${namedSessionBase(none)}`]).toEqual([none, key]);
+    }
+    // Blank is blank however much of it (a header value arrives trimmed, a query value may not).
+    expect(namedSessionBase(' ')).toBe(namedSessionBase(''));
+    expect(namedSessionBase('{"$gt": ""}')).not.toBe(namedSessionBase(''));
+    expect(namedSessionBase('{"session_id":"abc"}')).toBe('abc');
   });
 
   it('reads an over-long JSON-looking user_id as an id, hashed', () => {

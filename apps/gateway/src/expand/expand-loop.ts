@@ -88,11 +88,31 @@ function passThrough(reply: UpstreamReply, o: ExpandLoopOptions): ClientReply {
   return out;
 }
 
+/**
+ * A 2xx JSON answer up to this size (declared, uncompressed) is read whole before it is relayed,
+ * so one that is not JSON is answered as a gateway error instead of a 200 no SDK can parse. A
+ * bigger, chunked or compressed one is relayed as it streams: its declared type is checked only.
+ */
+const HELD_JSON_BYTES = 1 << 20;
+
+function heldWhole(reply: UpstreamReply): boolean {
+  if (isEventStream(reply.headers) || isEncoded(reply.headers)) return false;
+  const declared = Number(headerValue(reply.headers, 'content-length') ?? NaN);
+  return declared >= 0 && declared <= HELD_JSON_BYTES;
+}
+
+/** Read whole (see HELD_JSON_BYTES), relayed as the buffer it was. */
+async function held(reply: UpstreamReply, dialect: ExpandLoopOptions['dialect']): Promise<ClientReply> {
+  const raw = await readAll(reply.body);
+  const json = parseJson(raw.toString('utf8'));
+  return bufferReply(reply, raw, 0, isObject(json) ? parseUsage(dialect, json) : null);
+}
+
 export async function runExpandLoop(o: ExpandLoopOptions): Promise<ClientReply> {
   const maxRounds = o.maxRounds ?? DEFAULT_MAX_ROUNDS;
   const first = o.first;
   const ok = first.status >= 200 && first.status < 300;
-  if (!o.advertised || !ok || isEncoded(first.headers)) return passThrough(first, o);
+  if (!o.advertised || !ok || isEncoded(first.headers)) return ok && heldWhole(first) ? held(first, o.dialect) : passThrough(first, o);
   if (isEventStream(first.headers)) {
     if (o.dialect === 'responses') return responsesStreamLoop(o, maxRounds);
     const stitched = stitchStream({

@@ -13,7 +13,7 @@ import { decodeFailure } from '../proxy/request-errors';
 import type { HotReply, HotRequest } from '../proxy/hot-http';
 import { expandIdOf } from './expand-calls';
 import { findTenantKey } from '../tenancy/tenant-key';
-import { isDerivedSessionBase, SESSION_HEADER, sessionIdBase } from '../wire/session-key';
+import { isDerivedSessionBase, namedSessionBase, SESSION_HEADER } from '../wire/session-key';
 
 const ID_RE = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -36,8 +36,9 @@ export function expandHandler(gw: GatewayContext) {
     if (!ID_RE.test(id)) {
       return fail('expand_bad_id', 'id must be a HASH ([A-Za-z0-9_-]{1,64}) or a whole <<cg:HASH>> marker');
     }
-    const base = sessionIdBase(headerValue(req.headers, SESSION_HEADER) ?? req.query?.session ?? '');
-    if (!base) return notFound('expired, unknown, or not owned by this session');
+    const named = headerValue(req.headers, SESSION_HEADER) ?? req.query?.session;
+    if (named === undefined) return notFound('expired, unknown, or not owned by this session');
+    const base = namedSessionBase(named);
     if (isDerivedSessionBase(base) && findTenantKey(req.headers).kind !== 'key') {
       return notFound(
         'a session id derived from its content reads no original without a tenant key: name the session (x-context-guru-session)',

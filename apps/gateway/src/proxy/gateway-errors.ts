@@ -14,6 +14,7 @@ const ANTHROPIC_TYPES: Record<number, string> = {
   401: 'authentication_error',
   403: 'permission_error',
   404: 'not_found_error',
+  405: 'invalid_request_error',
   408: 'invalid_request_error',
   413: 'request_too_large',
   415: 'invalid_request_error',
@@ -22,6 +23,13 @@ const ANTHROPIC_TYPES: Record<number, string> = {
   503: 'overloaded_error',
   504: 'api_error',
 };
+
+/** The dialect a request outside every route is answered in: its path's (or `provider=` query's). */
+export function dialectOfUrl(url: string): Dialect {
+  const q = url.indexOf('?');
+  if (url.startsWith('/anthropic/') || url === '/anthropic' || (q >= 0 && url.includes('provider=anthropic', q))) return 'anthropic';
+  return 'openai';
+}
 
 /** The error body for `code`, with the status the code table gives it. */
 export function gatewayError(dialect: Dialect, code: GatewayErrorCode, message: string): GatewayErrorBody {

@@ -5,7 +5,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Readable } from 'node:stream';
 import type { Dialect } from '../wire/wire.types';
 import { checkBody, checkContentType, invalidUtf8 } from './body-checks';
-import { gatewayError, type GatewayErrorBody } from './gateway-errors';
+import { dialectOfUrl, gatewayError, type GatewayErrorBody } from './gateway-errors';
 import { bodyDeadline, BodyReadTimeout, readBody, refuseUnread, type BodyLimits } from './body-read';
 import { Utf8StreamCheck } from './utf8-stream-check';
 import { applyTenantPath } from '../tenancy/tenant-key';
@@ -228,6 +228,14 @@ function routeDialect(route: HotRoute, url: string, q: number): Dialect {
   return url.includes('provider=responses', q) ? 'responses' : 'openai';
 }
 
+/** A proxy path asked with a method it does not serve: 405 in the path's dialect, the body left unread. */
+function notAllowed(req: IncomingMessage, res: ServerResponse, allowed: string): void {
+  const e = gatewayError(dialectOfUrl(req.url ?? '/'), 'method_not_allowed', `${req.method ?? '?'} is not served here; use ${allowed}`);
+  res.writeHead(e.status, { 'content-type': 'application/json', allow: allowed, 'content-length': String(Buffer.byteLength(e.body)) });
+  res.end(e.body);
+  req.resume();
+}
+
 /**
  * Wraps Fastify's request handler: proxy routes are served here, everything else falls through.
  * Errors the gateway makes use the dialect's error shape.
@@ -237,6 +245,8 @@ export function hotServer(routes: readonly HotRoute[], limits: BodyLimits, onErr
   const prefixed = routes.filter((r) => r.prefix);
   const lookup = (method: string | undefined, path: string): HotRoute | undefined =>
     table.get(`${method} ${path}`) ?? (prefixed.length ? prefixed.find((r) => r.method === method && path.startsWith(r.path)) : undefined);
+  const methodsAt = new Map<string, string>();
+  for (const r of routes) if (!r.prefix) methodsAt.set(r.path, methodsAt.has(r.path) ? `${methodsAt.get(r.path)}, ${r.method}` : r.method);
   return (fallback: (req: IncomingMessage, res: ServerResponse) => void): Server => {
     const server = createServer((req, res) => {
       // `/t/<key>/…` becomes `/…` plus a pseudo-header, before routing (and any log) sees the URL.
@@ -245,7 +255,10 @@ export function hotServer(routes: readonly HotRoute[], limits: BodyLimits, onErr
       const q = url.indexOf('?');
       const path = q < 0 ? url : url.slice(0, q);
       const route = lookup(req.method, path);
-      if (!route) return fallback(req, res);
+      if (!route) {
+        const allowed = methodsAt.get(path);
+        return allowed ? notAllowed(req, res, allowed) : fallback(req, res);
+      }
       const reply = new HotReply(res);
       const dialect = routeDialect(route, url, q);
       const declared = declaredLength(req);

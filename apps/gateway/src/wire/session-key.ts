@@ -27,6 +27,20 @@ function unwrap(candidate: string): string | null {
   return isObject(parsed) ? (typeof parsed.session_id === 'string' ? parsed.session_id : null) : t;
 }
 
+/**
+ * The session base of an id a client named in the session header (or /expand's `session`): every
+ * route reads it with this one function, so a marker resolves under the very id the client used.
+ * An id that names nothing (empty, blank, or a JSON object without `session_id`) is hashed whole
+ * rather than dropped: dropped, the chat route would fall back to the content hash, which /expand
+ * given the same id cannot know.
+ */
+export function namedSessionBase(raw: string): string {
+  // Trimmed first, as an HTTP header value is: " " in a query names what " " in a header does.
+  const id = raw.trim();
+  const inner = unwrap(id);
+  return (inner === null ? null : sessionIdBase(inner)) ?? `h-${sha256Hex(id).slice(0, 32)}`;
+}
+
 /** The key a request has with no explicit id (its alias): hash of system head and first user text. */
 export function derivedSessionBase(view: Pick<WireView, 'systemHead' | 'firstUserText'>): string {
   return sha256Hex(`${view.systemHead}\x00${view.firstUserText}`).slice(0, 16);
@@ -57,7 +71,8 @@ function explicitSessionBase(
   const metadata = view.body.metadata;
   const meta = isObject(metadata) ? metadata : {};
   const own = view.dialect === 'responses' ? responsesCandidates(view.body, conversationHeader) : [];
-  for (const candidate of [header, ...own, meta.user_id, meta.taskId]) {
+  if (header !== undefined) return namedSessionBase(header);
+  for (const candidate of [...own, meta.user_id, meta.taskId]) {
     if (typeof candidate !== 'string') continue;
     const inner = unwrap(candidate);
     const id = inner === null ? null : sessionIdBase(inner);
