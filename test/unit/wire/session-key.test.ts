@@ -2,7 +2,8 @@
 // hashed when not (the same function GET /expand uses), never replaced by the content hash.
 import { createHash } from 'node:crypto';
 import { decodeRequest } from '../../../apps/gateway/src/wire/request.wire';
-import { namedSessionBase, resolveSessionKey, sessionIdBase } from '../../../apps/gateway/src/wire/session-key';
+import { sessionIdBase } from '@context-guru/components';
+import { namedSessionBase, resolveSessionKey } from '../../../apps/gateway/src/wire/session-key';
 import { ANTHROPIC_HOSTILE } from './bodies.fixture';
 
 const hash16 = (s: string) => createHash('sha256').update(s).digest('hex').slice(0, 16);

@@ -1,5 +1,5 @@
 // A session key names where frozen decisions and stashed originals live. An explicit id the
-// client sends always names its session: kept when short and path-safe, hashed (sessionIdBase,
+// client sends always names its session: kept when short and path-safe, hashed (namedSessionBase,
 // the one function every route uses) when not — never replaced by the content hash, which only
 // names sessions that sent no id. Keys are always tenant-scoped.
 import { isObject, sessionIdBase, sha256Hex } from '@context-guru/components';
@@ -8,8 +8,6 @@ import type { WireView } from './wire.types';
 /** The header a client names its session with (§4.1), read by every route. */
 export const SESSION_HEADER = 'x-context-guru-session';
 const MAX_JSON_ID_BYTES = 1024;
-
-export { sessionIdBase };
 
 /**
  * Claude Code sends metadata.user_id as a JSON-object string carrying `session_id`; an object
