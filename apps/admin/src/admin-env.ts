@@ -1,6 +1,7 @@
 // The standalone admin's environment, parsed once; every bad value is reported together, with the
 // gateway's environment codes and readers (the admin already depends on the gateway, never the reverse).
 import { DEFAULT_AUTH_FAILURES_PER_MINUTE, EnvError, envReaders, type EnvProblem, type UrlKind } from '@context-guru/gateway';
+import type { EncryptionOptions } from '@context-guru/storage';
 
 export interface AdminEnv {
   adminPort: number;
@@ -9,6 +10,8 @@ export interface AdminEnv {
   redisUrl?: string;
   redisPrefix?: string;
   dataDir: string;
+  /** CG_ENCRYPTION_KEY, _PREVIOUS, _REQUIRED: the key that wraps every tenant's data keys (docs/security.md). */
+  encryption: EncryptionOptions;
   adminToken?: string;
   /** ADMIN_AUTH_FAILURES_PER_MINUTE: failed authentications per address per minute before it is throttled. */
   authFailuresPerMinute: number;
@@ -38,6 +41,11 @@ export function parseAdminEnv(src: Record<string, string | undefined> = process.
     dataDir: src.DATA_DIR || './data',
     adminToken: secret('ADMIN_TOKEN', int('ADMIN_TOKEN_MIN_LENGTH', 24, 16, 1024)),
     authFailuresPerMinute: int('ADMIN_AUTH_FAILURES_PER_MINUTE', DEFAULT_AUTH_FAILURES_PER_MINUTE, 1, 100_000),
+    encryption: {
+      key: src.CG_ENCRYPTION_KEY || undefined,
+      previous: src.CG_ENCRYPTION_KEY_PREVIOUS || undefined,
+      required: oneOf('CG_ENCRYPTION_KEY_REQUIRED', ['true', 'false'] as const, 'false') === 'true',
+    },
     bodyLimitBytes: int('ADMIN_BODY_LIMIT_BYTES', 8 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     migrateOnBoot: oneOf('MIGRATE_ON_BOOT', ['true', 'false'] as const, 'true') === 'true',
     hotStore: oneOf('HOT_STORE', ['memory', 'redis'] as const, undefined),

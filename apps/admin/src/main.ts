@@ -22,6 +22,7 @@ async function main(): Promise<void> {
     ttlSeconds: 10_000,
     maxEntries: 10_000,
     purgeEveryMs: 0,
+    encryption: env.encryption,
     log,
   });
   // Never 'none' here: DURABLE_STORE only offers postgres and pglite.

@@ -1,5 +1,6 @@
 // The environment is parsed once at boot; every bad value is reported together, each with its code
 // (env-errors.ts), so an operator fixes a deployment in one pass instead of one crash at a time.
+import type { EncryptionOptions } from '@context-guru/storage';
 import { EnvError, type EnvProblem } from './env-errors';
 import { envReaders, HTTP_URL } from './env-readers';
 import { DEFAULT_AUTH_FAILURES_PER_MINUTE } from './rate-limit';
@@ -31,6 +32,8 @@ export interface Env {
   migrateOnBoot: boolean;
   redisPrefix: string | undefined;
   dataDir: string;
+  /** CG_ENCRYPTION_KEY, _PREVIOUS, _REQUIRED: the key that wraps every tenant's data keys (docs/security.md). */
+  encryption: EncryptionOptions;
   adminToken: string | undefined;
   /** ADMIN_AUTH_FAILURES_PER_MINUTE: the embedded admin's failed authentications per address per minute. */
   adminAuthFailuresPerMinute: number;
@@ -102,6 +105,11 @@ export function parseEnv(src: Source = process.env): Env {
     dataDir: src.DATA_DIR || './data',
     adminToken: secret('ADMIN_TOKEN', int('ADMIN_TOKEN_MIN_LENGTH', 24, 16, 1024)),
     adminAuthFailuresPerMinute: int('ADMIN_AUTH_FAILURES_PER_MINUTE', DEFAULT_AUTH_FAILURES_PER_MINUTE, 1, 100_000),
+    encryption: {
+      key: src.CG_ENCRYPTION_KEY || undefined,
+      previous: src.CG_ENCRYPTION_KEY_PREVIOUS || undefined,
+      required: oneOf('CG_ENCRYPTION_KEY_REQUIRED', ['true', 'false'] as const, 'false') === 'true',
+    },
     opsToken: secret('OPS_TOKEN', 24),
     logLevel: oneOf('LOG_LEVEL', ['debug', 'info', 'warn', 'error'] as const, 'info'),
     cacheMode: oneOf('CACHE_MODE', ['auto', 'on', 'off'] as const, 'auto'),

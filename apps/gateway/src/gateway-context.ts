@@ -116,6 +116,7 @@ export async function createGatewayContext(env: Env, overrides: ContextOverrides
       hot: env.hotStore,
       durable: env.durableStore,
       redisPrefix: env.redisPrefix,
+      encryption: env.encryption,
       log,
     });
     log.info('stores ready', { ...stores.kinds });

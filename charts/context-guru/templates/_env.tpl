@@ -22,6 +22,7 @@ PORT: {{ .Values.gateway.port | quote }}
 HOT_STORE: redis
 DURABLE_STORE: postgres
 MIGRATE_ON_BOOT: "false"
+CG_ENCRYPTION_KEY_REQUIRED: "true"
 OPENAI_UPSTREAM: {{ .Values.config.openaiUpstream | quote }}
 ANTHROPIC_UPSTREAM: {{ .Values.config.anthropicUpstream | quote }}
 LOG_LEVEL: {{ .Values.config.logLevel | quote }}
@@ -87,6 +88,7 @@ HOT_STORE: redis
 DURABLE_STORE: postgres
 MIGRATE_ON_BOOT: "false"
 ADMIN_AUTH_FAILURES_PER_MINUTE: {{ .Values.admin.authFailuresPerMinute | quote }}
+CG_ENCRYPTION_KEY_REQUIRED: "true"
 LOG_LEVEL: {{ .Values.config.logLevel | quote }}
 {{- with .Values.config.redisPrefix }}
 REDIS_PREFIX: {{ . | quote }}
@@ -97,6 +99,7 @@ REDIS_PREFIX: {{ . | quote }}
 {{- define "cg.storeSecretEnv" -}}
 {{ include "cg.secretEnv" (dict "root" . "name" "DATABASE_URL" "key" .Values.secrets.keys.databaseUrl) }}
 {{ include "cg.secretEnv" (dict "root" . "name" "REDIS_URL" "key" .Values.secrets.keys.redisUrl) }}
+{{ include "cg.secretEnv" (dict "root" . "name" "CG_ENCRYPTION_KEY" "key" .Values.secrets.keys.encryptionKey) }}
 {{- end -}}
 
 {{- define "cg.adminReadyPath" -}}

@@ -2,6 +2,7 @@
 // Every client is ready (connected, migrated) before this resolves — except a database that does
 // not answer yet: then schema() rejects until it has (not ready) — and close() releases them.
 // With no URL at all the laptop setup applies: memory hot store + PGlite under dataDir.
+import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { present, type HotStore } from '@context-guru/components';
 import { MemoryHotStore } from './memory/memory-hot.store';
@@ -15,6 +16,9 @@ import type { SqlClient } from './sql/sql-client';
 import { StorageError } from './storage-errors';
 import { errorText, silentLogger, type StorageLogger } from './storage-logger';
 import { TieredHotStore } from './tiered.store';
+import { MemoryDataKeyStore, SqlDataKeyStore, type DataKeyStore } from './crypto/data-keys';
+import { DeferredKeyProvider, LocalKeyProvider, localKeyProvider, type KeyProvider } from './crypto/key-provider';
+import { KeyRing } from './crypto/keyring';
 
 export const HOT_KINDS = ['memory', 'redis'] as const;
 export const DURABLE_KINDS = ['postgres', 'pglite', 'none'] as const;
@@ -47,12 +51,27 @@ export interface CreateStoresOptions {
   /** Period of the retention purge (default 1 h; 0 disables). */
   purgeEveryMs?: number;
   log?: StorageLogger;
+  /** What seals originals at rest (docs/security.md); default: the data-dir key file. */
+  encryption?: EncryptionOptions;
+}
+
+export interface EncryptionOptions {
+  /** CG_ENCRYPTION_KEY: the key-encryption key, 32 bytes base64. */
+  key?: string;
+  /** CG_ENCRYPTION_KEY_PREVIOUS: older keys that still unwrap (a rotation in progress). */
+  previous?: string;
+  /** CG_ENCRYPTION_KEY_REQUIRED: refuse to start without `key` (the chart sets it). */
+  required?: boolean;
+  /** A KMS-backed provider instead of the local key (wins over the three above). */
+  provider?: KeyProvider;
 }
 
 export interface Stores {
   /** What the request path uses: the hot store, fronting the durable one when there is one. */
   hot: HotStore;
   durable?: DurableStore;
+  /** Per-tenant data keys: sealing at rest and keyed marker ids. */
+  keys: KeyRing;
   /** Chosen adapters, for the boot log. */
   kinds: { hot: HotKind; durable: DurableKind };
   /** The durable schema against this build (undefined without a durable store); once ok, cached. */
@@ -86,6 +105,8 @@ export async function createStores(o: CreateStoresOptions): Promise<Stores> {
   const log = o.log ?? silentLogger;
   const kinds = resolveKinds(o);
   const migrations = kinds.durable === 'none' ? [] : loadMigrations();
+  // Before anything opens: a missing or malformed key is a boot error, not a first-request one.
+  const provider = keyProvider(kinds, o);
   const sql = await openSql(kinds.durable, o);
   const boot = sql
     ? new DurableBoot(sql, {
@@ -96,25 +117,36 @@ export async function createStores(o: CreateStoresOptions): Promise<Stores> {
         retryMs: o.bootRetryMs,
       })
     : undefined;
+  // The Redis store needs the ring and, without a database, the ring keeps its keys in that
+  // Redis: the ring reads whichever store is bound last.
+  let dataKeys: DataKeyStore = sql ? new SqlDataKeyStore(sql) : new MemoryDataKeyStore();
+  const keys = new KeyRing(provider, {
+    list: (scope) => dataKeys.list(scope),
+    add: (scope, k) => dataKeys.add(scope, k),
+    rewrap: (scope, k) => dataKeys.rewrap(scope, k),
+    scopes: () => dataKeys.scopes(),
+  });
   let base: HotStore | undefined;
   try {
     await boot?.start();
-    base =
-      kinds.hot === 'redis'
-        ? await RedisHotStore.connect({
-            url: present(o.redisUrl, 'REDIS_URL (resolveKinds requires it for redis)'),
-            prefix: o.redisPrefix,
-            ttlSeconds: o.ttlSeconds,
-            maxEntries: o.maxEntries,
-            log,
-          })
-        : new MemoryHotStore({ ttlSeconds: o.ttlSeconds, maxEntries: o.maxEntries, maxBytes: o.maxBytes });
+    if (kinds.hot === 'redis') {
+      const redis = await RedisHotStore.connect({
+        url: present(o.redisUrl, 'REDIS_URL (resolveKinds requires it for redis)'),
+        prefix: o.redisPrefix,
+        ttlSeconds: o.ttlSeconds,
+        maxEntries: o.maxEntries,
+        log,
+        keys,
+      });
+      if (!sql) dataKeys = redis.dataKeyStore();
+      base = redis;
+    } else base = new MemoryHotStore({ ttlSeconds: o.ttlSeconds, maxEntries: o.maxEntries, maxBytes: o.maxBytes });
   } catch (err) {
     boot?.close();
     await sql?.close().catch(() => undefined);
     throw err;
   }
-  const durable = sql ? new DurableStore(sql, { retentionDays: o.retentionDays }) : undefined;
+  const durable = sql ? new DurableStore(sql, { retentionDays: o.retentionDays, keys }) : undefined;
   // PGlite runs every statement on this process's own thread (≈ 1 ms each, a flush is five or
   // six): a longer window batches more turns into each flush. Its hot store is this process's
   // memory, so the window only bounds what a crash of this process loses, as 50 ms does for Redis.
@@ -136,6 +168,7 @@ export async function createStores(o: CreateStoresOptions): Promise<Stores> {
   return {
     hot,
     durable,
+    keys,
     kinds,
     async schema() {
       return boot?.schema();
@@ -150,6 +183,20 @@ export async function createStores(o: CreateStoresOptions): Promise<Stores> {
       return closing;
     },
   };
+}
+
+/**
+ * Nothing at rest (memory store, no database): a key for this process's life only. Otherwise the
+ * configured provider, CG_ENCRYPTION_KEY, or on a laptop the key file generated into the data dir.
+ */
+function keyProvider(kinds: { hot: HotKind; durable: DurableKind }, o: CreateStoresOptions): KeyProvider {
+  const e = o.encryption ?? {};
+  if (e.provider) return e.provider;
+  if (kinds.hot === 'memory' && kinds.durable === 'none' && !e.key && !e.required) return new LocalKeyProvider(randomBytes(32));
+  const source = { key: e.key, previous: e.previous, required: e.required, dataDir: o.dataDir };
+  if (e.key || e.required || kinds.durable === 'pglite') return localKeyProvider(source);
+  // Shared state with no key given (development): the data-dir file, made only once something is stored.
+  return new DeferredKeyProvider(() => localKeyProvider(source));
 }
 
 async function openSql(kind: DurableKind, o: CreateStoresOptions): Promise<SqlClient | undefined> {

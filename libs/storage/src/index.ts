@@ -26,3 +26,6 @@ export * from './sql/data-dir-lock';
 export * from './control/shadow-tallies.repository';
 export * from './control/holdout-sessions.repository';
 export * from './control/savings-estimate';
+export * from './crypto/keyring';
+export * from './crypto/key-provider';
+export * from './crypto/data-keys';

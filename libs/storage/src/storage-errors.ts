@@ -15,6 +15,17 @@ export const STORAGE_ERRORS = {
   },
   migration_invalid: { meaning: 'a migration file name is not NNNN_snake_case.sql, or one version appears twice' },
   migration_edited: { meaning: 'a migration file changed after it was applied (its checksum differs from the ledger)' },
+  encryption_key_missing: { meaning: 'CG_ENCRYPTION_KEY_REQUIRED=true and no CG_ENCRYPTION_KEY: a server never generates its own key' },
+  encryption_key_invalid: {
+    meaning:
+      'CG_ENCRYPTION_KEY (or _PREVIOUS, or the data-dir key file) is not 32 bytes in base64 / 64 hex, or the key file is readable by others',
+  },
+  encryption_key_mismatch: {
+    meaning: "a tenant's data key was wrapped by an encryption key this process does not have (replicas with different keys)",
+  },
+  sealed_value_invalid: {
+    meaning: 'a stored original or decision does not open with its tenant key: altered, moved, or of an unknown key version',
+  },
 } as const;
 
 export type StorageErrorCode = keyof typeof STORAGE_ERRORS;

@@ -4,6 +4,7 @@
 // A gateway started before the migration stays unready; after it, admin and two gateway replicas
 // answer on their rendered probe paths and ports, and each replica serves a request upstream.
 // There is no API server or container engine here; docs/kubernetes.md says what this stands in for.
+import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { PgSqlClient } from '@context-guru/storage';
@@ -69,6 +70,7 @@ describe('the chart runs the real processes it describes', () => {
       [values.keys.token]: ADMIN_TOKEN,
       OPS_TOKEN,
       CHEAP_MODEL_KEY: 'sk-ant-compaction-test',
+      CG_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
     };
     upstream = await startFakeUpstream((req) =>
       req.dialect === 'anthropic'

@@ -6,6 +6,10 @@ import { Redis, ReplyError, type RedisOptions } from 'ioredis';
 import { StorageError } from '../storage-errors';
 import { errorText, silentLogger, type StorageLogger } from '../storage-logger';
 import { loopFairDeadline } from '../loop-fair-deadline';
+import type { DataKeyStore } from '../crypto/data-keys';
+import type { KeyRing } from '../crypto/keyring';
+import { frozenAad, sealEntries, stashAad } from '../crypto/sealed-value';
+import { RedisDataKeyStore } from './redis-data-keys';
 import { ADVANCE_TURN, GET_STASH, LOAD_SESSION, WRITE_TURN } from './redis-scripts';
 
 export interface RedisHotStoreOptions {
@@ -26,6 +30,8 @@ export interface RedisHotStoreOptions {
   log?: StorageLogger;
   /** Clock for LRU recency scores (default Date.now); TTLs are Redis's own clock. */
   now?: () => number;
+  /** Seals originals and frozen replacements per tenant (absent: stored as plaintext). */
+  keys?: KeyRing;
 }
 
 interface Scripts {
@@ -55,6 +61,7 @@ export class RedisHotStore implements HotStore {
   private readonly prefix: string;
   private readonly now: () => number;
   private readonly commandTimeoutMs: number;
+  private readonly keys: KeyRing | undefined;
   /** The error of a command unanswered past its deadline (one closure per store, not per command). */
   private readonly late = () => unavailable(new Error(`no reply within ${this.commandTimeoutMs} ms`));
   private dropped = 0;
@@ -70,6 +77,7 @@ export class RedisHotStore implements HotStore {
     this.prefix = o.prefix ?? 'cg:';
     this.now = o.now ?? Date.now;
     this.commandTimeoutMs = o.commandTimeoutMs ?? 1000;
+    this.keys = o.keys;
   }
 
   /** Connects and waits until Redis answers; throws after readyTimeoutMs (boot fails loudly). */
@@ -114,7 +122,8 @@ export class RedisHotStore implements HotStore {
   async getStash(tenant: string, id: string): Promise<string | null> {
     const t = this.tenantPrefix(tenant);
     this.trip();
-    return this.answered(this.redis.cgGetStash(`${t}s:${id}`, `${t}lru`, this.ttl, this.now(), id));
+    const stored = await this.answered(this.redis.cgGetStash(`${t}s:${id}`, `${t}lru`, this.ttl, this.now(), id));
+    return stored === null || !this.keys ? stored : this.keys.open(tenant, stored, stashAad(id));
   }
 
   async owns(tenant: string, session: string, id: string): Promise<boolean> {
@@ -127,7 +136,8 @@ export class RedisHotStore implements HotStore {
     const cks = [...new Set(contentKeys)];
     const keys = [...this.sessionKeys(t, session), ...cks.map((ck) => `${t}kept:${ck}`)];
     this.trip();
-    return this.snapshotOf(await this.answered(this.redis.cgLoadSession(keys.length, ...keys, this.ttl, this.indexTtl, ...cks)));
+    const reply = await this.answered(this.redis.cgLoadSession(keys.length, ...keys, this.ttl, this.indexTtl, ...cks));
+    return this.snapshotOf(tenant, session, reply);
   }
 
   async commitSession(tenant: string, session: string, writes: SessionWrites): Promise<void> {
@@ -178,8 +188,10 @@ export class RedisHotStore implements HotStore {
     if (entries.length === 0) return;
     const t = this.tenantPrefix(tenant);
     const now = this.now();
+    const k = this.keys && (await this.keys.tenantKeys(tenant));
+    const sealed = k ? sealEntries(k, entries) : entries;
     const p = this.redis.pipeline();
-    for (const e of entries) p.set(`${t}s:${e.id}`, e.text, 'EX', this.ttl);
+    for (const e of sealed) p.set(`${t}s:${e.id}`, e.text, 'EX', this.ttl);
     p.zadd(`${t}lru`, ...entries.flatMap((e) => [now, e.id]));
     p.expire(`${t}lru`, this.ttl);
     await this.exec(p);
@@ -218,7 +230,11 @@ export class RedisHotStore implements HotStore {
       `${t}turnrw:${w.conversation}`,
       ...cks.map((ck) => `${t}kept:${ck}`),
     ];
-    const frozen = w.writes ? [...w.writes.frozen].flat() : [];
+    // Awaited only on a tenant's first write in this process: a cached key adds no microtask.
+    const loading = this.keys?.tenantKeys(tenant);
+    const k = loading instanceof Promise ? await loading : loading;
+    const frozen = w.writes ? [...w.writes.frozen].flatMap(([slot, r]) => [slot, k ? k.seal(r, frozenAad(w.session, slot)) : r]) : [];
+    const stash = k ? sealEntries(k, w.stash) : w.stash;
     this.trip();
     const res = await this.answered(
       this.redis.cgWriteTurn(
@@ -234,13 +250,13 @@ export class RedisHotStore implements HotStore {
         w.rewritten ? w.rewritten.join(',') : '-',
         cks.length,
         ...cks,
-        w.stash.length,
-        ...w.stash.flatMap((e) => [e.id, e.text]),
+        stash.length,
+        ...stash.flatMap((e) => [e.id, e.text]),
         frozen.length / 2,
         ...frozen,
       ),
     );
-    if (res[0] === 0) return this.snapshotOf(res[1]);
+    if (res[0] === 0) return this.snapshotOf(tenant, w.session, res[1]);
     this.repaired += Number(res[1]);
     return null;
   }
@@ -250,12 +266,26 @@ export class RedisHotStore implements HotStore {
     return [`${t}frz:${session}`, `${t}fidx:${session}`, `${t}flost:${session}`, `${t}off:${session}`, `${t}arm:${session}`];
   }
 
-  private snapshotOf([flat, lost, kept, off, newly, arm]: LoadReply): SessionSnapshot {
+  /** Where the data keys live when there is no database (createStores decides). */
+  dataKeyStore(): DataKeyStore {
+    return new RedisDataKeyStore(this.redis, this.prefix, (p) => this.answered(p));
+  }
+
+  private async snapshotOf(tenant: string, session: string, [flat, lost, kept, off, newly, arm]: LoadReply): Promise<SessionSnapshot> {
     this.dropped += newly;
     const frozen = new Map<string, string>();
+    const k =
+      this.keys && flat.length > 0
+        ? await this.keys.opener(
+            tenant,
+            flat.filter((_, i) => i % 2 === 1),
+          )
+        : undefined;
     for (let i = 0; i + 1 < flat.length; i += 2) {
-      const [k, v] = [flat[i], flat[i + 1]];
-      if (k !== undefined && v !== undefined) frozen.set(k, v); // i + 1 < length: always both
+      const [slot, v] = [flat[i], flat[i + 1]];
+      if (slot === undefined || v === undefined) continue; // i + 1 < length: always both
+      const plain = k ? k.open(v, frozenAad(session, slot)) : v;
+      if (plain !== undefined) frozen.set(slot, plain);
     }
     const snap: SessionSnapshot = { frozen, lost: new Set(lost), kept: new Set(kept), offloaded: off === 1 };
     if (arm === 'treated' || arm === 'holdout') snap.arm = arm;

@@ -3,6 +3,9 @@
 // Every write is a set-based statement over arrays, so a batch of any size is one round trip.
 import type { Arm, TurnRecord } from '@context-guru/components';
 import { loopFairDeadline } from '../loop-fair-deadline';
+import type { KeyRing } from '../crypto/keyring';
+import { stashAad } from '../crypto/sealed-value';
+import { openedCheckpoint, sealedArchive, sealedSlots } from '../crypto/sealed-rows';
 import { StorageError } from '../storage-errors';
 import { LookupBatcher } from './lookup-batcher';
 import { keptKey, PresenceFilter, sessionKey } from './presence-filter';
@@ -61,6 +64,8 @@ export interface DurableStoreOptions {
    * otherwise hold the request for as long as the socket lives. PGlite runs in-process: unbounded.
    */
   readTimeoutMs?: number;
+  /** Seals archived originals and checkpointed replacements per tenant (absent: plaintext). */
+  keys?: KeyRing;
 }
 
 const DAY_MS = 86_400_000;
@@ -102,6 +107,7 @@ export class DurableStore {
    * cannot have been purged (the window is a quarter of retention at most).
    */
   private readonly textArchived: RecentSet;
+  private readonly keys: KeyRing | undefined;
 
   constructor(
     readonly sql: SqlClient,
@@ -116,6 +122,7 @@ export class DurableStore {
     this.checkpoints = new LookupBatcher((asks) => loadCheckpoints(sql, asks), batching);
     this.presence = presenceOf(sql);
     this.textArchived = new RecentSet(TEXT_ARCHIVED_MEMO_SIZE, Math.min(TEXT_ARCHIVED_MEMO_MS, this.retentionMs / 4), this.now);
+    this.keys = o.keys;
   }
 
   get kind(): string {
@@ -130,7 +137,10 @@ export class DurableStore {
     this.skipped += batch.length - ok.length;
     if (ok.length === 0) return;
     const now = this.now();
-    const stash = dedupe(ok, textKey).filter((e) => !this.textArchived.has(textKey(e)));
+    const stash = await sealedArchive(
+      this.keys,
+      dedupe(ok, textKey).filter((e) => !this.textArchived.has(textKey(e))),
+    );
     const own = dedupe(ok, (e) => `${e.tenant}\u0000${e.session}\u0000${e.id}`);
     await this.sql.transaction(async (c) => {
       if (stash.length > 0)
@@ -157,7 +167,9 @@ export class DurableStore {
       id,
       new Date(this.now()),
     ]);
-    return rows[0] ? col.str(rows[0], 'text') : null;
+    if (!rows[0]) return null;
+    const stored = col.str(rows[0], 'text');
+    return this.keys ? this.keys.open(tenant, stored, stashAad(id)) : stored;
   }
 
   async owns(tenant: string, session: string, id: string): Promise<boolean> {
@@ -190,7 +202,7 @@ export class DurableStore {
       }
     }
     if (slots.size === 0 && flagged.size === 0) return;
-    const rows = [...slots.values()];
+    const rows = await sealedSlots(this.keys, [...slots.values()]);
     const flags = [...flagged.values()];
     const at = new Date(this.now());
     await this.sql.transaction(async (c) => {
@@ -233,9 +245,11 @@ export class DurableStore {
       keys = contentKeys?.filter((ck) => p.mayHold(keptKey(tenant, ck))) ?? [];
       if (keys.length === 0) return Promise.resolve({ frozen: new Map(), offloaded: false, kept: new Set() });
     }
-    return this.bounded(
+    const loaded = this.bounded(
       this.checkpoints.load({ tenant, session, cutoff: this.cutoff(), everySlot, ...(keys ? { contentKeys: keys } : {}) }),
     );
+    const ring = this.keys;
+    return ring ? loaded.then((cp) => openedCheckpoint(ring, tenant, session, cp)) : loaded;
   }
 
   /**

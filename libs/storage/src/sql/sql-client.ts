@@ -79,6 +79,11 @@ export const col = {
     if (typeof v !== 'boolean') throw new TypeError(`column ${k}: expected boolean`);
     return v;
   },
+  bytes(row: Row, k: string): Buffer {
+    const v = row[k];
+    if (!(v instanceof Uint8Array)) throw new TypeError(`column ${k}: expected bytea`);
+    return Buffer.isBuffer(v) ? v : Buffer.from(v);
+  },
   date(row: Row, k: string): Date {
     const v = row[k];
     if (!(v instanceof Date)) throw new TypeError(`column ${k}: expected timestamptz`);
