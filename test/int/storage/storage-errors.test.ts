@@ -1,11 +1,16 @@
 // The storage error table: every code of STORAGE_ERRORS is produced here by a real call (real
 // Redis, real Postgres, real PGlite, real files), is a StorageError carrying that code, and is
 // documented in docs/errors.md. A SQL error the database reported is not mistaken for an outage.
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import {
+  KeyRing,
+  LocalKeyProvider,
+  MemoryDataKeyStore,
   STORAGE_ERRORS,
+  localKeyProvider,
   MemoryHotStore,
   PgSqlClient,
   PgliteSqlClient,
@@ -122,6 +127,17 @@ describe('storage error codes', () => {
     const first = [{ version: 1, name: 'a', sql: 'CREATE TABLE a (x int);', checksum: 'one' }];
     await migrate(lite, { migrations: first });
     await expectCode('migration_edited', () => migrate(lite, { migrations: [{ ...first[0]!, checksum: 'two' }] }));
+  });
+
+  it('the encryption codes: a missing, a malformed and a mismatched key, a value moved to another id', async () => {
+    const dataDir = path.join(scratch, 'keys');
+    await expectCode('encryption_key_missing', () => localKeyProvider({ required: true, dataDir }));
+    await expectCode('encryption_key_invalid', () => localKeyProvider({ key: 'not-a-key', dataDir }));
+    const store = new MemoryDataKeyStore();
+    const ring = new KeyRing(new LocalKeyProvider(randomBytes(32)), store);
+    const sealed = await ring.seal('t', 'original', 's:1');
+    await expectCode('sealed_value_invalid', () => ring.open('t', sealed, 's:2'));
+    await expectCode('encryption_key_mismatch', () => new KeyRing(new LocalKeyProvider(randomBytes(32)), store).forTenant('t'));
   });
 
   it('store_unavailable: the embedded database once closed', async () => {
