@@ -52,6 +52,8 @@ export async function runSharedState(): Promise<string> {
       redisUrl: REDIS_URL,
       databaseUrl: DATABASE_URL,
       dataDir: '',
+      // A fixed key: no key file is generated in the working directory.
+      encryption: { key: Buffer.alloc(32, 7).toString('base64') },
       ttlSeconds: 10_000,
       maxEntries: 100_000,
       redisPrefix: `cgbench${Date.now()}:`,
