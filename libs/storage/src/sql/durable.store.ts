@@ -8,7 +8,7 @@ import { stashAad } from '../crypto/sealed-value';
 import { openedCheckpoint, sealedArchive, sealedSlots } from '../crypto/sealed-rows';
 import { StorageError } from '../storage-errors';
 import { LookupBatcher } from './lookup-batcher';
-import { keptKey, PresenceFilter, sessionKey } from './presence-filter';
+import { keptKey, presenceOf, sessionKey, surelyNew, type PresenceFilter } from './presence-filter';
 import { loadCheckpoints, loadTurns, turnOf, type Checkpoint, type CheckpointAsk, type TurnAsk } from './session-lookups';
 import { col, type SqlClient } from './sql-client';
 import { storableText } from './storable-text';
@@ -74,21 +74,6 @@ const TEXT_ARCHIVED_MEMO_SIZE = 100_000;
 const TEXT_ARCHIVED_MEMO_MS = 6 * 3_600_000;
 /** Look-up statements in flight at once on a Postgres pool (it has ten connections by default). */
 const LOOKUPS_IN_FLIGHT_ON_A_POOL = 4;
-/** One filter per client object, whatever number of stores share it. */
-const presenceByClient = new WeakMap<SqlClient, PresenceFilter>();
-
-/** No row of this session can exist: the exclusive client never wrote it nor found it at boot. */
-function surelyNew(p: PresenceFilter, sql: SqlClient, tenant: string, session: string): boolean {
-  p.scanOnce(sql);
-  return !p.mayHold(sessionKey(tenant, session));
-}
-
-function presenceOf(sql: SqlClient): PresenceFilter | undefined {
-  if (!sql.exclusive) return undefined;
-  let p = presenceByClient.get(sql);
-  if (!p) presenceByClient.set(sql, (p = new PresenceFilter()));
-  return p;
-}
 
 export class DurableStore {
   readonly retentionMs: number;

@@ -9,7 +9,7 @@
 //
 // Not for Postgres: there other replicas write the same tables, and a session this replica has
 // never seen may have been checkpointed by another one minutes ago (its hot copy lost since).
-import { col, type Row, type SqlQueryable } from './sql-client';
+import { col, type Row, type SqlClient, type SqlQueryable } from './sql-client';
 
 const BITS_LOG2 = 23; // 1 MiB of bits
 const HASHES = 6;
@@ -107,4 +107,21 @@ async function scanStoredKeys(sql: SqlQueryable, add: (key: string) => void): Pr
       after = [col.str(last, 'tenant'), col.str(last, 'k')];
     }
   }
+}
+
+/** One filter per client object, whatever number of stores share it. */
+const presenceByClient = new WeakMap<SqlClient, PresenceFilter>();
+
+/** No row of this session can exist: the exclusive client never wrote it nor found it at boot. */
+export function surelyNew(p: PresenceFilter, sql: SqlClient, tenant: string, session: string): boolean {
+  p.scanOnce(sql);
+  return !p.mayHold(sessionKey(tenant, session));
+}
+
+/** The filter of an exclusive client (undefined for a shared one: other writers exist). */
+export function presenceOf(sql: SqlClient): PresenceFilter | undefined {
+  if (!sql.exclusive) return undefined;
+  let p = presenceByClient.get(sql);
+  if (!p) presenceByClient.set(sql, (p = new PresenceFilter()));
+  return p;
 }
