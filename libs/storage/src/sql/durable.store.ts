@@ -12,6 +12,9 @@ import { keptKey, presenceOf, sessionKey, surelyNew, type PresenceFilter } from 
 import { loadCheckpoints, loadTurns, turnOf, type Checkpoint, type CheckpointAsk, type TurnAsk } from './session-lookups';
 import { col, type SqlClient } from './sql-client';
 import { storableText } from './storable-text';
+import { purgeExpired, type PurgeResult } from './retention-purge';
+
+export type { PurgeResult } from './retention-purge';
 import { RecentSet } from '../recent-set';
 
 export { storableText } from './storable-text';
@@ -42,15 +45,6 @@ export interface TurnWrite {
   rewritten?: readonly number[];
   /** With rewrites only: the `at` of the turn they belong to (a later turn's row is left alone). */
   at?: number;
-}
-
-export interface PurgeResult {
-  turns: number;
-  stashes: number;
-  ownership: number;
-  checkpoints: number;
-  sessions: number;
-  kept: number;
 }
 
 export interface DurableStoreOptions {
@@ -339,19 +333,8 @@ export class DurableStore {
   }
 
   /** Deletes everything past retention; run periodically (createStores schedules it). */
-  async purgeExpired(): Promise<PurgeResult> {
-    const now = new Date(this.now());
-    const cutoff = this.cutoff();
-    const count = async (text: string, at: Date) =>
-      (await this.sql.query(`WITH d AS (${text} RETURNING 1) SELECT count(*)::int AS n FROM d`, [at])).map((r) => col.num(r, 'n'))[0] ?? 0;
-    return {
-      stashes: await count('DELETE FROM stash_archive WHERE expires_at <= $1', now),
-      ownership: await count('DELETE FROM ownership WHERE created_at <= $1', cutoff),
-      checkpoints: await count('DELETE FROM session_checkpoint WHERE updated_at <= $1', cutoff),
-      sessions: await count('DELETE FROM session_state WHERE updated_at <= $1', cutoff),
-      kept: await count('DELETE FROM kept WHERE created_at <= $1', cutoff),
-      turns: await count('DELETE FROM session_turn WHERE updated_at <= $1', cutoff),
-    };
+  purgeExpired(): Promise<PurgeResult> {
+    return purgeExpired(this.sql, new Date(this.now()), this.cutoff());
   }
 
   async ping(): Promise<void> {
