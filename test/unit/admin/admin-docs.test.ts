@@ -2,7 +2,6 @@
 // the role its decorator names), and the ops-expand window slides.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { MinuteRateLimiter } from '../../../apps/admin/src/ops-expand/rate-limiter';
 import { declaredRoutes } from '../../support/admin-routes';
 
 describe('admin API docs', () => {
@@ -19,17 +18,5 @@ describe('admin API docs', () => {
       const documented = row!.split('|')[2]!.trim();
       expect([route, documented]).toEqual([route, role === 'public' ? 'none' : role]);
     }
-  });
-});
-
-describe('MinuteRateLimiter', () => {
-  it('allows n per sliding minute per key', () => {
-    let now = 0;
-    const rl = new MinuteRateLimiter(2, () => now);
-    expect([rl.take('a'), rl.take('a'), rl.take('a'), rl.take('b')]).toEqual([true, true, false, true]);
-    now = 59_999;
-    expect(rl.take('a')).toBe(false);
-    now = 60_001;
-    expect([rl.take('a'), rl.take('a'), rl.take('a')]).toEqual([true, true, false]);
   });
 });

@@ -6,7 +6,7 @@ import { auditRepository, tenantsRepository } from '@context-guru/storage';
 import { ADMIN_DEPS, type AdminDeps } from '../admin.options';
 import { AdminError, notFound } from '../common/admin-errors';
 import type { Actor } from '../common/auth.guard';
-import { MinuteRateLimiter } from './rate-limiter';
+import { RateLimit } from '@context-guru/gateway';
 
 /** The bare hash, also when pasted as the whole marker (`<<cg:HASH>>`). */
 function stashId(id: string): string {
@@ -16,17 +16,17 @@ function stashId(id: string): string {
 
 @Injectable()
 export class OpsExpandService {
-  private readonly limiter: MinuteRateLimiter;
+  private readonly limiter: RateLimit;
 
   constructor(@Inject(ADMIN_DEPS) private readonly deps: AdminDeps) {
-    this.limiter = new MinuteRateLimiter(deps.opsExpandPerMinute ?? 30);
+    this.limiter = new RateLimit(deps.opsExpandPerMinute ?? 30);
   }
 
   async expand(actor: Actor, body: { tenant: string; id: string; reason: string }) {
     const id = stashId(body.id);
     if (!/^[A-Za-z0-9_-]{1,64}$/.test(id))
       throw new AdminError('invalid_request', 'body/id: expected a stash hash or a <<cg:HASH>> marker');
-    if (!this.limiter.take(actor.id))
+    if (this.limiter.take(actor.id) > 0)
       throw new AdminError('rate_limited', `ops expand is limited to ${this.deps.opsExpandPerMinute ?? 30} per minute per actor`);
     if (!this.deps.store) throw new AdminError('store_unavailable', 'this admin process has no stash store configured');
     if (!(await tenantsRepository.get(this.deps.sql, body.tenant))) throw notFound(`tenant "${body.tenant}"`);
