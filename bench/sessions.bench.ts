@@ -26,6 +26,9 @@ const GATEWAY_NODE_FLAGS = (process.env.BENCH_GATEWAY_NODE_FLAGS ?? '').split(' 
 // BENCH_GATEWAY_BUILT=1: the gateways run apps/gateway/dist (npm run build first), as production
 // does; by default the sources, transpiled on load (swc in the process adds ~20 MB of RSS).
 const BUILT = process.env.BENCH_GATEWAY_BUILT === '1';
+// BENCH_BASE=<checkout>: also preset agent (embedded) from another tree's sources, in the same
+// rounds: a before/after on one machine at one moment (that tree's own node_modules).
+const BASE = process.env.BENCH_BASE;
 
 interface Target {
   key: string;
@@ -91,38 +94,47 @@ export function writePlan(): { planFile: string; turns: number; meanKb: number }
   return { planFile, turns: bodies.length, meanKb };
 }
 
+/** Everything a run started, stopped in reverse order at its end. */
+interface Started {
+  procs: Proc[];
+  db?: FreshDatabase;
+  redis?: { url: string; stop(): Promise<void> };
+}
+
+/** The bare proxy and the gateways the run measures (BENCH_TARGETS, BENCH_BASE), in front of `stub`. */
+async function startTargets(stub: Proc, s: Started): Promise<Target[]> {
+  const bare = await startScript('bare-proxy.cjs', [stub.url]);
+  s.procs.push(bare);
+  const gw = async (preset: string, env: Record<string, string> = {}, root?: string) => {
+    const p = await startGatewayProc(
+      { PRESET: preset, OPENAI_UPSTREAM: stub.url, ANTHROPIC_UPSTREAM: stub.url, LOG_LEVEL: 'warn', ...GATEWAY_ENV, ...env },
+      GATEWAY_NODE_FLAGS,
+      root,
+      BUILT && !root,
+    );
+    s.procs.push(p);
+    return p;
+  };
+  const want = (key: string) => !ONLY || ONLY.includes(key);
+  const targets: Target[] = [{ key: 'bare', name: 'bare node:http + undici', proc: bare, bare: true }];
+  if (want('off')) targets.push({ key: 'off', name: 'preset off, embedded', proc: await gw('off') });
+  if (want('agent')) targets.push({ key: 'agent', name: 'preset agent, embedded', proc: await gw('agent') });
+  if (BASE) targets.push({ key: 'agent-base', name: `preset agent, embedded, base tree (${BASE})`, proc: await gw('agent', {}, BASE) });
+  if (want('agent-redis')) {
+    s.db = await freshDatabase('sessions_bench');
+    s.redis = await startPrivateRedis();
+    const env = { REDIS_URL: s.redis.url, DATABASE_URL: s.db.url };
+    targets.push({ key: 'agent-redis', name: 'preset agent, Redis + Postgres', proc: await gw('agent', env) });
+  }
+  return targets;
+}
+
 export async function runSessions(): Promise<string> {
   const { planFile, turns, meanKb } = writePlan();
   const stub = await startScript('upstream-stub.cjs');
-  const procs: Proc[] = [stub];
-  let db: FreshDatabase | undefined;
-  let redis: { url: string; stop(): Promise<void> } | undefined;
+  const started: Started = { procs: [stub] };
   try {
-    const bare = await startScript('bare-proxy.cjs', [stub.url]);
-    procs.push(bare);
-    const gw = async (preset: string, env: Record<string, string> = {}) => {
-      const p = await startGatewayProc(
-        { PRESET: preset, OPENAI_UPSTREAM: stub.url, ANTHROPIC_UPSTREAM: stub.url, LOG_LEVEL: 'warn', ...GATEWAY_ENV, ...env },
-        GATEWAY_NODE_FLAGS,
-        undefined,
-        BUILT,
-      );
-      procs.push(p);
-      return p;
-    };
-    const want = (key: string) => !ONLY || ONLY.includes(key);
-    const targets: Target[] = [{ key: 'bare', name: 'bare node:http + undici', proc: bare, bare: true }];
-    if (want('off')) targets.push({ key: 'off', name: 'preset off, embedded', proc: await gw('off') });
-    if (want('agent')) targets.push({ key: 'agent', name: 'preset agent, embedded', proc: await gw('agent') });
-    if (want('agent-redis')) {
-      db = await freshDatabase('sessions_bench');
-      redis = await startPrivateRedis();
-      targets.push({
-        key: 'agent-redis',
-        name: 'preset agent, Redis + Postgres',
-        proc: await gw('agent', { REDIS_URL: redis.url, DATABASE_URL: db.url }),
-      });
-    }
+    const targets = await startTargets(stub, started);
     const rows: string[][] = [];
     const failures: string[] = [];
     for (const agents of AGENTS) {
@@ -161,8 +173,8 @@ export async function runSessions(): Promise<string> {
     const out = `${header}\n\n${table(['target', 'agents', 'turns/s', 'vs bare', 'spread', 'p50 ms', 'added p50 ms', 'p99 ms', 'p99 ÷ bare', 'CPU µs / turn', 'RSS after', 'failed turns'], rows)}`;
     return failures.length ? `${out}\n\nFailed turns:\n${failures.join('\n')}` : `${out}\n\nNo failed turn.`;
   } finally {
-    for (const p of procs.reverse()) await p.stop();
-    await redis?.stop();
-    await db?.drop();
+    for (const p of started.procs.reverse()) await p.stop();
+    await started.redis?.stop();
+    await started.db?.drop();
   }
 }
