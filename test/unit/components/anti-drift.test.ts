@@ -27,9 +27,7 @@ describe('component files ⇔ registry', () => {
 describe('presets in docs/configuration.md ⇔ PRESETS', () => {
   it('lists every preset with exactly its pipeline', () => {
     const doc = readFileSync(join(ROOT, 'docs/configuration.md'), 'utf8');
-    const line = doc
-      .slice(doc.indexOf('Presets ('), doc.indexOf('\n\n', doc.indexOf('Presets (')))
-      .replace(/\s+/g, ' ');
+    const line = doc.slice(doc.indexOf('Presets ('), doc.indexOf('\n\n', doc.indexOf('Presets ('))).replace(/\s+/g, ' ');
     const listed: Record<string, string[]> = {};
     for (const m of line.matchAll(/`(\w+)` (\[[^\]]*\]|\((\w+) \+ ([^)]*)\))/g)) {
       if (m[3]) listed[m[1]!] = [...(listed[m[3]] ?? []), ...m[4]!.split(',').map((s) => s.trim())];
