@@ -22,6 +22,8 @@ interface RealRow {
   dearer: number;
   worstExcess: number;
   worstSession: string;
+  /** Every session billed above bypass, with its excess. */
+  dearerSessions: string[];
   needles: number;
   needlesLost: number;
   markers: number;
@@ -65,6 +67,7 @@ function emptyRow(variant: string, dialect: Dialect): RealRow {
     dearer: 0,
     worstExcess: 0,
     worstSession: '',
+    dearerSessions: [],
     needles: 0,
     needlesLost: 0,
     markers: 0,
@@ -84,6 +87,7 @@ function addSession(row: RealRow, spec: SessionSpec, b: SessionBill): void {
   const excess = b.with.usd / b.without.usd - 1;
   if (excess > 1e-9) {
     row.dearer++;
+    row.dearerSessions.push(`${spec.name} +${(excess * 100).toFixed(2)}%`);
     if (excess > row.worstExcess) [row.worstExcess, row.worstSession] = [excess, spec.name];
   }
   row.needles += b.fidelity.needles;
@@ -115,12 +119,24 @@ const realTable = (rows: readonly RealRow[]): string =>
     rows.map((r) => COLUMNS.map(([, cell]) => cell(r))),
   );
 
+/** BENCH_BILLING_PRESETS: a comma-separated subset of the presets (default all). */
+export function chosenPresets(): string[] {
+  const v = process.env.BENCH_BILLING_PRESETS;
+  if (!v) return PRESET_NAMES;
+  const chosen = v.split(',').map((p) => p.trim());
+  const unknown = chosen.filter((p) => !PRESET_NAMES.includes(p));
+  if (unknown.length) throw new Error(`BENCH_BILLING_PRESETS: unknown preset(s) ${unknown.join(', ')}; known: ${PRESET_NAMES.join(', ')}`);
+  return chosen;
+}
+
 export async function runRealBilling(): Promise<string> {
   const sessions = realSessions();
   const rows = await replayRows(
-    PRESET_NAMES.map((p) => ({ name: p, preset: p })),
+    chosenPresets().map((p) => ({ name: p, preset: p })),
     sessions,
   );
   const turns = sessions.reduce((n, s) => n + s.turns, 0);
-  return `${sessions.length} real sessions (bench/corpus-real/index.json), ${turns} turns per row; a turn every 30 s.\n\n${realTable(rows)}`;
+  const dearer = rows.filter((r) => r.dearer).map((r) => `- ${r.variant} ${r.dialect}: ${r.dearerSessions.join(', ')}`);
+  const dearerText = dearer.length ? `\n\nSessions billed above bypass:\n${dearer.join('\n')}` : '\n\nNo session is billed above bypass.';
+  return `${sessions.length} real sessions (bench/corpus-real/index.json), ${turns} turns per row; a turn every 30 s.\n\n${realTable(rows)}${dearerText}`;
 }

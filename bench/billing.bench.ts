@@ -10,7 +10,7 @@ import type { Bill } from '../test/support/prompt-cache';
 import { agentSteps, anthropicTurn, openaiTurn, type AgentStep } from '../test/support/transcripts';
 import { table } from './bench-util';
 import { toResponsesBody } from './responses-body';
-import { runRealBilling } from './billing-real';
+import { chosenPresets, runRealBilling } from './billing-real';
 import { addBill, PAUSE_MS, replaySession, SCHEDULES, STEP_MS, zeroBill, type SessionSpec, type Variant } from './billing-replay';
 import { anthropicTrajectoryBody, markNewestBlock, nextRound, openaiTrajectoryBody, trajectories, type Trajectory } from './trajectories';
 
@@ -109,7 +109,10 @@ async function runGeneratedBilling(): Promise<string> {
   const rows: string[][] = [];
   const sessions = billingSessions();
   const worst: string[] = [];
-  for (const v of VARIANTS) {
+  const presets = chosenPresets();
+  // Custom pipelines run only with the full preset list.
+  const variants = process.env.BENCH_BILLING_PRESETS ? VARIANTS.filter((v) => v.preset && presets.includes(v.preset)) : VARIANTS;
+  for (const v of variants) {
     for (const dialect of ['anthropic', 'openai', 'responses'] as const) {
       for (const schedule of SCHEDULES) {
         const w: Bill = zeroBill();
