@@ -57,6 +57,28 @@ describe('decoding a Responses body', () => {
     expect(view.firstUserText).toBe('fix the tests');
   });
 
+  it('reads an assistant text and the calls after it (reasoning between) as one turn, text parts as text', () => {
+    const turn = decodeRequest(
+      'responses',
+      JSON.stringify({
+        input: [
+          { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Running it.', annotations: [] }] },
+          { type: 'reasoning', id: 'rs_2', summary: [] },
+          { type: 'function_call', call_id: 'c7', name: 'exec_command', arguments: '{}' },
+          { type: 'function_call_output', call_id: 'c7', output: 'ok' },
+        ],
+      }),
+    );
+    expect(turn.messages).toEqual([
+      {
+        role: 'assistant',
+        content: [{ type: 'text', text: 'Running it.' }],
+        tool_calls: [{ id: 'c7', name: 'exec_command', arguments: '{}' }],
+      },
+      { role: 'tool', tool_call_id: 'c7', content: 'ok' },
+    ]);
+  });
+
   it('names the session by prompt_cache_key, after the gateway header', () => {
     expect(resolveSessionKey(view, undefined, 't')).toBe('t:thread-42');
     expect(resolveSessionKey(view, 'mine', 't')).toBe('t:mine');

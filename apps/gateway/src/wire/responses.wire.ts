@@ -28,14 +28,23 @@ function callOf(item: Record<string, unknown>): ToolCall | null {
   return { id: item.call_id, name: item.name, arguments: typeof args === 'string' ? args : JSON.stringify(args ?? {}) };
 }
 
-/** Content parts are carried opaquely (input_text is not a chat text block): components only rewrite tool outputs. */
+/**
+ * Text parts read as chat text blocks, so components see what the model was told exactly as on the
+ * chat route (the query a projection keeps lines for comes from them); other parts are opaque.
+ * Message items are never written back: a change to one is discarded.
+ */
 function messageOf(item: Record<string, unknown>): Message | null {
   const role = typeof item.role === 'string' ? ROLES[item.role] : undefined;
   if (!role) return null;
   const c = item.content;
   if (typeof c === 'string') return { role, content: c };
   if (!Array.isArray(c) || !c.every(isObject)) return null;
-  return { role, content: c.map((part): ContentBlock => ({ ...part, type: String(part.type) })) };
+  return { role, content: c.map(partOf) };
+}
+
+function partOf(part: Record<string, unknown>): ContentBlock {
+  const text = (part.type === 'input_text' || part.type === 'output_text') && typeof part.text === 'string';
+  return text ? { type: 'text', text: part.text as string } : { ...part, type: String(part.type) };
 }
 
 function outputsOf(out: Normalized, item: Record<string, unknown>, i: number): void {
@@ -61,21 +70,29 @@ export function normalizeResponses(body: Record<string, unknown>): Normalized {
   const items = Array.isArray(body.input) ? (body.input as unknown[]) : [];
   // The calls of the assistant message a run of call items is building (they answer together).
   let run: ToolCall[] | null = null;
+  // The assistant's text just before (reasoning aside): its calls join it, one turn as on chat.
+  let said: Message | null = null;
   items.forEach((item, i) => {
     const type = isObject(item) ? itemType(item) : '';
     const call = isObject(item) && CALL_TYPES.has(type) ? callOf(item) : null;
     if (call && run) return void run.push(call);
     run = null;
+    if (type !== 'reasoning' && !call) said = null;
     if (!isObject(item)) return;
     if (call) {
       run = [call];
-      out.messages.push({ role: 'assistant', content: null, tool_calls: run });
-      out.slots.push({ kind: 'item', msg: i });
+      if (said) said.tool_calls = run;
+      else {
+        out.messages.push({ role: 'assistant', content: null, tool_calls: run });
+        out.slots.push({ kind: 'item', msg: i });
+      }
+      said = null;
     } else if (type === 'message') {
       const msg = messageOf(item);
       if (!msg) return;
       out.messages.push(msg);
       out.slots.push({ kind: 'item', msg: i });
+      if (msg.role === 'assistant') said = msg;
     } else if (OUTPUT_TYPES.has(type)) {
       outputsOf(out, item, i);
     }
