@@ -1,7 +1,7 @@
 // What the admin needs from its host process: the composition entry (embedded) or main.ts
 // (standalone) builds these and passes them in, so the admin never opens stores on its own terms.
 import type { HotStore } from '@context-guru/components';
-import type { GenerationNotifier, SchemaStatus, SqlClient } from '@context-guru/storage';
+import type { AuditSealing, GenerationNotifier, SchemaStatus, SqlClient } from '@context-guru/storage';
 
 export const ADMIN_DEPS = Symbol('ADMIN_DEPS');
 
@@ -33,6 +33,8 @@ export interface AdminDeps {
   store?: HotStore;
   /** Announces a committed generation (Redis publisher, in-process bus, or both). */
   notifier?: GenerationNotifier;
+  /** Keys the audit chain and anchors its head outside the database (absent: plain SHA-256 chain). */
+  audit?: AuditSealing;
   /** The bootstrap credential; acts as `admin`. */
   adminToken?: string;
   /** Failed authentications per client address per minute before it is throttled (default 20). */

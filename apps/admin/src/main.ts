@@ -3,7 +3,7 @@
 // REDIS_URL is set, and the API on ADMIN_PORT.
 import { present } from '@context-guru/components';
 import { exitOnBootFailure } from '@context-guru/gateway';
-import { createStores, RedisGenerationPublisher } from '@context-guru/storage';
+import { auditSealing, createStores, RedisGenerationPublisher, sealAuditChain } from '@context-guru/storage';
 import { createAdminServer } from './admin.module';
 import { parseAdminEnv } from './admin-env';
 import { jsonLogger } from './admin-logger';
@@ -28,8 +28,10 @@ async function main(): Promise<void> {
   // Never 'none' here: DURABLE_STORE only offers postgres and pglite.
   const durable = present(stores.durable, 'the durable store the admin API serves from');
   const publisher = env.redisUrl ? await RedisGenerationPublisher.connect({ url: env.redisUrl, prefix: env.redisPrefix, log }) : undefined;
+  const audit = auditSealing(stores.keys, durable.sql, env, sealAuditChain);
   const app = await createAdminServer({
     sql: durable.sql,
+    audit,
     store: stores.hot,
     notifier: publisher,
     adminToken: env.adminToken,
@@ -47,6 +49,7 @@ async function main(): Promise<void> {
     stopping = true;
     await app.close().catch(() => undefined);
     await publisher?.close();
+    audit.close();
     await stores.close().catch(() => undefined);
     process.exit(0);
   };

@@ -13,7 +13,14 @@ import {
   type Env,
   type GatewayContext,
 } from '@context-guru/gateway';
-import { InProcessGenerationBus, RedisGenerationPublisher, fanOut, type GenerationNotifier } from '@context-guru/storage';
+import {
+  InProcessGenerationBus,
+  RedisGenerationPublisher,
+  auditSealing,
+  fanOut,
+  sealAuditChain,
+  type GenerationNotifier,
+} from '@context-guru/storage';
 
 export interface Embedded {
   gw: GatewayContext;
@@ -59,8 +66,11 @@ export async function startEmbedded(env: Env): Promise<Embedded> {
     // Without ADMIN_TOKEN the control plane would be locked: the laptop default gets a random one
     // instead, printed once as the page's URL (as notebook servers do), so only its reader gets in.
     const adminToken = env.adminToken ?? randomBytes(24).toString('base64url');
+    const audit = gw.keys && auditSealing(gw.keys, gw.durable.sql, env, sealAuditChain);
+    if (audit) closers.push(() => Promise.resolve(audit.close()));
     const admin = await createAdminServer({
       sql: gw.durable.sql,
+      audit,
       store: gw.store,
       notifier,
       adminToken,

@@ -5,6 +5,7 @@ import {
   EphemeralHotStore,
   createStores,
   type DurableStore,
+  type KeyRing,
   type GenerationSource,
   type SchemaStatus,
   type Stores,
@@ -75,6 +76,8 @@ export interface GatewayContext {
   schema(): Promise<SchemaStatus | undefined>;
   /** The durable store when there is one: the embedded process shares its SqlClient with the admin. */
   durable?: DurableStore;
+  /** The stores' per-tenant keys (absent with a store given by the caller): the embedded admin keys its audit chain with them. */
+  keys?: KeyRing;
   close(): Promise<void>;
 }
 
@@ -174,6 +177,7 @@ export async function createGatewayContext(env: Env, overrides: ContextOverrides
     shadow,
     schema: async () => stores?.schema(),
     durable: stores?.durable,
+    keys: stores?.keys,
     async close() {
       await tenancy.close();
       await shadow.close();

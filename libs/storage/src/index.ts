@@ -29,3 +29,4 @@ export * from './control/savings-estimate';
 export * from './crypto/keyring';
 export * from './crypto/key-provider';
 export * from './crypto/data-keys';
+export * from './control/audit-seal';

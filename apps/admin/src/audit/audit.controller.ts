@@ -28,7 +28,7 @@ export class AuditController {
 
   /** → {ok, checked, first_bad_id?} */
   @Get('verify')
-  verify() {
-    return auditRepository.verify(this.writer.sql);
+  async verify() {
+    return auditRepository.verify(this.writer.sql, await this.writer.seal());
   }
 }

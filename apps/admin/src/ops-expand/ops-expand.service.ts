@@ -38,16 +38,23 @@ export class OpsExpandService {
     }
     if (original === null) throw notFound(`original ${id} for tenant "${body.tenant}"`);
     const chars = original.length;
-    await this.deps.sql.transaction((tx) =>
-      auditRepository.append(tx, {
-        actor: actor.id,
-        action: 'ops.expand',
-        tenant: body.tenant,
-        target: id,
-        reason: body.reason,
-        detail: { chars },
-      }),
+    const seal = await this.deps.audit?.get();
+    const { head } = await this.deps.sql.transaction((tx) =>
+      auditRepository.append(
+        tx,
+        {
+          actor: actor.id,
+          action: 'ops.expand',
+          tenant: body.tenant,
+          target: id,
+          reason: body.reason,
+          detail: { chars },
+        },
+        seal,
+      ),
     );
+    await seal?.anchor?.advance(head).catch(() => undefined); // the expand is audited in the database either way
+
     return { id, original };
   }
 }

@@ -1,9 +1,11 @@
 // The audit log: append-only and hash-chained. Each row's hash covers its canonical content and
 // the previous row's hash; audit_head holds the newest row, so verify() catches an edited row (its
 // hash), a deleted row (its successor's link) and a deleted tail (the head). Appends serialise on a
-// transaction-scoped advisory lock, so the chain order is the commit order.
+// transaction-scoped advisory lock, so the chain order is the commit order. With a seal
+// (audit-seal.ts) hashes are keyed and the head is anchored outside the database.
 import { createHash } from 'node:crypto';
-import { col, firstRow, type Row, type SqlQueryable } from '../sql/sql-client';
+import { col, firstRow, type Row, type SqlClient, type SqlQueryable } from '../sql/sql-client';
+import { KEYED_PREFIX, type AnchoredHead, type AuditSeal } from './audit-seal';
 
 export interface AuditEntry {
   actor: string;
@@ -56,8 +58,14 @@ export function canonicalJson(v: unknown): string {
   return JSON.stringify(v);
 }
 
-export function auditHash(r: Omit<AuditRecord, 'hash'>): string {
-  const body = canonicalJson([
+/** Plain SHA-256 for a chain without a seal (and the rows written before keyed hashes existed). */
+export function auditHash(r: Omit<AuditRecord, 'hash'>, seal?: Pick<AuditSeal, 'mac'>): string {
+  const body = auditBody(r);
+  return seal ? seal.mac(body) : createHash('sha256').update(body).digest('hex');
+}
+
+function auditBody(r: Omit<AuditRecord, 'hash'>): string {
+  return canonicalJson([
     r.id,
     r.at.toISOString(),
     r.actor,
@@ -70,7 +78,15 @@ export function auditHash(r: Omit<AuditRecord, 'hash'>): string {
     r.detail,
     r.prevHash,
   ]);
-  return createHash('sha256').update(body).digest('hex');
+}
+
+/**
+ * A row's hash holds: keyed rows against the seal; an unkeyed row only before the first keyed
+ * one (the chain as it was before its key existed), and never as the newest row under a seal.
+ */
+function holds(r: AuditRecord, seal: AuditSeal | undefined, keyedSeen: boolean): boolean {
+  if (r.hash.startsWith(KEYED_PREFIX)) return seal !== undefined && seal.mac(auditBody(r)) === r.hash;
+  return !keyedSeen && auditHash(r) === r.hash;
 }
 
 function toRecord(r: Row): AuditRecord {
@@ -97,9 +113,9 @@ const jsonParam = (v: unknown): string | null => (v === null ? null : JSON.strin
 
 export const auditRepository = {
   /** Appends one row; call inside the transaction of the change it records. */
-  async append(c: SqlQueryable, e: AuditEntry): Promise<AuditRecord> {
+  async append(c: SqlQueryable, e: AuditEntry, seal?: AuditSeal): Promise<AuditRecord & { head: AnchoredHead }> {
     await c.query('SELECT pg_advisory_xact_lock($1, $2)', [...LOCK]);
-    const head = firstRow(await c.query('SELECT last_hash FROM audit_head WHERE id = 1'), 'audit_head');
+    const head = firstRow(await c.query('SELECT last_hash, rows FROM audit_head WHERE id = 1'), 'audit_head');
     const id = col.num(firstRow(await c.query("SELECT nextval(pg_get_serial_sequence('audit_log', 'id')) AS id"), 'audit id'), 'id');
     const rec: Omit<AuditRecord, 'hash'> = {
       id,
@@ -115,7 +131,7 @@ export const auditRepository = {
       detail: plain(e.detail ?? {}) as Record<string, unknown>,
       prevHash: col.str(head, 'last_hash'),
     };
-    const hash = auditHash(rec);
+    const hash = auditHash(rec, seal);
     await c.query(
       `INSERT INTO audit_log (id, at, actor, action, tenant, target, reason, before, after, detail, prev_hash, hash)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb, $10::jsonb, $11, $12)`,
@@ -135,7 +151,7 @@ export const auditRepository = {
       ],
     );
     await c.query('UPDATE audit_head SET last_id = $1, last_hash = $2, rows = rows + 1 WHERE id = 1', [id, hash]);
-    return { ...rec, hash };
+    return { ...rec, hash, head: { id, hash, rows: col.num(head, 'rows') + 1 } };
   },
 
   /** Newest first. */
@@ -150,25 +166,56 @@ export const auditRepository = {
   },
 
   /** Walks the whole chain oldest first, a page at a time. */
-  async verify(c: SqlQueryable): Promise<AuditVerdict> {
+  async verify(c: SqlQueryable, seal?: AuditSeal): Promise<AuditVerdict> {
+    const anchored = (await seal?.anchor?.read()) ?? null;
     const head = firstRow(await c.query('SELECT last_id, last_hash, rows FROM audit_head WHERE id = 1'), 'audit_head');
-    let prev = '';
-    let lastId = 0;
-    let checked = 0;
+    const walk = { prev: '', lastId: 0, checked: 0, keyed: false, anchorSeen: !anchored || anchored.rows === 0 };
     for (;;) {
-      const page = (await c.query(`SELECT ${COLUMNS} FROM audit_log WHERE id > $1 ORDER BY id LIMIT $2`, [lastId, PAGE])).map(toRecord);
+      const page = (await c.query(`SELECT ${COLUMNS} FROM audit_log WHERE id > $1 ORDER BY id LIMIT $2`, [walk.lastId, PAGE])).map(
+        toRecord,
+      );
       for (const r of page) {
-        checked++;
-        if (r.prevHash !== prev || auditHash(r) !== r.hash) return { ok: false, checked, first_bad_id: r.id };
-        prev = r.hash;
-        lastId = r.id;
+        walk.checked++;
+        if (r.prevHash !== walk.prev || !holds(r, seal, walk.keyed)) return { ok: false, checked: walk.checked, first_bad_id: r.id };
+        walk.keyed ||= r.hash.startsWith(KEYED_PREFIX);
+        if (r.id === anchored?.id) walk.anchorSeen ||= r.hash === anchored.hash && walk.checked === anchored.rows;
+        walk.prev = r.hash;
+        walk.lastId = r.id;
       }
       if (page.length < PAGE) break;
     }
-    // A deleted tail leaves an intact chain that simply ends early: the head says where it ended.
-    if (lastId !== col.num(head, 'last_id') || prev !== col.str(head, 'last_hash') || checked !== col.num(head, 'rows')) {
-      return { ok: false, checked, first_bad_id: col.num(head, 'last_id') };
-    }
-    return { ok: true, checked };
+    return verdictAtEnd(walk, head, seal !== undefined, anchored);
   },
 };
+
+/** The walk's end against the head in the database and, under a seal, the head outside it. */
+function verdictAtEnd(
+  w: { prev: string; lastId: number; checked: number; keyed: boolean; anchorSeen: boolean },
+  head: Row,
+  sealed: boolean,
+  anchored: AnchoredHead | null,
+): AuditVerdict {
+  const { checked } = w;
+  // A deleted tail leaves an intact chain that simply ends early: the head says where it ended.
+  if (w.lastId !== col.num(head, 'last_id') || w.prev !== col.str(head, 'last_hash') || checked !== col.num(head, 'rows')) {
+    return { ok: false, checked, first_bad_id: col.num(head, 'last_id') };
+  }
+  // Under a seal the newest row is keyed (the first use seals an older chain), and the chain
+  // still holds the head recorded outside the database: a wiped or rewound log fails here.
+  if (sealed && checked > 0 && !w.keyed) return { ok: false, checked, first_bad_id: w.lastId };
+  if (!w.anchorSeen) return { ok: false, checked, first_bad_id: anchored?.id ?? 0 };
+  return { ok: true, checked };
+}
+
+/**
+ * At boot under a seal: a chain that is empty or ends in an unkeyed row gets a keyed
+ * `audit.sealed` row, so from here on every row is keyed and the anchor has a head to hold.
+ */
+export async function sealAuditChain(sql: SqlClient, seal: AuditSeal): Promise<void> {
+  const rec = await sql.transaction(async (tx) => {
+    const head = firstRow(await tx.query('SELECT last_hash, rows FROM audit_head WHERE id = 1'), 'audit_head');
+    if (col.str(head, 'last_hash').startsWith(KEYED_PREFIX)) return null;
+    return auditRepository.append(tx, { actor: 'system', action: 'audit.sealed', detail: { unkeyed_rows: col.num(head, 'rows') } }, seal);
+  });
+  if (rec) await seal.anchor?.advance(rec.head);
+}
