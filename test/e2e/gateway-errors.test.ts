@@ -9,6 +9,7 @@ import type { HotStore } from '@context-guru/components';
 import { MemoryHotStore } from '@context-guru/storage';
 import { GATEWAY_ERRORS, type GatewayErrorCode } from '../../apps/gateway/src/error-codes';
 import { documentedCodes } from '../support/error-docs';
+import { drainGateway } from '../../apps/gateway/src/server';
 import { startGateway, type GatewayHarness } from '../support/gateway-harness';
 import { freePort } from '../support/replicas';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
@@ -51,6 +52,7 @@ describe('gateway error codes', () => {
   let main: GatewayHarness;
   let keyed: GatewayHarness;
   let lonely: GatewayHarness;
+  let upstreamUrl: string;
 
   beforeAll(async () => {
     upstream = createServer((req, res) => {
@@ -59,7 +61,7 @@ describe('gateway error codes', () => {
       req.on('end', () => provider(req, res, body));
     });
     await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
-    const upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
+    upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
     const redis = new URL(REDIS_URL);
     redisCut = await startTcpProxy(redis.hostname, Number(redis.port || 6379));
     main = await startGateway(upstreamUrl, {
@@ -247,6 +249,32 @@ describe('gateway error codes', () => {
       'upstream_idle_timeout',
     ])
       expect([code, seen.has(code)]).toEqual([code, true]);
+  });
+
+  it('a stream still open when the drain deadline passes ends with gateway_draining', async () => {
+    const draining = await startGateway(upstreamUrl, { PRESET: 'agent', UPSTREAM_IDLE_TIMEOUT_MS: '60000' });
+    try {
+      const res = await fetch(`${draining.url}${OPENAI}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: chat('stall', { stream: true }),
+      });
+      expect(res.status).toBe(200);
+      const reader = res.body!.getReader();
+      let text = new TextDecoder().decode((await reader.read()).value);
+      const drained = drainGateway(draining.app, 100, draining.gw.log);
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        text += new TextDecoder().decode(value);
+      }
+      await drained;
+      expect(text.startsWith(chunk)).toBe(true);
+      recordStreamEnd(text);
+      expect(seen.get('gateway_draining')).toBe(503);
+    } finally {
+      await draining.close();
+    }
   });
 
   it('Redis cut: /expand answers store_unavailable, a chat request fails open as store_unavailable', async () => {

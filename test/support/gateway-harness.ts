@@ -9,6 +9,7 @@ import { createGatewayServer } from '../../apps/gateway/src/server';
 export interface GatewayHarness {
   url: string;
   gw: GatewayContext;
+  app: NestFastifyApplication;
   close(): Promise<void>;
 }
 
@@ -34,6 +35,7 @@ export async function startGateway(
   return {
     url: `http://127.0.0.1:${port}`,
     gw,
+    app,
     async close() {
       await app.close();
       await gw.close();

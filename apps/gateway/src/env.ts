@@ -55,6 +55,8 @@ export interface Env {
   upstreamHeaderTimeoutMs: number;
   /** No upstream body byte for this long ends the reply (a stream with the dialect's error event). */
   upstreamIdleTimeoutMs: number;
+  /** On SIGTERM, how long open streams may run before each is ended with the dialect's error event. */
+  drainDeadlineMs: number;
   upstreamConnectTimeoutMs: number;
   maxExpandRounds: number;
   /** COMPACT_PER_MINUTE: /compact calls per tenant per minute (a token bucket; 429 past it). */
@@ -122,6 +124,8 @@ export function parseEnv(src: Source = process.env): Env {
     // Longer than the providers' keep-alive ping interval, so a quiet but alive stream survives.
     upstreamIdleTimeoutMs: int('UPSTREAM_IDLE_TIMEOUT_MS', 120_000, 1),
     upstreamConnectTimeoutMs: int('UPSTREAM_CONNECT_TIMEOUT_MS', 10_000, 1),
+    // Below the pod's grace period (the chart derives one from the other): the flush and exit follow.
+    drainDeadlineMs: int('DRAIN_DEADLINE_MS', 600_000, 0, 86_400_000),
     maxExpandRounds: int('MAX_EXPAND_ROUNDS', 3, 0, 10),
     compactPerMinute: int('COMPACT_PER_MINUTE', 120, 1, 1_000_000),
     compactPresetOverride: oneOf('COMPACT_PRESET_OVERRIDE', ['true', 'false'] as const, 'false') === 'true',

@@ -61,6 +61,10 @@ export const GATEWAY_ERRORS = {
     meaning: 'the provider broke off a stream after the client had its headers (sent as the last stream event)',
   },
   store_unavailable: { status: 503, meaning: '/expand: the stash store did not answer' },
+  gateway_draining: {
+    status: 503,
+    meaning: 'the gateway is shutting down and DRAIN_DEADLINE_MS passed before the stream ended (sent as the last stream event)',
+  },
   upstream_timeout: { status: 504, meaning: 'no response headers from the provider within UPSTREAM_HEADER_TIMEOUT_MS' },
   upstream_idle_timeout: {
     status: 504,

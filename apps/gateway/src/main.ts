@@ -4,7 +4,7 @@ import { exitOnBootFailure } from './boot-failure';
 import { parseEnv } from './env';
 import { createGatewayContext } from './gateway-context';
 import { tuneHeap } from './heap-tuning';
-import { createGatewayServer, listenGateway } from './server';
+import { createGatewayServer, drainGateway, listenGateway } from './server';
 import { closeOnSignal } from './shutdown';
 
 async function main(): Promise<void> {
@@ -15,7 +15,9 @@ async function main(): Promise<void> {
   await listenGateway(app, env.port, env.host);
   gw.log.info('gateway listening', { port: env.port, host: env.host });
   closeOnSignal(gw.log, async () => {
+    await drainGateway(app, env.drainDeadlineMs, gw.log);
     await app.close().catch(() => undefined);
+    // Flushes the write-behind queue before the stores close.
     await gw.close();
   });
 }

@@ -2,7 +2,7 @@
 // proxy routes are plain handlers on the same node:http server (see proxy/hot-http.ts), which get
 // the raw body Buffer (never a parsed object) so the forwarded bytes are spliced, not re-serialized.
 import 'reflect-metadata';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { expandHandler } from './expand/expand.route';
@@ -10,7 +10,9 @@ import type { GatewayContext } from './gateway-context';
 import { GatewayModule } from './gateway.module';
 import { chatHandler } from './proxy/chat.route';
 import { compactHandler } from './proxy/compact.route';
-import { hotServer } from './proxy/hot-http';
+import { hotServer, OpenStreams } from './proxy/hot-http';
+import type { Logger } from './observability/logger';
+import { drain } from './shutdown';
 import { RouteNotFoundFilter } from './ops/route-not-found.filter';
 import { openaiPassthroughHandler } from './proxy/openai-passthrough.route';
 import { errorText } from './observability/logger';
@@ -29,6 +31,7 @@ export function listenGateway(app: NestFastifyApplication, port: number, host: s
 }
 
 export async function createGatewayServer(gw: GatewayContext): Promise<NestFastifyApplication> {
+  const open = new OpenStreams();
   const hot = hotServer(
     [
       { method: 'POST', path: '/openai/v1/chat/completions', dialect: 'openai', handler: chatHandler(gw, 'openai'), lazyBody: true },
@@ -46,6 +49,7 @@ export async function createGatewayServer(gw: GatewayContext): Promise<NestFasti
     ],
     { limit: gw.env.bodyLimitBytes, timeoutMs: gw.env.bodyReadTimeoutMs, discardBytes: gw.env.bodyDiscardBytes },
     (err, url) => gw.log.error('unhandled route error', { error: errorText(err), url }),
+    open,
   );
   const adapter = new FastifyAdapter({
     logger: false,
@@ -57,5 +61,14 @@ export async function createGatewayServer(gw: GatewayContext): Promise<NestFasti
   });
   app.useGlobalFilters(new RouteNotFoundFilter());
   await app.init();
+  openStreams.set(app, open);
   return app;
+}
+
+const openStreams = new WeakMap<NestFastifyApplication, OpenStreams>();
+
+/** SIGTERM's first step (see shutdown.ts): stop accepting, let streams run until the deadline, end the rest. */
+export function drainGateway(app: NestFastifyApplication, deadlineMs: number, log: Logger): Promise<void> {
+  const server = app.getHttpServer() as Server;
+  return drain(server, openStreams.get(app) ?? new OpenStreams(), deadlineMs, log);
 }

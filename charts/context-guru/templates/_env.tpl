@@ -39,6 +39,9 @@ COMPACT_PER_MINUTE: {{ .Values.gateway.compactPerMinute | quote }}
 TURN_CACHE_MB: {{ .Values.gateway.turnCacheMb | quote }}
 UPSTREAM_HEADER_TIMEOUT_MS: {{ mul .Values.gateway.upstreamHeaderTimeoutSeconds 1000 | quote }}
 UPSTREAM_IDLE_TIMEOUT_MS: {{ mul .Values.gateway.upstreamIdleTimeoutSeconds 1000 | quote }}
+{{- /* The in-app drain ends open streams this long after SIGTERM; the grace period adds the preStop
+   sleep and 15 s for the flush and exit (gateway-deployment.yaml), so SIGKILL never cuts a stream. */}}
+DRAIN_DEADLINE_MS: {{ mul .Values.gateway.longestStreamSeconds 1000 | quote }}
 {{- with .Values.config.redisPrefix }}
 REDIS_PREFIX: {{ . | quote }}
 {{- end }}

@@ -46,6 +46,14 @@ export function gatewayError(dialect: Dialect, code: GatewayErrorCode, message: 
   };
 }
 
+/** What ends a stream still open when the shutdown's drain deadline passes. */
+export class DrainDeadline extends Error {
+  constructor(readonly deadlineMs: number) {
+    super(`drain deadline of ${deadlineMs} ms passed`);
+    this.name = 'DrainDeadline';
+  }
+}
+
 /**
  * The last event of a stream whose upstream failed after the client got its headers: Anthropic's
  * `event: error`, OpenAI's `data: {"error": …}`, each as the SDKs parse them. The leading blank
@@ -53,11 +61,14 @@ export function gatewayError(dialect: Dialect, code: GatewayErrorCode, message: 
  */
 export function streamErrorEvent(dialect: Dialect, err: unknown, idleMs: number): Buffer {
   const timeout = isUpstreamTimeout(err);
-  const e = gatewayError(
-    dialect,
-    timeout ? 'upstream_idle_timeout' : 'upstream_stream_failed',
-    timeout ? `upstream sent nothing for ${idleMs} ms` : 'upstream stream failed',
-  );
+  const e =
+    err instanceof DrainDeadline
+      ? gatewayError(dialect, 'gateway_draining', `the gateway is shutting down: stream ended after ${err.deadlineMs} ms of draining`)
+      : gatewayError(
+          dialect,
+          timeout ? 'upstream_idle_timeout' : 'upstream_stream_failed',
+          timeout ? `upstream sent nothing for ${idleMs} ms` : 'upstream stream failed',
+        );
   if (dialect === 'responses') {
     // The Responses stream's own `error` event (type, code, message); `error` keeps the SDKs' shape.
     const { error } = JSON.parse(e.body) as { error: { code: string; message: string } };

@@ -47,6 +47,28 @@ export class BodyRefused extends Error {
   }
 }
 
+/** The streamed bodies being relayed: what a drain ends at its deadline (each with its error tail). */
+export class OpenStreams {
+  private readonly bodies = new Set<Readable>();
+
+  add(body: Readable): void {
+    this.bodies.add(body);
+  }
+
+  delete(body: Readable): void {
+    this.bodies.delete(body);
+  }
+
+  get size(): number {
+    return this.bodies.size;
+  }
+
+  /** Fails every open body with `err`: each response ends with its tail (an SSE error event), or is cut. */
+  endAll(err: Error): void {
+    for (const body of [...this.bodies]) body.destroy(err);
+  }
+}
+
 /** The subset of a reply the proxy handlers use. */
 export class HotReply {
   private status = 200;
@@ -54,7 +76,10 @@ export class HotReply {
   sent = false;
   private errorTail: ((err: unknown) => Buffer) | null = null;
 
-  constructor(readonly raw: ServerResponse) {}
+  constructor(
+    readonly raw: ServerResponse,
+    private readonly open?: OpenStreams,
+  ) {}
 
   code(status: number): this {
     this.status = status;
@@ -98,8 +123,10 @@ export class HotReply {
       else res.destroy();
     });
     res.on('close', () => {
+      this.open?.delete(body);
       if (!body.destroyed) body.destroy();
     });
+    this.open?.add(body);
     return this;
   }
 
@@ -240,7 +267,12 @@ function notAllowed(req: IncomingMessage, res: ServerResponse, allowed: string):
  * Wraps Fastify's request handler: proxy routes are served here, everything else falls through.
  * Errors the gateway makes use the dialect's error shape.
  */
-export function hotServer(routes: readonly HotRoute[], limits: BodyLimits, onError: (err: unknown, url: string) => void) {
+export function hotServer(
+  routes: readonly HotRoute[],
+  limits: BodyLimits,
+  onError: (err: unknown, url: string) => void,
+  open = new OpenStreams(),
+) {
   const table = new Map(routes.filter((r) => !r.prefix).map((r) => [`${r.method} ${r.path}`, r]));
   const prefixed = routes.filter((r) => r.prefix);
   const lookup = (method: string | undefined, path: string): HotRoute | undefined =>
@@ -259,7 +291,7 @@ export function hotServer(routes: readonly HotRoute[], limits: BodyLimits, onErr
         const allowed = methodsAt.get(path);
         return allowed ? notAllowed(req, res, allowed) : fallback(req, res);
       }
-      const reply = new HotReply(res);
+      const reply = new HotReply(res, open);
       const dialect = routeDialect(route, url, q);
       const declared = declaredLength(req);
       // A body declared over the limit is refused before anything reads it.
