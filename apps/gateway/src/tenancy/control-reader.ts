@@ -29,11 +29,29 @@ function namesComponents(doc: PipelineDocument): boolean {
   return (doc.pipeline ?? (doc.preset ? PRESETS[doc.preset] : undefined) ?? []).length > 0;
 }
 
-/** The current generation and its commit time: the poll's one cheap statement. */
-export async function readGenerationRow(sql: SqlClient): Promise<{ generation: number; changedAt: number }> {
-  const rows = await sql.query('SELECT generation, changed_at FROM control_generation WHERE id = 1');
+export interface GenerationRow {
+  generation: number;
+  changedAt: number;
+  /**
+   * Which database this is: its oid and the generation table's. A restore recreates the tables (a
+   * dump restored with --clean, or into a new database), so a replica tells the restored control
+   * plane from the one it applied even when the generation has since climbed past its own.
+   */
+  identity: string;
+}
+
+/** The current generation, its commit time and the database's identity: the poll's one cheap statement. */
+export async function readGenerationRow(sql: SqlClient): Promise<GenerationRow> {
+  const rows = await sql.query(
+    `SELECT g.generation, g.changed_at,
+            (SELECT oid::bigint FROM pg_database WHERE datname = current_database()) AS db,
+            'control_generation'::regclass::oid::bigint AS rel
+       FROM (SELECT 1) AS one LEFT JOIN control_generation g ON g.id = 1`,
+  );
   const r = rows[0];
-  return r ? { generation: col.num(r, 'generation'), changedAt: col.date(r, 'changed_at').getTime() } : { generation: 0, changedAt: 0 };
+  const identity = r ? `${col.num(r, 'db')}/${col.num(r, 'rel')}` : '';
+  if (!r || r.generation === null || r.generation === undefined) return { generation: 0, changedAt: 0, identity };
+  return { generation: col.num(r, 'generation'), changedAt: col.date(r, 'changed_at').getTime(), identity };
 }
 
 const CHANGED_SQL = `

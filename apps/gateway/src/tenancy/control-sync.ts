@@ -5,7 +5,7 @@
 // what it applied last and retries on the next tick until the read succeeds.
 import { composeTenantDocument, type GenerationSource, type SqlClient } from '@context-guru/storage';
 import { errorText, type Logger } from '../observability/logger';
-import { readControl, readGenerationRow, type TenantRead } from './control-reader';
+import { readControl, readGenerationRow, type GenerationRow, type TenantRead } from './control-reader';
 import type { TenantDirectory, TenantEntry } from './tenant-directory';
 import { candidateRuntime, createTenantRuntime, type ShadowCandidate, type TenantRuntime } from './tenant-runtime';
 
@@ -51,8 +51,37 @@ export class ControlSync {
   /** Runtimes by tenant with what they were built from: rebuilt only when that changes. */
   private readonly built = new Map<string, Built>();
   private closed = false;
+  /** The identity of the database the applied generation was read from (see GenerationRow). */
+  private identity = '';
 
   constructor(private readonly o: ControlSyncOptions) {}
+
+  /**
+   * The generation to read changes after, given the head the poll read; null: nothing to read.
+   * An announcement may already have said there is more; the head is read all the same, so a
+   * restored database is seen even while changes flow.
+   */
+  private readSince(head: GenerationRow): number | null {
+    if (this.restored(head)) {
+      // A restore: generations count from the backup's again, and tenants stamped below the one
+      // applied may have changed. Everything is read again and every runtime rebuilt.
+      this.o.log.warn('control plane restored from a backup; reloading every tenant', {
+        applied: this.applied,
+        generation: head.generation,
+        identityChanged: head.identity !== this.identity,
+      });
+      this.latest = head.generation;
+      this.built.clear();
+      return -1;
+    }
+    if (head.generation > this.latest) this.latest = head.generation;
+    return head.generation <= this.applied && this.latest <= this.applied ? null : this.applied;
+  }
+
+  /** The database went back: a lower generation than the one applied, or another database altogether. */
+  private restored(head: GenerationRow): boolean {
+    return head.generation < this.applied || (this.identity !== '' && head.identity !== this.identity);
+  }
 
   /** Subscribes, starts the poll and tries the first load; never throws (status says why not ready). */
   async start(): Promise<void> {
@@ -113,22 +142,20 @@ export class ControlSync {
 
   private async refresh(): Promise<void> {
     try {
-      // An announcement already said there is more: read the change at once, skipping the poll.
-      if (this.applied >= 0 && this.latest <= this.applied) {
-        const head = await readGenerationRow(this.o.sql);
-        if (head.generation > this.latest) this.latest = head.generation;
-        if (head.generation <= this.applied) {
-          this.error = undefined;
-          return;
-        }
+      const head = this.applied >= 0 ? await readGenerationRow(this.o.sql) : undefined;
+      const since = head ? this.readSince(head) : -1;
+      if (since === null) {
+        this.error = undefined;
+        return;
       }
-      const read = await readControl(this.o.sql, this.applied);
+      const read = await readControl(this.o.sql, since);
       const changed = new Map<string, TenantEntry>();
       for (const t of read.changed) changed.set(t.state.tenant.id, this.entryFor(t));
       for (const id of [...this.built.keys()]) if (!read.ids.has(id)) this.built.delete(id);
       const boot = this.applied < 0;
       this.o.directory.apply(changed, read.ids);
       this.applied = read.generation;
+      this.identity = head?.identity ?? (await readGenerationRow(this.o.sql)).identity;
       if (read.generation > this.latest) this.latest = read.generation;
       this.error = undefined;
       const propagationMs = boot || read.changedAt <= 0 ? undefined : Math.max(0, Date.now() - read.changedAt);

@@ -15,6 +15,13 @@ export interface DurableBootOptions {
   waitForDatabase: boolean;
   /** Pause between attempts while the database does not answer (default 1 s). */
   retryMs?: number;
+  /**
+   * How long a current schema is taken for granted (default 30 s): after that the next readiness
+   * check reads it again, so a database restored from an older backup (or migrated back) unreadies
+   * the pod — or, under MIGRATE_ON_BOOT, is migrated forward again.
+   */
+  recheckMs?: number;
+  now?: () => number;
 }
 
 /**
@@ -28,8 +35,9 @@ function databaseDidNotAnswer(err: unknown): boolean {
 }
 
 export class DurableBoot {
-  /** The schema once seen current: it never goes back, so a dead database later does not unready us. */
+  /** The schema last seen current, and when: a dead database later does not unready us. */
   private ok: SchemaStatus | undefined;
+  private okAt = 0;
   /** The database answered the boot work once (migrated, or its schema read). */
   private reached = false;
   private attempt: Promise<SchemaStatus> | undefined;
@@ -60,11 +68,28 @@ export class DurableBoot {
 
   /** The schema against this build; rejects while the database has not answered the boot work. */
   async schema(): Promise<SchemaStatus> {
-    if (this.ok) return this.ok;
+    const now = (this.o.now ?? Date.now)();
+    if (this.ok && now - this.okAt < (this.o.recheckMs ?? 30_000)) return this.ok;
     if (!this.reached) return this.run();
-    const st = await readSchemaStatus(this.sql, this.o.migrations);
-    if (st.ok) this.ok = st;
+    let st: SchemaStatus;
+    try {
+      st = await readSchemaStatus(this.sql, this.o.migrations);
+    } catch (err) {
+      // Not answering is an outage (served fail-open), not a schema behind: the last verdict stands.
+      if (this.ok && databaseDidNotAnswer(err)) return this.ok;
+      throw err;
+    }
+    if (!st.ok && this.ok) this.o.log.warn('durable schema went back (a restore?); not ready until it is migrated', { ...st });
+    this.ok = undefined;
+    if (!st.ok && this.o.migrate) return this.run();
+    this.remember(st, now);
     return st;
+  }
+
+  private remember(st: SchemaStatus, at: number): void {
+    if (!st.ok) return;
+    this.ok = st;
+    this.okAt = at;
   }
 
   /** A retry that reached the database but whose boot work failed: said once per distinct reason. */
@@ -103,7 +128,7 @@ export class DurableBoot {
       this.close();
     }
     this.reached = true;
-    if (st.ok) this.ok = st;
+    this.remember(st, (this.o.now ?? Date.now)());
     return st;
   }
 }
