@@ -65,17 +65,21 @@ describe('trickling bodies', () => {
     // Every trickler has reached the gateway: reading its body or waiting for a place.
     while (bodies.inUse + bodies.waiters < TRICKLERS) await new Promise((r) => setTimeout(r, 20));
 
-    const res = await fetch(`${running().gatewayUrl}/openai/v1/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-context-guru-key': key },
-      body: JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] }),
-      // Failure detector only (the request waited 300 s before).
-      signal: AbortSignal.timeout(20_000),
-    });
-    expect(res.status).toBe(200);
-    expect(await res.text()).toContain('ok');
-    // Served while every trickler still holds its connection.
-    expect(sockets.filter((s) => s.destroyed || s.readyState !== 'open')).toHaveLength(0);
-    for (const s of sockets) s.destroy();
+    try {
+      const res = await fetch(`${running().gatewayUrl}/openai/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-context-guru-key': key },
+        body: JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] }),
+        // Failure detector only (the request waited 300 s before).
+        signal: AbortSignal.timeout(20_000),
+      });
+      expect(res.status).toBe(200);
+      expect(await res.text()).toContain('ok');
+      // Served while every trickler still holds its connection.
+      expect(sockets.filter((s) => s.destroyed || s.readyState !== 'open')).toHaveLength(0);
+    } finally {
+      // Also on a failure: the embedded process's close waits for open connections.
+      for (const s of sockets) s.destroy();
+    }
   });
 });
