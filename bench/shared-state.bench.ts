@@ -2,7 +2,7 @@
 // Redis (hot) + Postgres (durable, written behind), at 1 and 32 concurrent sessions, and the
 // Redis round trips one request makes. Needs REDIS_URL / DATABASE_URL (defaults: loopback).
 import { type HotStore } from '@context-guru/components';
-import { createStores, MemoryHotStore, RedisHotStore, TieredHotStore } from '@context-guru/storage';
+import { createStores, DurableStore, MemoryHotStore, PgSqlClient, RedisHotStore, TieredHotStore } from '@context-guru/storage';
 import { prepareRequest } from '../apps/gateway/src/proxy/prepare-request';
 import { createTenantRuntime } from '../apps/gateway/src/tenancy/tenant-runtime';
 import { prepareDeps } from '../test/support/prepare-deps';
@@ -73,6 +73,28 @@ export async function runSharedState(): Promise<string> {
       rows.push([`redis + postgres`, String(sessions), percentile(shared, 50).toFixed(2), percentile(shared, 90).toFixed(2), perRequest]);
     } finally {
       await stores.close();
+    }
+    // The same stores built by hand without the key ring: what sealing at rest costs a turn.
+    const plainRedis = await RedisHotStore.connect({
+      url: REDIS_URL,
+      prefix: `cgbench${Date.now()}p:`,
+      ttlSeconds: 10_000,
+      maxEntries: 100_000,
+    });
+    const plainSql = new PgSqlClient({ connectionString: DATABASE_URL });
+    const plain = new TieredHotStore(plainRedis, new DurableStore(plainSql));
+    try {
+      const unsealed = await drive(plain, sessions);
+      rows.push([
+        `redis + postgres, unsealed`,
+        String(sessions),
+        percentile(unsealed, 50).toFixed(2),
+        percentile(unsealed, 90).toFixed(2),
+        '',
+      ]);
+    } finally {
+      await plain.close();
+      await plainSql.close();
     }
   }
   return `Anthropic agent session, ${TURNS} turns per session, preset agent; warm turns only\n\n${table(['store', 'concurrent sessions', 'added p50 ms', 'added p90 ms', 'redis round trips / warm turn (mean, max)'], rows)}`;

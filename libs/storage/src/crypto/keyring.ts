@@ -11,6 +11,8 @@ import { isSealed, openText, sealText, sealedVersion } from './sealed-value';
 const DATA_KEY_BYTES = 32;
 /** Marker ids memoised per tenant (a warm turn re-derives every replayed one). */
 const ID_MEMO_ENTRIES = 65_536;
+/** Opened values memoised per tenant, by characters held: a warm turn reads the same sealed decisions again. */
+const OPENED_MEMO_CHARS = 8 * 1024 * 1024;
 
 function derive(dataKey: Buffer, purpose: string): Buffer {
   return Buffer.from(hkdfSync('sha256', dataKey, Buffer.alloc(0), `context-guru ${purpose}`, 32));
@@ -25,6 +27,12 @@ export class ScopeKeys {
   private readonly idKey: Buffer;
   private readonly firstKey: Buffer;
   private readonly ids = new Map<string, string>();
+  /**
+   * Sealed value (with its AAD) → plaintext. Only what opened (authenticated) is kept, so a hit is
+   * exactly what decrypting again would give; it saves the decipher of every replayed decision.
+   */
+  private readonly opened = new Map<string, string>();
+  private openedChars = 0;
 
   constructor(
     readonly scope: string,
@@ -50,8 +58,19 @@ export class ScopeKeys {
   /** Plaintext written before sealing passes as is; undefined for a version this process lacks. */
   open(stored: string, aad: string): string | undefined {
     if (!isSealed(stored)) return stored;
+    const memoKey = `${aad}\u0000${stored}`;
+    const hit = this.opened.get(memoKey);
+    if (hit !== undefined) return hit;
     const key = this.sealing.get(sealedVersion(stored));
-    return key && openText(key, stored, `${this.scope}\u0000${aad}`);
+    if (!key) return undefined;
+    const plain = openText(key, stored, `${this.scope}\u0000${aad}`);
+    if (this.openedChars + memoKey.length > OPENED_MEMO_CHARS) {
+      this.opened.clear();
+      this.openedChars = 0;
+    }
+    this.opened.set(memoKey, plain);
+    this.openedChars += memoKey.length;
+    return plain;
   }
 
   knows(stored: string): boolean {
