@@ -1,132 +1,174 @@
-// A Responses API event stream on an advertised request. Every Responses stream ends with a
-// terminal event (response.completed / .incomplete / .failed) that carries the whole response,
-// output items included, so the loop reads each round's stream whole and works on that response:
-// a stream without an expand call goes to the client as the very bytes the provider sent; one with
-// calls is continued upstream and the client gets one stream synthesized from the merged response —
-// one response.created, the visible items at consecutive output_index with their deltas, one
-// sequence_number run, usage summed — in which no context_guru_expand call appears.
-// The price is that an advertised stream reaches the client when it is complete (docs/responses.md).
-import { Readable } from 'node:stream';
+// A Responses API event stream on an advertised request, relayed live and stitched. Each event is
+// passed on as it arrives (its data as received while nothing needs renumbering) except the events
+// of a context_guru_expand call, which the client never sees, and the round's terminal event
+// (response.completed / .incomplete / .failed), which carries the whole response and is held: with
+// expand calls and nothing for the client to answer, the gateway continues upstream and relays the
+// continuation's events after the first round's — no second response.created, output_index values
+// consecutive over the visible items, one sequence_number run — and the one terminal event the
+// client gets carries every round's visible items and the summed usage.
+import { PassThrough, type Readable } from 'node:stream';
 import { saveTrail } from './answer-trail';
 import { ExpandBudget, resolveCalls } from './continuation';
-import type { AnswerRound } from './trail';
 import { continuable, splitCalls } from './expand-calls';
 import type { ClientReply, ExpandLoopOptions, StreamOutcome, UpstreamReply, Usage } from './expand.types';
-import { field, isObject, str, type JsonObject } from './json-shape';
-import { buildResponsesContinuation, mergeResponses } from './responses-expand';
-import { eventJson, parseSseEvents } from './sse-lines';
+import { field, isObject, type JsonObject } from './json-shape';
+import { buildResponsesContinuation, isExpandItem, mergeResponses } from './responses-expand';
+import { eventJson, SseDecoder, type SseEvent } from './sse-lines';
 import { toBuffer } from './to-buffer';
+import type { AnswerRound } from './trail';
 import { parseUsage, sumUsage } from './usage';
 
 const TERMINAL = new Set(['response.completed', 'response.incomplete', 'response.failed']);
+const OPENING = new Set(['response.created', 'response.in_progress']);
 
-async function readAll(body: Readable): Promise<Buffer> {
-  const parts: Buffer[] = [];
-  for await (const chunk of body) parts.push(toBuffer(chunk));
-  return Buffer.concat(parts);
+/** What one round's relay learned: its terminal response (null: the stream ended without one). */
+interface RoundEnd {
+  terminal: { type: string; json: JsonObject; data: string } | null;
+  /** Expand items were dropped from this round's events. */
+  hid: boolean;
 }
 
-/** The response a stream's terminal event carries, or null (an error event, a cut stream). */
-function terminalResponse(bytes: Buffer): JsonObject | null {
-  const events = parseSseEvents(bytes);
-  for (let i = events.length - 1; i >= 0; i--) {
-    const ev = events[i];
-    const json = ev ? eventJson(ev) : undefined;
-    if (TERMINAL.has(String(field(json, 'type'))) && isObject(field(json, 'response'))) return field(json, 'response') as JsonObject;
+/** The client's view of the stitched stream: one sequence_number run, output_index over visible items. */
+class ClientSequence {
+  private seq = 0;
+  private nextIndex = 0;
+  private indices = new Map<number, number>();
+
+  constructor(private readonly out: PassThrough) {}
+
+  newRound(): void {
+    this.indices = new Map();
   }
-  return null;
-}
 
-/** The event stream of one whole response, as the API streams it. */
-function responseToSse(response: JsonObject): string {
-  let seq = 0;
-  const out: string[] = [];
-  const emit = (type: string, data: JsonObject) =>
-    out.push(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: seq++, ...data })}\n\n`);
-  const output = Array.isArray(response['output']) ? response['output'].filter(isObject) : [];
-  const shell: JsonObject = { ...response, status: 'in_progress', output: [] };
-  delete shell['usage'];
-  emit('response.created', { response: shell });
-  emit('response.in_progress', { response: shell });
-  output.forEach((item, i) => {
-    const itemId = item['id'];
-    emit('response.output_item.added', { output_index: i, item: addedItem(item) });
-    if (item['type'] === 'message' && Array.isArray(item['content'])) {
-      item['content'].filter(isObject).forEach((part, k) => {
-        const at = { item_id: itemId, output_index: i, content_index: k };
-        emit('response.content_part.added', { ...at, part: { ...part, text: '' } });
-        const text = str(part['text']);
-        if (part['type'] === 'output_text' && text) emit('response.output_text.delta', { ...at, delta: text, logprobs: [] });
-        if (part['type'] === 'output_text') emit('response.output_text.done', { ...at, text: text ?? '', logprobs: [] });
-        emit('response.content_part.done', { ...at, part });
-      });
-    } else if (item['type'] === 'function_call') {
-      const args = str(item['arguments']) ?? '';
-      emit('response.function_call_arguments.delta', { item_id: itemId, output_index: i, delta: args });
-      emit('response.function_call_arguments.done', { item_id: itemId, output_index: i, arguments: args });
-    } else if (item['type'] === 'custom_tool_call') {
-      const input = str(item['input']) ?? '';
-      emit('response.custom_tool_call_input.delta', { item_id: itemId, output_index: i, delta: input });
-      emit('response.custom_tool_call_input.done', { item_id: itemId, output_index: i, input });
+  /** The next sequence number (the terminal event, written by the caller). */
+  take(): number {
+    return this.seq++;
+  }
+
+  /** Writes the event, renumbered; its received data when that already holds the numbers. */
+  write(ev: SseEvent, json: JsonObject | undefined): void {
+    if (!json) return void this.out.write(frame(ev.event, ev.data));
+    const seq = this.seq++;
+    let changed = json['sequence_number'] !== seq;
+    const copy: JsonObject = { ...json, sequence_number: seq };
+    const at = json['output_index'];
+    if (typeof at === 'number') {
+      const mapped = this.indexOf(at);
+      if (mapped !== at) changed = true;
+      copy['output_index'] = mapped;
     }
-    emit('response.output_item.done', { output_index: i, item });
-  });
-  const status = str(response['status']) ?? 'completed';
-  emit(status === 'incomplete' ? 'response.incomplete' : status === 'failed' ? 'response.failed' : 'response.completed', { response });
-  return out.join('');
+    this.out.write(frame(ev.event, changed ? JSON.stringify(copy) : ev.data));
+  }
+
+  private indexOf(upstream: number): number {
+    let mapped = this.indices.get(upstream);
+    if (mapped === undefined) this.indices.set(upstream, (mapped = this.nextIndex++));
+    return mapped;
+  }
 }
 
-/** An item as announced before its deltas: text and arguments still empty. */
-function addedItem(item: JsonObject): JsonObject {
-  if (item['type'] === 'message') return { ...item, status: 'in_progress', content: [] };
-  if (item['type'] === 'function_call') return { ...item, status: 'in_progress', arguments: '' };
-  if (item['type'] === 'custom_tool_call') return { ...item, status: 'in_progress', input: '' };
-  return item;
+function frame(event: string, data: string): string {
+  return `${event === 'message' ? '' : `event: ${event}\n`}data: ${data}\n\n`;
 }
 
-function streamReply(first: UpstreamReply, body: Buffer, rounds: number, usage: Usage | null): ClientReply {
-  const outcome: StreamOutcome = { usage, expandAfterStream: false, bytes: body.length, rounds };
-  const headers = Object.fromEntries(Object.entries(first.headers).filter(([k]) => k.toLowerCase() !== 'content-length'));
-  return {
-    status: first.status,
-    headers,
-    body: Readable.from([body]),
-    mode: 'buffered',
-    rounds,
-    usage,
-    usageDone: Promise.resolve(usage),
-    streamDone: Promise.resolve(outcome),
+/** Relays one round's events; expand items and (after the first round) the opening events are dropped. */
+async function relayRound(body: Readable, first: boolean, seq: ClientSequence): Promise<RoundEnd> {
+  const decoder = new SseDecoder();
+  const hidden = new Set<number>();
+  const end: RoundEnd = { terminal: null, hid: false };
+  const handle = (ev: SseEvent): void => {
+    const json = eventJson(ev);
+    const obj = isObject(json) ? json : undefined;
+    const type = String(field(obj, 'type') ?? ev.event);
+    if (TERMINAL.has(type) && isObject(field(obj, 'response'))) {
+      end.terminal = { type, json: field(obj, 'response') as JsonObject, data: ev.data };
+      return;
+    }
+    if (!first && OPENING.has(type)) return;
+    const at = field(obj, 'output_index');
+    if (typeof at === 'number') {
+      if (type === 'response.output_item.added' && isExpandItem(field(obj, 'item'))) hidden.add(at);
+      if (hidden.has(at)) return void (end.hid = true);
+    }
+    seq.write(ev, obj);
   };
+  for await (const chunk of body) for (const ev of decoder.push(toBuffer(chunk))) handle(ev);
+  for (const ev of decoder.end()) handle(ev);
+  return end;
 }
 
-export async function responsesStreamLoop(o: ExpandLoopOptions, maxRounds: number): Promise<ClientReply> {
-  let requestRaw = o.requestRaw;
-  let reply = o.first;
+function terminalFrame(type: string, response: JsonObject, seq: number): string {
+  return frame(type, JSON.stringify({ type, sequence_number: seq, response }));
+}
+
+export function responsesStreamLoop(o: ExpandLoopOptions, maxRounds: number): ClientReply {
+  const out = new PassThrough();
+  const headers = Object.fromEntries(Object.entries(o.first.headers).filter(([k]) => k.toLowerCase() !== 'content-length'));
+  const reply: ClientReply = {
+    status: o.first.status,
+    headers,
+    body: out,
+    mode: 'streamed',
+    rounds: 0,
+    usage: null,
+    usageDone: Promise.resolve(null),
+    streamDone: Promise.resolve({ usage: null, expandAfterStream: false, bytes: 0 }),
+  };
+  reply.streamDone = stitch(o, maxRounds, out).then((d) => {
+    reply.usage = d.usage;
+    reply.rounds = d.rounds ?? 0;
+    return d;
+  });
+  reply.usageDone = reply.streamDone.then((d) => d.usage);
+  return reply;
+}
+
+async function stitch(o: ExpandLoopOptions, maxRounds: number, out: PassThrough): Promise<StreamOutcome> {
+  const seq = new ClientSequence(out);
+  const budget = new ExpandBudget(o.limits);
   const turns: JsonObject[] = [];
   const rounds: AnswerRound[] = [];
-  // Calls per round and bytes of originals per answer, as on the other routes (EXPAND_* limits).
-  const budget = new ExpandBudget(o.limits);
-  for (;;) {
-    const bytes = await readAll(reply.body);
-    const response = reply.status >= 200 && reply.status < 300 ? terminalResponse(bytes) : null;
-    // Nothing we can read (an error, a cut stream) goes to the client as it came.
-    if (!response) return streamReply(o.first, bytes, turns.length, null);
-    const calls = splitCalls('responses', response);
-    if (turns.length === 0 && calls.expand.length === 0) return streamReply(o.first, bytes, 0, parseUsage('responses', response));
-    turns.push(response);
-    if (continuable(calls) && turns.length <= maxRounds) {
-      const results = await resolveCalls(calls.expand, o.hooks, budget);
-      const next = buildResponsesContinuation(requestRaw, { json: response }, results);
-      if (next !== null) {
-        rounds.push({ turn: { json: response }, results });
-        requestRaw = next;
-        o.hooks.onContinue?.(turns.reduce<Usage | null>((sum, t) => sumUsage(sum, parseUsage('responses', t)), null));
-        reply = await o.call(next);
-        continue;
+  let requestRaw = o.requestRaw;
+  let upstream: UpstreamReply = o.first;
+  let bytes = 0;
+  out.on('data', (c: Buffer) => (bytes += c.length));
+  try {
+    for (;;) {
+      seq.newRound();
+      const end = await relayRound(upstream.body, turns.length === 0, seq);
+      if (!end.terminal) break; // a cut stream: what arrived went on, nothing to add
+      const response = end.terminal.json;
+      const calls = splitCalls('responses', response);
+      turns.push(response);
+      if (continuable(calls) && turns.length <= maxRounds) {
+        const results = await resolveCalls(calls.expand, o.hooks, budget);
+        const next = buildResponsesContinuation(requestRaw, { json: response }, results);
+        if (next !== null) {
+          rounds.push({ turn: { json: response }, results });
+          requestRaw = next;
+          o.hooks.onContinue?.(turns.reduce<Usage | null>((sum, t) => sumUsage(sum, parseUsage('responses', t)), null));
+          const continued = await o.call(next);
+          if (continued.status >= 200 && continued.status < 300) {
+            upstream = continued;
+            continue;
+          }
+          continued.body.resume();
+        }
       }
+      await saveTrail('responses', rounds, { json: response }, o.hooks, budget);
+      const merged = turns.length > 1 || end.hid || calls.expand.length ? mergeResponses(turns) : response;
+      // The last event goes out as received when nothing was stitched into it.
+      const text =
+        merged === response && !end.hid
+          ? frame(end.terminal.type, end.terminal.data)
+          : terminalFrame(end.terminal.type, merged, seq.take());
+      out.end(text);
+      return { usage: parseUsage('responses', merged), expandAfterStream: false, bytes, rounds: turns.length - 1 };
     }
-    await saveTrail('responses', rounds, { json: response }, o.hooks, budget);
-    const merged = mergeResponses(turns);
-    return streamReply(o.first, Buffer.from(responseToSse(merged), 'utf8'), turns.length - 1, parseUsage('responses', merged));
+    out.end();
+    return { usage: null, expandAfterStream: false, bytes, rounds: Math.max(0, turns.length - 1) };
+  } catch (error) {
+    out.destroy(error instanceof Error ? error : new Error(String(error)));
+    return { usage: null, expandAfterStream: false, bytes, rounds: Math.max(0, turns.length - 1), error };
   }
 }
