@@ -10,7 +10,9 @@ import { createLogger } from '../apps/gateway/src/observability/logger';
 import type { StatsRollup } from '../apps/gateway/src/observability/stats';
 import { createTenantRuntime, loadConfigDocument } from '../apps/gateway/src/tenancy/tenant-runtime';
 import { FidelityCheck, type Fidelity } from './fidelity-check';
-import { FIVE_MINUTES, PromptCacheSim, headChanged, prefixBust, type Bill } from '../test/support/prompt-cache';
+import { DEFAULT_PAYBACK_TURNS } from '../apps/gateway/src/env';
+import { createPriceTable } from '../apps/gateway/src/observability/price-table';
+import { FIVE_MINUTES, PromptCacheSim, SIMULATED_PRICES, headChanged, prefixBust, type Bill } from '../test/support/prompt-cache';
 
 type Json = Record<string, unknown>;
 
@@ -18,6 +20,8 @@ export interface Variant {
   name: string;
   preset?: string;
   config?: string;
+  /** REWRITE_PAYBACK_TURNS for this variant (default the gateway's; 0: the blanket tail gate). */
+  paybackTurns?: number;
 }
 
 export interface SessionSpec {
@@ -74,12 +78,15 @@ export async function replaySession(
   const clock = { now: () => now };
   const store = new MemoryHotStore({ now: clock.now, maxEntries: 200_000 });
   const tenant = createTenantRuntime('bench', loadConfigDocument(v.preset, v.config), 1);
-  const deps = { store, clock, log: createLogger('error', () => undefined), injectMode: 'auto' as const };
+  // The tenant's price table is the simulator's, so the gateway prices rewrites as it is billed.
+  const rewrites = { paybackTurns: v.paybackTurns ?? DEFAULT_PAYBACK_TURNS, prices: createPriceTable([SIMULATED_PRICES]) };
+  const deps = { store, clock, log: createLogger('error', () => undefined), injectMode: 'auto' as const, rewrites };
   const simWithout = new PromptCacheSim({ now: clock.now });
   const simWith = new PromptCacheSim({ now: clock.now });
   const session = `bill-${v.name}-${dialect}-${spec.name}-${schedule}`;
   const fidelity = new FidelityCheck(dialect, spec.needles ?? [], (id) => store.getStash(tenant.id, id));
-  const out: Omit<SessionBill, 'fidelity'> = { without: zeroBill(), with: zeroBill(), prefixBusts: 0, headBusts: 0 };
+  const planned = { rewrites: 0, costUsd: 0, savedUsd: 0 };
+  const out: Omit<SessionBill, 'fidelity'> = { without: zeroBill(), with: zeroBill(), prefixBusts: 0, headBusts: 0, planned };
   let prev: Json | undefined;
   let prevAt = now;
   try {
@@ -103,8 +110,17 @@ export async function replaySession(
       const output = spec.output(t);
       addBill(out.without, simWithout.bill(session, dialect, body, output));
       addBill(out.with, simWith.bill(session, dialect, sent, output));
+      const plan = p.report.planned;
+      if (plan) {
+        planned.rewrites++;
+        planned.costUsd += plan.costUsd;
+        // Saved on the turns the session still had after it (the replay knows how many came).
+        planned.savedUsd += plan.savingUsdPerTurn * (spec.turns - t);
+      }
       if (prev && now - prevAt < FIVE_MINUTES) {
-        if (prefixBust(prev, sent) >= 0) out.prefixBusts++;
+        const bust = prefixBust(prev, sent);
+        // A priced rewrite changes the prefix from the message it announces, never before it.
+        if (bust >= 0 && !(plan && bust === plan.from)) out.prefixBusts++;
         if (headChanged(dialect, prev, sent)) out.headBusts++;
       }
       prev = sent;

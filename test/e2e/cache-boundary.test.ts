@@ -19,7 +19,8 @@ let now = 1_700_000_000_000;
 
 beforeAll(async () => {
   upstream = await startFakeUpstream(cachingScript(new PromptCacheSim({ now: () => now }), jsonScript({ expand: false })));
-  gateway = await startGateway(upstream.url, { CONFIG }, { clock: { now: () => now } });
+  // The blanket tail gate under test: priced rewrites off (test/e2e/cache-priced.test.ts covers them).
+  gateway = await startGateway(upstream.url, { CONFIG, REWRITE_PAYBACK_TURNS: '0' }, { clock: { now: () => now } });
 });
 afterAll(async () => {
   await gateway.close();

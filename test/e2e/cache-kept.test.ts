@@ -99,7 +99,8 @@ describe.each(['anthropic', 'openai'] as const)('kept-verbatim after an expand (
 
   beforeAll(async () => {
     upstream = await startFakeUpstream(cachingScript(new PromptCacheSim({ now: () => now }), script, billed));
-    gateway = await startGateway(upstream.url, { CONFIG }, { clock: { now: () => now } });
+    // The blanket tail gate under test: priced rewrites off (test/e2e/cache-priced.test.ts covers them).
+    gateway = await startGateway(upstream.url, { CONFIG, REWRITE_PAYBACK_TURNS: '0' }, { clock: { now: () => now } });
     const path = dialect === 'anthropic' ? '/anthropic/v1/messages' : '/openai/v1/chat/completions';
     for (let t = 1; t <= TURNS; t++) {
       now += COLD.includes(t) ? 2 * 3600_000 : 15_000;

@@ -132,7 +132,8 @@ describe.each(['anthropic', 'openai'] as const)('a 60-turn %s session through th
     const sim = new PromptCacheSim({ now: () => now });
     upstream = await startFakeUpstream(cachingScript(sim, jsonScript({ expand: false }), log));
     store = new LossyStore(new MemoryHotStore({ now: () => now }));
-    gateway = await startGateway(upstream.url, { CONFIG }, { clock: { now: () => now }, store });
+    // The blanket tail gate under test: priced rewrites off (test/e2e/cache-priced.test.ts covers them).
+    gateway = await startGateway(upstream.url, { CONFIG, REWRITE_PAYBACK_TURNS: '0' }, { clock: { now: () => now }, store });
     const path = dialect === 'anthropic' ? '/anthropic/v1/messages' : '/openai/v1/chat/completions';
     const auth: Record<string, string> =
       dialect === 'anthropic' ? { 'x-api-key': 'sk-ant-e2e', 'anthropic-version': '2023-06-01' } : { authorization: 'Bearer sk-e2e' };

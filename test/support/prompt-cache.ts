@@ -23,6 +23,16 @@ import { countTokens } from '@context-guru/components';
 import type { RecordedRequest, Script, ScriptedReply } from './fake-upstream';
 
 const PRICE = { baseUsdPerMTok: 3, fresh: 1, cacheWrite: 1.25, cacheRead: 0.1, output: 5 } as const;
+
+/** The simulator's rates as a price-table family matching every model (USD per million tokens). */
+export const SIMULATED_PRICES = {
+  family: 'simulated',
+  match: [''],
+  input: PRICE.baseUsdPerMTok,
+  cache_write: PRICE.baseUsdPerMTok * PRICE.cacheWrite,
+  cache_read: PRICE.baseUsdPerMTok * PRICE.cacheRead,
+  output: PRICE.baseUsdPerMTok * PRICE.output,
+};
 export const FIVE_MINUTES = 5 * 60_000;
 const ONE_HOUR = 60 * 60_000;
 const MIN_CACHEABLE = 1024;

@@ -67,6 +67,8 @@ export interface Env {
   expandLimits: ExpandLimits;
   /** STORE_MAX_MB_PER_TENANT: what one tenant may hold in the in-process hot store (originals first), in MiB. */
   storeMaxMbPerTenant: number;
+  /** REWRITE_PAYBACK_TURNS (2): a priced rewrite inside the cached prefix must pay back within this many turns; 0 = never rewrite there. */
+  rewritePaybackTurns: number;
   /** Memory the turn cache may hold (previous turns' decoded views and outputs), in MiB. */
   turnCacheMb: number;
   /** Requests admitted to compression (from arrival) past which new ones are shed (COMPRESSION_SLOTS; 0 = 2 per core). */
@@ -82,6 +84,9 @@ export interface Env {
   /** PRICE_TABLE overrides of the provider price table (observability/price-table.ts). */
   prices: FamilyPrice[];
 }
+
+/** REWRITE_PAYBACK_TURNS's default: the turns within which a priced rewrite must pay back. */
+export const DEFAULT_PAYBACK_TURNS = 2;
 
 type Source = Record<string, string | undefined>;
 
@@ -133,6 +138,7 @@ export function parseEnv(src: Source = process.env): Env {
       callsPerRound: int('EXPAND_CALLS_PER_ROUND', DEFAULT_EXPAND_LIMITS.callsPerRound, 1, 1000),
       bytesPerAnswer: int('EXPAND_BYTES_PER_ANSWER', DEFAULT_EXPAND_LIMITS.bytesPerAnswer, 1024),
     },
+    rewritePaybackTurns: int('REWRITE_PAYBACK_TURNS', DEFAULT_PAYBACK_TURNS, 0, 100),
     turnCacheMb: int('TURN_CACHE_MB', 64, 0, 65536),
     storeMaxMbPerTenant: int('STORE_MAX_MB_PER_TENANT', 256, 1, 1_048_576),
     compressionSlots: int('COMPRESSION_SLOTS', 0, 0, 1_000_000) || undefined,

@@ -72,12 +72,26 @@ export interface MessageOrigin {
   readonly count: number;
 }
 
+/** Where components made new decisions inside the provider's cached prefix this run. */
+export interface DepthProposals {
+  /**
+   * Records a new decision at `index` over `before` (the message as it stands, copied); false when
+   * `before` is not what the provider holds there, so no new decision may be made on it.
+   */
+  propose(index: number, before: Message): boolean;
+}
+
 /** Everything a component may read or write besides the messages. */
 export interface Ctx {
   readonly tenant: string;
   readonly session: string;
   readonly provider: Dialect;
   readonly cache: CacheView;
+  /**
+   * Present when the gateway prices rewrites inside the cached prefix: a component that makes a new
+   * decision there says where, and the planner keeps it only if it pays back (else reverts it).
+   */
+  readonly depth?: DepthProposals;
   /** Stashes originals; the writes are flushed (durably) before anything is forwarded. */
   readonly stash: StashWriter;
   /** Frozen decisions and kept-verbatim marks of this session, prefetched before the run. */

@@ -4,7 +4,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { parse as parseYaml } from 'yaml';
 import { Pipeline } from './pipeline';
-import { PRESETS, PRESET_NAMES } from './presets';
+import { PRESETS, PRESET_NAMES, PRESET_OPTIONS } from './presets';
 import { REGISTRY, findDefinition } from './registry';
 import { ConfigError } from './shared/errors';
 import { decodeOptions } from './shared/options';
@@ -73,6 +73,19 @@ export function parsePipelineYaml(text: string, path = 'config'): PipelineDocume
   return parsePipelineDocument(raw ?? {}, path);
 }
 
+/** The config's component blocks over its preset's (only when the preset names the pipeline). */
+function withPresetOptions(doc: PipelineDocument): Record<string, unknown> {
+  const own: Record<string, unknown> = { ...(doc.components ?? {}) };
+  const preset = doc.pipeline === undefined && doc.preset !== undefined ? PRESET_OPTIONS[doc.preset] : undefined;
+  for (const [name, block] of Object.entries(preset ?? {})) {
+    const mine = own[name];
+    // A block that is not an object stays as written, so its own error is reported.
+    if (mine === undefined || (typeof mine === 'object' && mine !== null && !Array.isArray(mine)))
+      own[name] = { ...block, ...(mine ?? {}) };
+  }
+  return own;
+}
+
 /** Builds the pipeline once per config (never per request). */
 export function buildPipeline(doc: PipelineDocument, path = 'config'): BuiltConfig {
   const preset = doc.preset === undefined ? [] : Object.hasOwn(PRESETS, doc.preset) ? PRESETS[doc.preset] : undefined;
@@ -94,7 +107,7 @@ export function buildPipeline(doc: PipelineDocument, path = 'config'): BuiltConf
     seen.add(name);
     return def;
   });
-  const blocks = doc.components ?? {};
+  const blocks = withPresetOptions(doc);
   const options = new Map<string, unknown>();
   for (const [name, block] of Object.entries(blocks)) {
     const def = findDefinition(name);

@@ -1,16 +1,19 @@
-// The money gate, in the test tier: trajectories shaped like real models' sessions (text before
-// tool calls, parallel calls, pretty-printed JSON, first offload on turn 2–4; bench/trajectories.ts)
-// replayed through the real request path for every preset in every dialect (Responses: the OpenAI
-// session as a Codex-like client sends it, bench/responses-body.ts). Any cache bust — a
-// changed message prefix or a changed tools/system head while the provider still held it — or a
-// session billed more than without the gateway fails it. The full figures are `npm run bench --
-// billing`.
+// The money gate, in the test tier: the real agent sessions (bench/corpus-real) and trajectories
+// shaped like real models' sessions (text before tool calls, parallel calls, pretty-printed JSON,
+// first offload on turn 2–4; bench/trajectories.ts) replayed through the real request path for
+// every preset in every dialect (Responses: the OpenAI session as a Codex-like client sends it,
+// bench/responses-body.ts). Any accidental cache bust — a changed message prefix or a changed
+// tools/system head while the provider still held it, other than a priced rewrite from the index
+// it announced — fails it; so does a real session billed more than 0.5 % above bypass (a generated
+// trajectory: more than bypass at all, known misses bounded below), a needle lost or a marker that
+// does not resolve to its original. The full figures are `npm run bench -- billing`.
 import { PRESET_NAMES, type Dialect } from '@context-guru/components';
 import { trajectorySession } from '../../../bench/billing.bench';
 import { replaySession } from '../../../bench/billing-replay';
+import { realSessions } from '../../../bench/real-corpus';
 import { trajectories } from '../../../bench/trajectories';
 
-jest.setTimeout(120_000);
+jest.setTimeout(300_000);
 
 const sessions = trajectories().map(trajectorySession);
 
@@ -41,5 +44,22 @@ describe.each(['anthropic', 'openai', 'responses'] as const)('billing replay on 
       results.push([spec.name, b.prefixBusts, b.headBusts, verdict(dialect, preset, spec.name, b.with.usd, b.without.usd)]);
     }
     expect(results).toEqual(sessions.map((s) => [s.name, 0, 0, 'ok']));
+  });
+});
+
+/** SPEC §8: no real session may be billed more than this above bypass, under any preset. */
+const REAL_OVER_BYPASS = 0.005;
+const real = realSessions();
+
+describe.each(['anthropic', 'openai'] as const)('real sessions on %s', (dialect) => {
+  it.each(PRESET_NAMES)('%s: no accidental bust, none billed 0.5 %% above bypass, needles and markers kept', async (preset) => {
+    const results: Array<[string, number, number, string, number, number]> = [];
+    for (const spec of real) {
+      const b = await replaySession({ name: preset, preset }, dialect, spec, 'steady');
+      const over = b.with.usd / b.without.usd - 1;
+      const bill = over <= REAL_OVER_BYPASS ? 'ok' : `billed ${(over * 100).toFixed(2)} % above bypass`;
+      results.push([spec.name, b.prefixBusts, b.headBusts, bill, b.fidelity.needlesLost, b.fidelity.markersInexact]);
+    }
+    expect(results).toEqual(real.map((s) => [s.name, 0, 0, 'ok', 0, 0]));
   });
 });

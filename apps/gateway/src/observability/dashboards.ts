@@ -220,10 +220,13 @@ const COMPONENTS = dashboard(
     ),
     panel(
       4,
-      'Reverts and cache-guard reverts',
+      'Reverts, cache-guard reverts and planned rewrites',
       [
         q('sum by (component) (rate(cg_component_runs_total{outcome="reverted"}[$__rate_interval]))', 'reverted {{component}}'),
         q('sum(rate(cg_cache_guard_reverts_total[$__rate_interval]))', 'cache guard'),
+        q('sum(rate(cg_planned_rewrites_total[$__rate_interval]))', 'planned rewrites'),
+        q('sum by (kind) (rate(cg_planned_rewrite_tokens_total[$__rate_interval]))', 'planned rewrite tokens {{kind}}'),
+        q('sum by (kind) (rate(cg_planned_rewrite_usd_total[$__rate_interval]))', 'planned rewrite usd {{kind}}'),
       ],
       'ops',
       12,

@@ -4,7 +4,7 @@
 // revocations, the compaction model's spend at scrape time, and the components primed at boot.
 import type { ComponentDefinition } from '@context-guru/components';
 import type { GatewayMetrics } from './metrics';
-import type { RequestReport } from './request-report';
+import type { PlannedRewriteReport, RequestReport } from './request-report';
 import type { SpendTotals } from '../model/spend-recorder';
 
 export function recordRequest(m: GatewayMetrics, r: RequestReport, outcome: string, totalSeconds: number): void {
@@ -28,6 +28,16 @@ export function recordRequest(m: GatewayMetrics, r: RequestReport, outcome: stri
   if (r.sse) m.sseStreams.inc({ path: r.sse });
   if (r.expandAfterStream) m.sseExpandAfterStream.inc();
   if (r.guardReverted) m.cacheGuardReverts.inc(r.guardReverted);
+  if (r.planned) recordPlanned(m, r.planned);
+}
+
+/** A counter only goes up: a cut that paid on its own turn (negative cost) counts as saving then. */
+function recordPlanned(m: GatewayMetrics, p: PlannedRewriteReport): void {
+  m.planned.rewrites.inc();
+  m.planned.tokens.inc({ kind: 'cost' }, Math.max(0, p.costTokens));
+  m.planned.tokens.inc({ kind: 'saving_per_turn' }, p.savingPerTurn + Math.max(0, -p.costTokens));
+  m.planned.usd.inc({ kind: 'cost' }, Math.max(0, p.costUsd));
+  m.planned.usd.inc({ kind: 'saving_per_turn' }, p.savingUsdPerTurn + Math.max(0, -p.costUsd));
 }
 
 /** Every registered component and gate is exported from boot, at 0, so dashboards never guess. */

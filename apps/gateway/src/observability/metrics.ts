@@ -1,6 +1,8 @@
 // Every Prometheus metric the gateway exports, defined in one place. Base units (seconds, tokens),
 // `cg_` prefix, and only bounded label values: component and gate names come from the registry,
-// never from callers, and no session id is ever a label. What each event adds to them is metrics-record.ts.
+// never from callers, and no session id is ever a label (the priced-rewrite families are built in
+// planned-metrics.ts). What each event adds to them is metrics-record.ts.
+import { plannedRewriteMetrics } from './planned-metrics';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { TenantLabels } from '../tenancy/tenant-label';
 import { ComponentTallies } from './component-tally';
@@ -121,6 +123,7 @@ export class GatewayMetrics {
     help: 'Changes inside the provider-cached prefix reverted by the cache guard.',
     registers: [this.registry],
   });
+  readonly planned = plannedRewriteMetrics(this.registry);
   readonly frozenStore = new Gauge({
     name: 'cg_frozen_store_events',
     help: 'Frozen decisions this process saw lost (dropped) and written again (repaired); flips = dropped - repaired.',

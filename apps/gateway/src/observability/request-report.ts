@@ -41,6 +41,8 @@ export interface RequestReport {
   compactionReset: boolean;
   /** Changes inside the cached prefix the cache guard reverted. */
   guardReverted: number;
+  /** A priced rewrite inside the cached prefix this turn made (absent: none). */
+  planned?: PlannedRewriteReport;
   stashHits: number;
   stashMisses: number;
   /** The tenant's preset, as a label ('custom' for an explicit pipeline list). */
@@ -62,6 +64,22 @@ export interface RequestReport {
   arm?: Arm;
   /** The tenant runs a holdout: this turn counts toward its config version's measured saving. */
   measured?: MeasuredTurn;
+}
+
+export interface PlannedRewriteReport {
+  /** Client message index of the first changed message (the `x-context-guru-rewrite` header's `from`). */
+  from: number;
+  /** What the cut cost this turn, in input tokens at the uncached rate (negative: it paid at once). */
+  costTokens: number;
+  /** Content tokens every later turn no longer reads. */
+  removedTokens: number;
+  /** What each later turn saves, in input tokens at the uncached rate. */
+  savingPerTurn: number;
+  /** Turns after which it has paid for itself. */
+  paybackTurns: number;
+  /** costTokens and savingPerTurn in USD, from the tenant's price table. */
+  costUsd: number;
+  savingUsdPerTurn: number;
 }
 
 interface MeasuredTurn {

@@ -182,6 +182,13 @@ export class RequestTrace {
       'cg.added_ms': r.addedMs,
     };
     if (r.failOpen) a['cg.fail_open'] = r.failOpen;
+    if (r.planned) {
+      a['cg.rewrite.planned_from'] = r.planned.from;
+      a['cg.rewrite.cost_tokens'] = r.planned.costTokens;
+      a['cg.rewrite.saving_per_turn_tokens'] = r.planned.savingPerTurn;
+      a['cg.rewrite.payback_turns'] = r.planned.paybackTurns;
+    }
+    if (r.guardReverted) a['cg.cache_guard_reverts'] = r.guardReverted;
     if (r.sse) a['cg.sse'] = r.sse;
     if (r.upstreamStatus !== undefined) a['http.response.status_code'] = r.upstreamStatus;
     if (r.usage) {

@@ -37,6 +37,11 @@ export class StatsRollup {
   private frozenMisses = 0;
   private compactionResets = 0;
   private guardReverts = 0;
+  private plannedRewrites = 0;
+  private plannedCostTokens = 0;
+  private plannedCostUsd = 0;
+  private plannedSavingPerTurnTokens = 0;
+  private plannedSavingPerTurnUsd = 0;
   private fresh = 0;
   private cacheRead = 0;
   private cacheWrite = 0;
@@ -75,6 +80,13 @@ export class StatsRollup {
     this.frozenMisses += r.frozenMisses;
     if (r.compactionReset) this.compactionResets++;
     this.guardReverts += r.guardReverted;
+    if (r.planned) {
+      this.plannedRewrites++;
+      this.plannedCostTokens += r.planned.costTokens;
+      this.plannedCostUsd += r.planned.costUsd;
+      this.plannedSavingPerTurnTokens += r.planned.savingPerTurn;
+      this.plannedSavingPerTurnUsd += r.planned.savingUsdPerTurn;
+    }
     if (r.usage) {
       this.fresh += r.usage.fresh;
       this.cacheRead += r.usage.cacheRead;
@@ -175,6 +187,11 @@ export class StatsRollup {
       frozen_misses: this.frozenMisses,
       compaction_resets: this.compactionResets,
       cache_guard_reverts: this.guardReverts,
+      planned_rewrites: this.plannedRewrites,
+      planned_rewrite_cost_tokens: this.plannedCostTokens,
+      planned_rewrite_cost_usd: round6(this.plannedCostUsd),
+      planned_rewrite_saving_per_turn_tokens: this.plannedSavingPerTurnTokens,
+      planned_rewrite_saving_per_turn_usd: round6(this.plannedSavingPerTurnUsd),
       fresh_input_tokens: this.fresh,
       cache_read_tokens: this.cacheRead,
       cache_write_tokens: this.cacheWrite,
@@ -195,4 +212,8 @@ function round2(x: number): number {
 
 function pct(part: number, whole: number): number {
   return whole > 0 ? round2((part / whole) * 100) : 0;
+}
+
+function round6(x: number): number {
+  return Math.round(x * 1e6) / 1e6;
 }

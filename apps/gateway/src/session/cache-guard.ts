@@ -25,9 +25,16 @@ function withoutBreakpoints(m: Message): Message {
   return out;
 }
 
-export function guardCachedPrefix(input: readonly Message[], output: Message[], cache: CacheView, prev: TurnRecord | null): number[] {
+/** `planned`: the indices a priced rewrite changes this turn (rewrite-planner), allowed too. */
+export function guardCachedPrefix(
+  input: readonly Message[],
+  output: Message[],
+  cache: CacheView,
+  prev: TurnRecord | null,
+  planned: readonly number[] = [],
+): number[] {
   if (!cache.aware || cache.cold || cache.maxCachedIdx < 0 || !prev?.rewritten || output.length !== input.length) return [];
-  const allowed = new Set(prev.rewritten);
+  const allowed = new Set([...prev.rewritten, ...planned]);
   const reverted: number[] = [];
   const last = Math.min(cache.maxCachedIdx, input.length - 1);
   for (let i = 0; i <= last; i++) {

@@ -36,6 +36,14 @@ function decodeRecord(value: string): { revision: string; text: string } {
   return nl < 0 ? { revision: '', text: value } : { revision: value.slice(0, nl), text: value.slice(nl + 1) };
 }
 
+/** The text last turn forwarded for tool output `original` at position i, when it was rewritten. */
+export function forwardedText(state: SessionView, original: Message | undefined, i: number): string | undefined {
+  const text = original?.role === 'tool' ? messageText(original) : null;
+  if (!text) return undefined;
+  const record = state.frozen(slotOf(i), contentKey(text));
+  return record === undefined ? undefined : decodeRecord(record).text;
+}
+
 /** Restores last turn's forwarded text on cached tool outputs; returns how many it changed. */
 export function replayForwarded(
   input: readonly Message[],

@@ -90,7 +90,7 @@ function create(o: Options): Component {
           continue;
         }
         const lost = ctx.state.frozenLost(NAME, contentKey(text));
-        if (!tailAllows(i, ctx, o.cold_cache, lost)) {
+        if (!tailAllows(i, ctx, o.cold_cache, lost, m)) {
           gates.add('cached_prefix');
           continue;
         }

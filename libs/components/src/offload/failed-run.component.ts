@@ -114,7 +114,7 @@ function create(o: Options): Component {
         // The collapsed text is a pure function of the content, so a lost freeze is re-derived
         // at depth byte-identically instead of flipping the cached collapse back to the original.
         const lost = ctx.state.frozenLost(NAME, contentKey(text));
-        if (!tailAllows(i, ctx, o.cold_cache, lost)) {
+        if (!tailAllows(i, ctx, o.cold_cache, lost, m)) {
           gates.add('cached_prefix');
           return;
         }

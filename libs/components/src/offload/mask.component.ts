@@ -1,5 +1,6 @@
 // mask: age-based garbage collection. The newest keep_recent tool outputs stay verbatim; older
-// ones (≥ min_tokens) become a one-line head-peek + marker, the original stashed. Every message it
+// ones (≥ min_tokens) become a one-line head-peek + marker, the original stashed. With
+// read_min_tokens, a large output the model has already answered goes the same way at once. Every message it
 // passes over is counted under a named gate, so "acted: 0" always has a reason.
 import { Type } from '@sinclair/typebox';
 import { defineComponent, type Component, type Message, type Ctx, type ComponentOutcome } from '../component';
@@ -18,6 +19,9 @@ const MaskOptions = Type.Object({
   keep_head_chars: NonNegInt(96),
   marker_mode: MarkerModeOption,
   cold_cache: Type.Boolean({ default: false }),
+  // 0: off. An output at least this large that the model has already answered is masked even
+  // among the keep_recent newest: it was read once, and every later turn would re-read it.
+  read_min_tokens: NonNegInt(0),
 });
 
 const MASK_GATES = [
@@ -45,20 +49,28 @@ function create(o: Options): Component {
       const gates = new Gates();
       const tally = new OffloadTally();
       const tools = toolOutputs(messages);
-      if (tools.length <= o.keep_recent) {
-        for (const _ of tools) gates.add('within_keep_recent');
-        return { gates: gates.counts };
-      }
-      for (const { i, m } of tools.slice(0, tools.length - o.keep_recent)) {
+      const older = Math.max(0, tools.length - o.keep_recent);
+      const answered = o.read_min_tokens > 0 ? messages.findLastIndex((m) => m.role === 'assistant') : -1;
+      for (const [k, { i, m }] of tools.entries()) {
+        const readOnce = k >= older && i < answered;
+        if (k >= older && !readOnce) {
+          // Counted only when nothing is older (as the seed documents the gate).
+          if (older === 0) gates.add('within_keep_recent');
+          continue;
+        }
         const text = rewritableText(m, gates);
         if (text === null) continue;
         if (settledByReplay(NAME, m, text, ctx, gates, tally, i)) continue;
+        if (readOnce && countTokens(text) < o.read_min_tokens) {
+          gates.add('within_keep_recent');
+          continue;
+        }
         if (countTokens(text) < o.min_tokens) {
           gates.add('below_min_tokens');
           continue;
         }
         const lost = ctx.state.frozenLost(NAME, contentKey(text));
-        if (!tailAllows(i, ctx, o.cold_cache, lost)) {
+        if (!tailAllows(i, ctx, o.cold_cache, lost, m)) {
           gates.add('cached_prefix');
           continue;
         }

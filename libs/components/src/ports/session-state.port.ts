@@ -93,6 +93,11 @@ export class SnapshotSessionView implements SessionView {
     if (this.snap.frozen.get(slot) !== replacement) this.newFrozen.set(slot, replacement);
   }
 
+  /** Forgets this run's new freezes whose replacement is one of `texts` (a rewrite put back). */
+  unfreezeReplacements(texts: ReadonlySet<string>): void {
+    for (const [slot, replacement] of this.newFrozen) if (texts.has(replacement)) this.newFrozen.delete(slot);
+  }
+
   countReplay(hit: boolean): void {
     if (hit) this.hits++;
     else this.misses++;

@@ -15,12 +15,17 @@ export class Gates {
 /**
  * May a NEW lossy decision touch message i? Only outside the provider's cached prefix, unless the
  * component opted into cold_cache and the cache provably expired, or a frozen decision for this
- * content was lost and the component re-derives it (its output is a pure function of content).
+ * content was lost and the component re-derives it (its output is a pure function of content), or
+ * the gateway prices this turn's rewrites (`ctx.depth`) and the component passes the message as it
+ * stands (`priced`), so a rejected proposal can be put back exactly.
  */
-export function tailAllows(i: number, ctx: Ctx, coldOptIn: boolean, lostRepair = false): boolean {
+export function tailAllows(i: number, ctx: Ctx, coldOptIn: boolean, lostRepair = false, priced?: Message): boolean {
   const { aware, maxCachedIdx, cold } = ctx.cache;
   if (!aware || maxCachedIdx < 0 || i > maxCachedIdx) return true;
-  return (coldOptIn && cold) || lostRepair;
+  if ((coldOptIn && cold) || lostRepair) return true;
+  // A component whose semantics need age or supersession may propose a decision at depth when the
+  // gateway prices rewrites: the planner keeps it only where it pays (docs/cache.md).
+  return priced !== undefined && ctx.depth !== undefined && ctx.depth.propose(i, priced);
 }
 
 export type ReplayResult = { kind: 'kept' } | { kind: 'miss' } | { kind: 'replayed'; id?: string } | { kind: 'stale' };

@@ -10,6 +10,9 @@ import type { ChatExchange } from './chat-exchange';
 import { endRequest } from './chat-end';
 import type { Answered } from './chat-outcome';
 
+/** The response header of a turn that made a priced rewrite (docs/cache.md). */
+export const REWRITE_HEADER = 'x-context-guru-rewrite';
+
 export function respondStep(x: ChatExchange, reply: HotReply, a: Answered): HotReply {
   const { gw, route } = x;
   const { result, report, abort } = a;
@@ -18,6 +21,8 @@ export function respondStep(x: ChatExchange, reply: HotReply, a: Answered): HotR
   report.expandAfterStream = result.expandAfterStream;
   markKept(x, a);
   reply.code(result.status).headers(clientResponseHeaders(result.headers, result.keepsLength === true));
+  // A turn that changed the cached prefix on purpose says so, so a client can tell it from a bust.
+  if (report.planned) reply.header(REWRITE_HEADER, `planned; from=${report.planned.from}`);
   if (Buffer.isBuffer(result.body)) {
     report.usage = result.usage;
     reply.send(result.body);

@@ -46,7 +46,7 @@ export function encodeStep(p: Preparing, d: Decoded, s: OpenedSession, ran: Pipe
       : encodeRequest(view, result.messages, opts);
   // Charged afresh: a turn run again (its guarded write found a decision) is encoded again.
   report.discarded.clear();
-  chargeDiscards(report, [...encoded.discarded, ...ran.guarded]);
+  chargeDiscards(report, [...encoded.discarded, ...ran.guarded, ...ran.declined]);
   const rewritten = rewrittenIndices(view.messages, result.messages, encoded.discarded);
   recordForwarded(view.messages, result.messages, rewritten, state, revisionOf(d.running));
   report.saved = splitSavings(view.messages, result.messages, rewritten, ran.cachedIdx);

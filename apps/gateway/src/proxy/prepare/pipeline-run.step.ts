@@ -2,6 +2,12 @@
 // then what an earlier config version forwarded on the cached prefix comes back byte-identical,
 // and nothing on that prefix changes at all.
 import {
+  cloneMessage,
+  messageText,
+  sameMessage,
+  type DepthProposals,
+  type Message,
+  type SessionView,
   messageTokens,
   totalTokens,
   type Ctx,
@@ -11,8 +17,9 @@ import {
   type SessionSnapshot,
 } from '@context-guru/components';
 import { guardCachedPrefix } from '../../session/cache-guard';
+import { planRewriteStep, pricesRewrites } from './rewrite-plan.step';
 import { firstRun, rerun, settled, type SessionRun, type SessionRunInput } from '../../session/session-run';
-import { replayForwarded } from '../../tenancy/forwarded-replay';
+import { forwardedText, replayForwarded } from '../../tenancy/forwarded-replay';
 import { revisionOf } from '../../tenancy/tenant-runtime';
 import { messageOrigin } from '../../wire/request.wire';
 import type { WireView } from '../../wire/wire.types';
@@ -25,6 +32,8 @@ export interface PipelineRan extends SessionRun {
   models: ModelSources | undefined;
   /** Normalized indices on the cached prefix the guard put back as received. */
   guarded: number[];
+  /** Proposals at depth the rewrite planner put back (they did not pay). */
+  declined: number[];
   /** Index of the last provider-cached message a rewrite may not touch (-1: none). */
   cachedIdx: number;
   pipelineStart: number;
@@ -52,6 +61,9 @@ export async function runPipelineStep(p: Preparing, d: Decoded, s: OpenedSession
   // prefetch missed guard the turn's write, and when the store knew them the turn runs again here,
   // so a frozen decision is never missed.
   const pipelineStart = again?.after.pipelineStart ?? performance.now();
+  const priced = pricesRewrites(p, s);
+  // The last run's proposals are the ones its messages carry.
+  let proposals = new Map<number, Message>();
   const runInput: SessionRunInput = {
     store: deps.store,
     persistent: keepsOriginals(input.tenant, deps.store),
@@ -61,11 +73,13 @@ export async function runPipelineStep(p: Preparing, d: Decoded, s: OpenedSession
     loaded: s.loaded,
     learned: p.learned,
     run: (stash, state) => {
+      const depth = (proposals = new Map<number, Message>());
       const ctx: Ctx = {
         tenant: input.tenant.id,
         session,
         provider: input.dialect,
         cache,
+        ...(priced && { depth: depthProposals(view.messages, s, state, depth) }),
         stash,
         state,
         clock: deps.clock,
@@ -89,16 +103,35 @@ export async function runPipelineStep(p: Preparing, d: Decoded, s: OpenedSession
   const { result, state, stash } = run;
   replayForwarded(view.messages, result.messages, cache, s.prev, state, stash, revisionOf(d.running));
   const pipelineEnd = performance.now();
-  const guarded = guardCachedPrefix(view.messages, result.messages, cache, s.prev);
+  const plan = planRewriteStep(p, d, s, run, proposals);
+  const guarded = guardCachedPrefix(view.messages, result.messages, cache, s.prev, plan.kept);
   const cachedIdx = cache.aware && !cache.cold ? cache.maxCachedIdx : -1;
   report.guardReverted = guarded.length;
   report.tokensBefore = result.tokensBefore;
-  report.tokensAfter = guarded.length ? totalTokens(result.messages) : result.tokensAfter;
+  report.tokensAfter = guarded.length || plan.declined.length ? totalTokens(result.messages) : result.tokensAfter;
   report.reports = result.reports;
   report.frozenHits = state.hits;
   report.frozenMisses = state.misses;
   report.attemptedTokens = attemptedTokens(view, cachedIdx);
-  return { ...run, models, guarded, cachedIdx, pipelineStart, pipelineEnd, modelAsked };
+  return { ...run, models, guarded, declined: plan.declined, cachedIdx, pipelineStart, pipelineEnd, modelAsked };
+}
+
+/**
+ * Proposals at depth, each over the message as the proposing component found it — accepted only
+ * when that is what the provider holds: the client's message where the previous turn forwarded it
+ * verbatim, else the text the previous turn forwarded (its `forwarded` record).
+ */
+function depthProposals(input: readonly Message[], s: OpenedSession, state: SessionView, into: Map<number, Message>): DepthProposals {
+  const rewritten = new Set(s.prev?.rewritten ?? []);
+  return {
+    propose(i, before) {
+      const held = rewritten.has(i)
+        ? forwardedText(state, input[i], i) === (messageText(before) ?? undefined)
+        : sameMessage(input[i], before);
+      if (held) into.set(i, cloneMessage(before));
+      return held;
+    },
+  };
 }
 
 /** The same sources, `onCall` told of every call (one the reply memo answers too). */

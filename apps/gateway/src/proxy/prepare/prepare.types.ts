@@ -3,6 +3,7 @@
 import type { Clock, HotStore, ModelSources, Pipeline } from '@context-guru/components';
 import type { CacheMode, InjectMode } from '../../env';
 import type { Logger } from '../../observability/logger';
+import type { PriceTable } from '../../observability/price-table';
 import type { RequestReport, RouteName } from '../../observability/request-report';
 import type { LearnedKeys } from '../../session/session-run';
 import type { TenantRuntime } from '../../tenancy/tenant-runtime';
@@ -25,6 +26,15 @@ export interface PrepareDeps {
    * absent: learned for this request only, which is correct, only slower on a re-run).
    */
   learned?: LearnedKeys;
+  /** Priced rewrites inside the cached prefix (absent: never; the blanket tail gate). */
+  rewrites?: PricedRewrites;
+}
+
+interface PricedRewrites {
+  /** A cut must pay back within this many later turns (0: never). */
+  paybackTurns: number;
+  /** The tenant's price table (the one behind cg_billed_usd_total). */
+  prices: PriceTable;
 }
 
 export interface PrepareInput {
