@@ -113,6 +113,14 @@ function renderCards(s) {
   byTestId('expand-rounds').textContent = fmt.int(num(s, 'expand_rounds'));
   byTestId('stash-misses').textContent = fmt.int(num(s, 'stash_misses'));
   byTestId('guard-reverts').textContent = fmt.int(num(s, 'cache_guard_reverts'));
+  // Rewrites of cached bytes made on purpose (priced, docs/cache.md), apart from accidents.
+  byTestId('planned-rewrites').textContent =
+    fmt.int(num(s, 'planned_rewrites')) +
+    ' (' +
+    fmt.usd(num(s, 'planned_rewrite_cost_usd')) +
+    ' → ' +
+    fmt.usd(num(s, 'planned_rewrite_saving_per_turn_usd')) +
+    ')';
   byTestId('added-ms').textContent = fmt.ms(num(s, 'cg_added_ms_avg'));
 }
 

@@ -163,6 +163,9 @@ describe('the savings page (embedded default, real browser)', () => {
     expect(stats.money.bill_without_usd).toBeGreaterThan(stats.money.bill_with_usd);
     expect(await text(page, 'billed-cost')).toBe(usd(stats.money.bill_with_usd));
     expect(await text(page, 'cost-without')).toBe(usd(stats.money.bill_without_usd));
+    expect(await text(page, 'planned-rewrites')).toBe(
+      `${int(stats.planned_rewrites)} (${usd(stats.planned_rewrite_cost_usd)} → ${usd(stats.planned_rewrite_saving_per_turn_usd)})`,
+    );
     // The session row: its id, its turns, and what it sent against what the provider received.
     const row = page.locator('[data-testid="sessions"] tbody tr', { hasText: SESSION });
     await expect(row.count()).resolves.toBe(1);

@@ -19,6 +19,14 @@ export interface RewritePlanned {
   declined: number[];
 }
 
+/** A declined proposal is passed over as before pricing was: under its component's cached_prefix gate. */
+function gateDeclined(run: SessionRun, declined: readonly number[]): void {
+  for (const i of declined) {
+    const by = [...run.result.reports].reverse().find((r) => !r.reverted && r.changed.includes(i));
+    if (by) by.gates.cached_prefix = (by.gates.cached_prefix ?? 0) + 1;
+  }
+}
+
 /** Whether this turn prices rewrites at depth: a warm, cache-aware turn with something cached. */
 export function pricesRewrites(p: Preparing, s: OpenedSession): boolean {
   const cache = s.cached.view;
@@ -57,7 +65,10 @@ export function planRewriteStep(
     policy: { paybackTurns: p.deps.rewrites.paybackTurns },
     anchored: p.input.pipeline.components.some((c) => c.name === 'cacheinject'),
   });
-  if (reverted.length) run.state.unfreezeReplacements(new Set(reverted.map((i) => proposed.get(i) ?? '').filter((t) => t !== '')));
+  if (reverted.length) {
+    run.state.unfreezeReplacements(new Set(reverted.map((i) => proposed.get(i) ?? '').filter((t) => t !== '')));
+    gateDeclined(run, reverted);
+  }
   if (!plan) return { kept: [], declined: reverted };
   const kept = [...proposals.keys()].filter((i) => i >= plan.from && i <= s.cached.view.maxCachedIdx && !reverted.includes(i));
   const model = typeof d.view.body.model === 'string' ? d.view.body.model : undefined;
