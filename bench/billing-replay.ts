@@ -22,6 +22,8 @@ export interface Variant {
   config?: string;
   /** REWRITE_PAYBACK_TURNS for this variant (default the gateway's; 0: the blanket tail gate). */
   paybackTurns?: number;
+  /** INJECT_EXPAND for this variant (default auto). */
+  injectMode?: 'auto' | 'never';
 }
 
 export interface SessionSpec {
@@ -80,7 +82,7 @@ export async function replaySession(
   const tenant = createTenantRuntime('bench', loadConfigDocument(v.preset, v.config), 1);
   // The tenant's price table is the simulator's, so the gateway prices rewrites as it is billed.
   const rewrites = { paybackTurns: v.paybackTurns ?? DEFAULT_PAYBACK_TURNS, prices: createPriceTable([SIMULATED_PRICES]) };
-  const deps = { store, clock, log: createLogger('error', () => undefined), injectMode: 'auto' as const, rewrites };
+  const deps = { store, clock, log: createLogger('error', () => undefined), injectMode: v.injectMode ?? 'auto', rewrites };
   const simWithout = new PromptCacheSim({ now: clock.now });
   const simWith = new PromptCacheSim({ now: clock.now });
   const session = `bill-${v.name}-${dialect}-${spec.name}-${schedule}`;

@@ -4,7 +4,6 @@
 // `x-context-guru-rewrite: planned; from=<index>`, the forwarded prefix changes exactly from that
 // message, /stats and /metrics count it apart from the cache guard's reverts, and the session is
 // billed less than the client's own bodies would have been.
-import type { Dialect } from '@context-guru/components';
 import { REWRITE_HEADER } from '../../apps/gateway/src/proxy/chat/respond.step';
 import { realCorpus, realRequest, type RealSession } from '../../bench/real-corpus';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
@@ -16,7 +15,7 @@ import { jsonScript } from '../support/scripted-model';
 jest.setTimeout(120_000);
 
 const SESSION: RealSession = realCorpus().find((s) => s.id === 'real-openhands-llama4-ponyc-4595') ?? realCorpus()[0]!;
-const ROUTE: Record<Dialect, string> = { anthropic: '/anthropic/v1/messages', openai: '/openai/v1/chat/completions' };
+const ROUTE: Record<'anthropic' | 'openai', string> = { anthropic: '/anthropic/v1/messages', openai: '/openai/v1/chat/completions' };
 
 describe.each(['anthropic', 'openai'] as const)('priced rewrites on %s, default configuration', (dialect) => {
   let upstream: FakeUpstream;

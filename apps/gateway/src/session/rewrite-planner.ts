@@ -73,7 +73,8 @@ function pricedTokens(m: Message | undefined): number {
  * message (no entry the gateway can vouch for), which keeps deep rewrites from ever looking cheap.
  */
 export function rebillStart(dialect: Dialect, messages: readonly Message[], m: number, cachedIdx: number, anchored: boolean): number {
-  if (dialect === 'openai') return m;
+  // OpenAI Chat and Responses (and compatible providers) cache prefixes: the change itself.
+  if (dialect !== 'anthropic') return m;
   let anchor = -1;
   for (let i = Math.min(cachedIdx, messages.length - 1); i >= 0; i--) {
     if (messages[i]?.role === 'assistant') {
