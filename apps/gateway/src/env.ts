@@ -85,7 +85,10 @@ export interface Env {
   prices: FamilyPrice[];
 }
 
-/** REWRITE_PAYBACK_TURNS's default: the turns within which a priced rewrite must pay back. */
+/**
+ * REWRITE_PAYBACK_TURNS's default: the turns within which a priced rewrite must pay back.
+ * @internal exported for the billing replay
+ */
 export const DEFAULT_PAYBACK_TURNS = 2;
 
 type Source = Record<string, string | undefined>;

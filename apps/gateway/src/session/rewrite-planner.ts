@@ -69,8 +69,10 @@ function pricedTokens(m: Message | undefined): number {
  * before the change: cacheinject anchors one on the last assistant message of every request, so
  * the previous request's (the last assistant at or before the cached boundary) was written or read
  * one turn ago; a change after it re-bills from the message after it (from the anchor itself when
- * the pipeline has no cacheinject: the client's breakpoint on its newest block sits just before). Any deeper change is priced from the first
- * message (no entry the gateway can vouch for), which keeps deep rewrites from ever looking cheap.
+ * the pipeline has no cacheinject: the client's breakpoint on its newest block sits just before).
+ * Any deeper change is priced from the first message (no entry the gateway can vouch for), which
+ * keeps deep rewrites from ever looking cheap.
+ * @internal exported for tests
  */
 export function rebillStart(dialect: Dialect, messages: readonly Message[], m: number, cachedIdx: number, anchored: boolean): number {
   // OpenAI Chat and Responses (and compatible providers) cache prefixes: the change itself.
@@ -87,10 +89,13 @@ export function rebillStart(dialect: Dialect, messages: readonly Message[], m: n
   return anchored ? anchor + 1 : anchor;
 }
 
-/** A conservative guess of the turns still to come: half the turns seen so far (see docs/cache.md). */
 /** The horizon a cut is judged over is capped at this many payback windows. */
 const HORIZON_PAYBACKS = 4;
 
+/**
+ * A conservative guess of the turns still to come: half the answers seen so far (docs/cache.md).
+ * @internal exported for tests
+ */
 export function remainingTurns(messages: readonly Message[]): number {
   let answered = 0;
   for (const m of messages) if (m.role === 'assistant') answered++;

@@ -10,7 +10,10 @@ import type { ChatExchange } from './chat-exchange';
 import { endRequest } from './chat-end';
 import type { Answered } from './chat-outcome';
 
-/** The response header of a turn that made a priced rewrite (docs/cache.md). */
+/**
+ * The response header of a turn that made a priced rewrite (docs/cache.md).
+ * @internal exported for tests
+ */
 export const REWRITE_HEADER = 'x-context-guru-rewrite';
 
 export function respondStep(x: ChatExchange, reply: HotReply, a: Answered): HotReply {
