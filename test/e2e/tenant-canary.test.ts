@@ -3,7 +3,7 @@
 // acme's agent reads a `.env` whose first line is the canary; then every route is asked by every
 // other caller: /stats, /readyz, /metrics, GET /expand, and an in-band expand naming acme's id.
 import { createHash } from 'node:crypto';
-import { useEmbedded } from '../support/embedded-harness';
+import { embeddedAdmin, useEmbedded } from '../support/embedded-harness';
 import { startFakeUpstream, type FakeUpstream, type RecordedRequest, type ScriptedReply } from '../support/fake-upstream';
 import { openaiJson } from '../support/scripted-model';
 
@@ -58,17 +58,7 @@ function turn(first = ENV_FILE) {
 describe('a canary in one tenant reaches no other caller', () => {
   const running = useEmbedded('tenant-canary', () => ({ ADMIN_TOKEN, OPS_TOKEN, OPENAI_UPSTREAM: upstream.url }));
   const keys: Record<string, string> = {};
-  const admin = async (method: string, p: string, body?: unknown) => {
-    const res = await fetch(running().adminUrl + p, {
-      method,
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-    return { status: res.status, json: (await res.json()) as Record<string, unknown> };
-  };
-  const applied = async (generation: number) => {
-    while ((running().gw.tenancy.sync?.status().generation ?? -1) < generation) await new Promise((r) => setTimeout(r, 10));
-  };
+  const admin = embeddedAdmin(running, ADMIN_TOKEN);
   const get = (p: string, headers: Record<string, string> = {}) => fetch(running().gatewayUrl + p, { headers });
   const chat = async (headers: Record<string, string>, body: unknown) => {
     const res = await fetch(`${running().gatewayUrl}/openai/v1/chat/completions`, {
@@ -87,10 +77,8 @@ describe('a canary in one tenant reaches no other caller', () => {
 
   beforeAll(async () => {
     for (const id of ['default', 'acme', 'beta']) {
-      expect((await admin('POST', '/v1/tenants', { id, name: id })).status).toBe(201);
-      expect((await admin('POST', `/v1/tenants/${id}/configs`, { document: DOCUMENT, activate: true })).status).toBe(201);
-      if (id !== 'default') keys[id] = (await admin('POST', `/v1/tenants/${id}/keys`, {})).json.key as string;
-      await applied((await admin('GET', `/v1/tenants/${id}`)).json.generation as number);
+      const key = await admin.tenantWithKey(id, DOCUMENT);
+      if (key) keys[id] = key;
     }
     askFor = undefined;
     await chat({ 'x-context-guru-key': keys.acme!, 'x-context-guru-session': 'acme-1' }, turn());

@@ -2,7 +2,7 @@
 // nothing to be kept (`store: {enabled: false}`) gets no marker, no expand tool and nothing stashed
 // in the hot store or the archive, while a tenant beside it on the same process keeps its markers.
 import { createHash } from 'node:crypto';
-import { useEmbedded } from '../support/embedded-harness';
+import { embeddedAdmin, useEmbedded } from '../support/embedded-harness';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { jsonScript } from '../support/scripted-model';
 import { agentSteps, openaiTurn } from '../support/transcripts';
@@ -23,17 +23,7 @@ afterAll(async () => upstream.close());
 describe('tenant store settings', () => {
   const running = useEmbedded('tenant-store', () => ({ ADMIN_TOKEN, OPENAI_UPSTREAM: upstream.url }));
   const keys: Record<string, string> = {};
-  const admin = async (method: string, p: string, body?: unknown) => {
-    const res = await fetch(running().adminUrl + p, {
-      method,
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-    return { status: res.status, json: (await res.json()) as Record<string, unknown> };
-  };
-  const applied = async (generation: number) => {
-    while ((running().gw.tenancy.sync?.status().generation ?? -1) < generation) await new Promise((r) => setTimeout(r, 10));
-  };
+  const admin = embeddedAdmin(running, ADMIN_TOKEN);
   /** One six-output turn of `tenant`; returns what was forwarded upstream. */
   const forwarded = async (tenant: string): Promise<string> => {
     const res = await fetch(`${running().gatewayUrl}/openai/v1/chat/completions`, {
@@ -55,12 +45,8 @@ describe('tenant store settings', () => {
     for (const [id, store] of [
       ['keeps', { enabled: true }],
       ['quiet', { enabled: false }],
-    ] as const) {
-      expect((await admin('POST', '/v1/tenants', { id, name: id })).status).toBe(201);
-      expect((await admin('POST', `/v1/tenants/${id}/configs`, { document: { ...PIPELINE, store }, activate: true })).status).toBe(201);
-      keys[id] = (await admin('POST', `/v1/tenants/${id}/keys`, {})).json.key as string;
-      await applied((await admin('GET', `/v1/tenants/${id}`)).json.generation as number);
-    }
+    ] as const)
+      keys[id] = (await admin.tenantWithKey(id, { ...PIPELINE, store }))!;
   });
 
   it('a store-enabled tenant gets markers and its originals are kept', async () => {

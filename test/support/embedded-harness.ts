@@ -25,3 +25,27 @@ export function useEmbedded(name: string, env: Record<string, string> | (() => R
     return app;
   };
 }
+
+/** The admin API of a running embedded process as `token`, and a wait for a generation to be served. */
+export function embeddedAdmin(running: () => Embedded, token: string) {
+  const call = async (method: string, p: string, body?: unknown) => {
+    const res = await fetch(running().adminUrl + p, {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    return { status: res.status, json: (await res.json()) as Record<string, unknown> };
+  };
+  const applied = async (generation: number) => {
+    while ((running().gw.tenancy.sync?.status().generation ?? -1) < generation) await new Promise((r) => setTimeout(r, 10));
+  };
+  /** Creates a tenant with an active config and a key; returns the key once the gateway serves it. */
+  const tenantWithKey = async (id: string, document: unknown): Promise<string | undefined> => {
+    expect((await call('POST', '/v1/tenants', { id, name: id })).status).toBe(201);
+    expect((await call('POST', `/v1/tenants/${id}/configs`, { document, activate: true })).status).toBe(201);
+    const key = id === 'default' ? undefined : ((await call('POST', `/v1/tenants/${id}/keys`, {})).json.key as string);
+    await applied((await call('GET', `/v1/tenants/${id}`)).json.generation as number);
+    return key;
+  };
+  return { call, applied, tenantWithKey };
+}

@@ -28,6 +28,7 @@ import { SavingsController } from './savings/savings.controller';
 import { SavingsService } from './savings/savings.service';
 import { StatsController } from './stats/stats.controller';
 import { TenantsController } from './tenants/tenants.controller';
+import { ErasureService } from './tenants/erasure.service';
 import { TenantsService } from './tenants/tenants.service';
 import { UiController } from './ui/ui.controller';
 
@@ -57,6 +58,7 @@ export class AdminModule {
         { provide: APP_GUARD, useClass: AuthGuard },
         ControlWriter,
         TenantsService,
+        ErasureService,
         KeysService,
         ConfigsService,
         FiltersService,

@@ -17,6 +17,11 @@ export class RecentSet {
     return age >= 0 && age < this.ttlMs;
   }
 
+  /** Forgets every key (after an erasure: what was written lately may be gone). */
+  clear(): void {
+    this.at.clear();
+  }
+
   add(key: string): boolean {
     const t = this.now();
     const seen = this.at.get(key);

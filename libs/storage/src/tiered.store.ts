@@ -21,6 +21,7 @@ import type { Checkpoint, DurableStore } from './sql/durable.store';
 import { StorageError } from './storage-errors';
 import { errorText, silentLogger, type StorageLogger } from './storage-logger';
 import { WriteBehindQueue, type WriteBehindOptions, type WriteBehindStats } from './write-behind.queue';
+import { eraseSession, eraseTenant } from './sql/erase';
 
 /** Adapters that can re-warm an archived original without inventing an ownership record. */
 export interface StashWarmer {
@@ -311,6 +312,21 @@ export class TieredHotStore implements HotStore {
     this.turnAt.delete(key);
     this.turnAt.set(key, at);
     if (this.turnAt.size > 10_000) deleteOldest(this.turnAt);
+  }
+
+  /**
+   * Erasure: what is queued is written first (so no pending write lands after the purge), then
+   * the hot store and the archive are purged.
+   */
+  async eraseTenant(tenant: string): Promise<void> {
+    await this.queue.flush();
+    await Promise.all([this.hot.eraseTenant?.(tenant), eraseTenant(this.durable, tenant)]);
+    for (const key of [...this.turnAt.keys()]) if (key.startsWith(`${tenant}\u0000`)) this.turnAt.delete(key);
+  }
+
+  async eraseSession(tenant: string, session: string): Promise<void> {
+    await this.queue.flush();
+    await Promise.all([this.hot.eraseSession?.(tenant, session), eraseSession(this.durable, tenant, session)]);
   }
 
   health(): StoreHealth {

@@ -55,6 +55,7 @@ describe('admin auth, roles and errors', () => {
       ['POST', '/v1/tenants', { id: 'v-made', name: 'x' }],
       ['PATCH', '/v1/tenants/acme', { name: 'y' }],
       ['DELETE', '/v1/tenants/acme', undefined],
+      ['DELETE', '/v1/tenants/acme/sessions/s1', undefined],
       ['POST', '/v1/tenants/acme/configs', { document: { preset: 'safe' } }],
       ['POST', '/v1/tenants/acme/configs/1/activate', undefined],
       ['PUT', '/v1/tenants/acme/filters/x', { yaml: 'schema_version: 1' }],

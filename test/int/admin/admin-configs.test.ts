@@ -48,6 +48,9 @@ describe('admin configs, filters, tenants and keys', () => {
       [{ preset: 'safe', typo: 1 }, /typo/],
       ['preset: [unclosed', /invalid YAML/],
       [{ pipeline: ['cmdfilter'], components: { cmdfilter: { filters: [failingYaml] } } }, /inline test "drops-progress" failed/],
+      // A tenant's store TTL and bound are not applied per tenant (the gateway's CONFIG sets them): refused, not ignored.
+      [{ preset: 'safe', store: { ttl_seconds: 60 } }, /document\.store\.ttl_seconds: not applied per tenant/],
+      ['preset: safe\nstore: { max_entries: 5 }\n', /document\.store\.max_entries: not applied per tenant/],
     ];
     for (const [document, msg] of cases) {
       const r = await h.call('POST', '/v1/tenants/acme/configs', { body: { document, activate: true } });
@@ -143,8 +146,8 @@ describe('admin configs, filters, tenants and keys', () => {
     expect(published[published.length - 1]).toBe(g0 + 3);
   });
 
-  it('a disabled tenant keeps its history; patch re-enables; every write is on the verified chain', async () => {
-    expect((await h.call('DELETE', '/v1/tenants/acme')).json).toMatchObject({ disabled: true });
+  it('a deleted tenant keeps its history; patch re-enables; every write is on the verified chain', async () => {
+    expect((await h.call('DELETE', '/v1/tenants/acme')).json).toMatchObject({ disabled: true, erased: true });
     expect((await loadTenantState(h.sql, 'acme'))!.tenant.disabledAt).not.toBeNull();
     expect((await h.call('PATCH', '/v1/tenants/acme', { body: { disabled: false, name: 'Acme Inc' } })).json).toMatchObject({
       disabled: false,
@@ -166,6 +169,7 @@ describe('admin configs, filters, tenants and keys', () => {
       'filter.activate',
       'filter.delete',
       'tenant.disable',
+      'tenant.erase',
       'tenant.update',
     ]);
     expect((await h.call('GET', '/v1/audit/verify')).json).toEqual({ ok: true, checked: actions.length });

@@ -2,7 +2,8 @@
 // pins exempt from it, cross-replica atomicity and one round trip per call.
 import { RedisHotStore } from '@context-guru/storage';
 import { Redis } from 'ioredis';
-import { defineHotStoreContract, uniqueTenant, writes } from '../../unit/storage/hot-store.contract';
+import { defineErasureContract } from '../../unit/storage/hot-store-erasure.contract';
+import { defineHotStoreContract, uniqueTenant, writes, type HotStoreFactory } from '../../unit/storage/hot-store.contract';
 import { REDIS_URL, expireValues, flushPrefix, uniquePrefix } from './redis-support';
 
 const admin = new Redis(REDIS_URL, { lazyConnect: false });
@@ -23,10 +24,12 @@ afterAll(async () => {
   await admin.quit();
 });
 
-defineHotStoreContract('redis', async ({ ttlSeconds, maxEntries }) => {
+const redisFactory: HotStoreFactory = async ({ ttlSeconds, maxEntries }) => {
   const { store, prefix } = await connect({ ttlSeconds, maxEntries });
   return { store, expireAll: () => expireValues(admin, prefix) };
-});
+};
+defineHotStoreContract('redis', redisFactory);
+defineErasureContract('redis', redisFactory);
 
 const ck = (i: number) => i.toString(16).padStart(24, '0');
 const id = (i: number) => i.toString(16).padStart(16, '0');

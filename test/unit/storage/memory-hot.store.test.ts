@@ -1,17 +1,20 @@
 // MemoryHotStore: the shared contract plus the upstream §4.2 LRU/TTL/pin semantics on a fake clock.
 import { MemoryHotStore } from '@context-guru/storage';
-import { defineHotStoreContract, writes } from './hot-store.contract';
+import { defineErasureContract } from './hot-store-erasure.contract';
+import { defineHotStoreContract, writes, type HotStoreFactory } from './hot-store.contract';
 
 function fakeClock(start = 1_700_000_000_000) {
   let t = start;
   return { now: () => t, advance: (ms: number) => void (t += ms) };
 }
 
-defineHotStoreContract('memory', async ({ ttlSeconds, maxEntries }) => {
+const memoryFactory: HotStoreFactory = async ({ ttlSeconds, maxEntries }) => {
   const clock = fakeClock();
   const store = new MemoryHotStore({ ttlSeconds, maxEntries, now: clock.now });
   return { store, expireAll: async () => clock.advance(ttlSeconds * 1000 + 1) };
-});
+};
+defineHotStoreContract('memory', memoryFactory);
+defineErasureContract('memory', memoryFactory);
 
 const T = 'tenant';
 const ck = (i: number) => i.toString(16).padStart(24, '0');

@@ -3,11 +3,15 @@ import type { Static } from '@sinclair/typebox';
 import { CurrentActor, Role, type Actor } from '../common/auth.guard';
 import { TypeBoxPipe, checkName } from '../common/typebox.pipe';
 import { CreateTenantBody, PatchTenantBody } from './tenants.schemas';
+import { ErasureService } from './erasure.service';
 import { TenantsService } from './tenants.service';
 
 @Controller('v1/tenants')
 export class TenantsController {
-  constructor(private readonly tenants: TenantsService) {}
+  constructor(
+    private readonly tenants: TenantsService,
+    private readonly erasure: ErasureService,
+  ) {}
 
   @Post()
   @Role('admin')
@@ -37,11 +41,19 @@ export class TenantsController {
     return this.tenants.patch(actor, checkName('tenant id', id), body);
   }
 
-  /** Disables (keys stop working); history stays. */
+  /** Disables (keys stop working) and erases what the tenant sent; the control-plane history stays. */
   @Delete(':id')
   @Role('admin')
   @HttpCode(200)
   remove(@CurrentActor() actor: Actor, @Param('id') id: string) {
-    return this.tenants.disable(actor, checkName('tenant id', id));
+    return this.erasure.eraseTenant(actor, checkName('tenant id', id));
+  }
+
+  /** Erases one session of the tenant (its originals, state and turn records). */
+  @Delete(':id/sessions/:session')
+  @Role('admin')
+  @HttpCode(200)
+  eraseSession(@CurrentActor() actor: Actor, @Param('id') id: string, @Param('session') session: string) {
+    return this.erasure.eraseSession(actor, checkName('tenant id', id), session);
   }
 }

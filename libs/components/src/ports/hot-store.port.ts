@@ -88,6 +88,16 @@ export interface HotStore {
    * Undefined (or absent): the store cannot vouch, and the caller loads.
    */
   sessionStamp?(tenant: string, session: string): number | undefined;
+  /**
+   * Optional (a store without it cannot erase: the admin refuses). Erasure (docs/security.md): everything kept for the tenant — originals, ownership records,
+   * session state, turn records and kept marks — is deleted, in this store and any it writes to.
+   */
+  eraseTenant?(tenant: string): Promise<void>;
+  /**
+   * Erasure of one session (`${tenant}:${base}`): the originals it owns (also when another session
+   * stashed the same bytes), its ownership records, frozen decisions, flags and turn records.
+   */
+  eraseSession?(tenant: string, session: string): Promise<void>;
   health(): StoreHealth;
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -212,6 +212,31 @@ export class MemoryHotStore implements HotStore {
     if (rec !== undefined && typeof rec !== 'string') t.cache.set(key, { ...rec, rewritten: [...rewritten] }, true);
   }
 
+  async eraseTenant(tenant: string): Promise<void> {
+    const t = this.tenants.get(tenant);
+    if (!t) return;
+    t.cache.clear();
+    t.lost.clear();
+    t.keptIdx.clear();
+    this.tenants.delete(tenant);
+  }
+
+  async eraseSession(tenant: string, session: string): Promise<void> {
+    const t = this.tenants.get(tenant);
+    if (!t) return;
+    const own = K.own(session, '');
+    // Turn records live under the conversation key: the session, or `${session}#${alias}`.
+    const exact = new Set([K.offloaded(session), K.arm(session), K.turn(session)]);
+    const prefixes = [K.frozen(session, ''), `${K.turn(session)}#`];
+    for (const key of t.cache.keys()) {
+      if (key.startsWith(own)) {
+        t.cache.delete(K.stash(key.slice(own.length)));
+        t.cache.delete(key);
+      } else if (exact.has(key) || prefixes.some((p) => key.startsWith(p))) t.cache.delete(key);
+    }
+    t.stamps.changed(session);
+  }
+
   health(): StoreHealth {
     return { frozenDropped: this.dropped, frozenRepaired: this.repaired };
   }

@@ -143,6 +143,11 @@ export class TtlLruCache<V> {
     return this.pinned.delete(key) || this.unpinned.delete(key);
   }
 
+  /** Every key held, expired or not (a snapshot: deleting while walking it is safe). */
+  keys(): string[] {
+    return [...this.pinned.keys(), ...this.unpinned.keys()];
+  }
+
   clear(): void {
     this.pinned.clear();
     this.unpinned.clear();

@@ -197,6 +197,33 @@ export class RedisHotStore implements HotStore {
     await this.exec(p);
   }
 
+  async eraseTenant(tenant: string): Promise<void> {
+    // Every key of the tenant shares its hash-tagged prefix (no glob character can occur in it).
+    await this.unlinkMatching(`${this.tenantPrefix(tenant)}*`);
+  }
+
+  async eraseSession(tenant: string, session: string): Promise<void> {
+    const t = this.tenantPrefix(tenant);
+    const ids = await this.answered(this.redis.smembers(`${t}own:${session}`));
+    const p = this.redis.pipeline();
+    for (const id of ids) p.unlink(`${t}s:${id}`);
+    if (ids.length) p.zrem(`${t}lru`, ...ids);
+    p.unlink(...this.sessionKeys(t, session), `${t}own:${session}`, `${t}turn:${session}`, `${t}turnrw:${session}`);
+    await this.exec(p);
+    // Turn records of the session's conversations: `${session}#${alias}`.
+    await this.unlinkMatching(`${t}turn:${session}#*`);
+    await this.unlinkMatching(`${t}turnrw:${session}#*`);
+  }
+
+  private async unlinkMatching(pattern: string): Promise<void> {
+    let cursor = '0';
+    do {
+      const [next, keys] = await this.answered(this.redis.scan(cursor, 'MATCH', pattern, 'COUNT', 500));
+      if (keys.length) await this.answered(this.redis.unlink(...keys));
+      cursor = next;
+    } while (cursor !== '0');
+  }
+
   health(): StoreHealth {
     return { frozenDropped: this.dropped, frozenRepaired: this.repaired };
   }

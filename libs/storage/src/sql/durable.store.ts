@@ -83,9 +83,10 @@ export class DurableStore {
   /**
    * Originals whose text this store archived lately (tenant\0id): another session stashing the same
    * original adds only its ownership. An id names one text, and a row written within the window
-   * cannot have been purged (the window is a quarter of retention at most).
+   * cannot have been purged (the window is a quarter of retention at most); an erasure
+   * (sql/erase.ts) clears it.
    */
-  private readonly textArchived: RecentSet;
+  readonly textArchived: RecentSet;
   private readonly keys: KeyRing | undefined;
 
   constructor(
