@@ -1,4 +1,4 @@
-// Priced rewrites through the real gateway with no configuration (preset auto): a real agent
+// Priced rewrites through the real gateway with preset auto: a real agent
 // session (bench/corpus-real) replayed turn by turn against a provider that bills like a prompt
 // cache. A turn may change what the provider cached only as a planned rewrite: its response says
 // `x-context-guru-rewrite: planned; from=<index>`, the forwarded prefix changes exactly from that
@@ -17,7 +17,7 @@ jest.setTimeout(120_000);
 const SESSION: RealSession = realCorpus().find((s) => s.id === 'real-openhands-llama4-ponyc-4595') ?? realCorpus()[0]!;
 const ROUTE: Record<'anthropic' | 'openai', string> = { anthropic: '/anthropic/v1/messages', openai: '/openai/v1/chat/completions' };
 
-describe.each(['anthropic', 'openai'] as const)('priced rewrites on %s, default configuration', (dialect) => {
+describe.each(['anthropic', 'openai'] as const)('priced rewrites on %s, preset auto', (dialect) => {
   let upstream: FakeUpstream;
   let gateway: GatewayHarness;
   let now = 1_700_000_000_000;
@@ -27,7 +27,7 @@ describe.each(['anthropic', 'openai'] as const)('priced rewrites on %s, default 
 
   beforeAll(async () => {
     upstream = await startFakeUpstream(cachingScript(new PromptCacheSim({ now: () => now }), jsonScript({ expand: false }), billed));
-    gateway = await startGateway(upstream.url, {}, { clock: { now: () => now } });
+    gateway = await startGateway(upstream.url, { PRESET: 'auto' }, { clock: { now: () => now } });
     const bypass = new PromptCacheSim({ now: () => now });
     let prev: Record<string, unknown> | undefined;
     for (let t = 1; t <= SESSION.stats.requests; t++) {

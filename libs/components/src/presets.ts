@@ -17,9 +17,9 @@ export const PRESETS: Readonly<Record<string, readonly string[]>> = {
   agent: ['format', 'dedup', 'failed_run', 'mask', 'extract', 'cacheinject'],
   // Run alone: it restructures the whole transcript.
   summarize: ['summarize'],
-  // The default (not a seed preset): balanced's reversible offloaders plus mask, which offloads a
-  // large output once the model has answered it; the gateway prices that rewrite inside the
-  // cached prefix and makes it only where it pays back (docs/cache.md).
+  // Not a seed preset (nor yet the default: docs/known-gaps.md): balanced's offloaders plus mask,
+  // which offloads a large output once the model has answered it; the gateway prices that rewrite
+  // inside the cached prefix and makes it only where it pays back (docs/cache.md).
   auto: ['format', 'dedup', 'failed_run', 'cmdfilter', 'mask', 'cacheinject'],
 };
 

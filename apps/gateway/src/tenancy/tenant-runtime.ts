@@ -21,7 +21,7 @@ export const DEFAULT_TENANT = 'default';
 export function keepsOriginals(tenant: Pick<TenantRuntime, 'built'>, store: { readonly persistent: boolean }): boolean {
   return store.persistent && tenant.built.store.enabled;
 }
-const DEFAULT_PRESET = 'auto';
+const DEFAULT_PRESET = 'balanced';
 
 export interface TenantRuntime {
   readonly id: string;
