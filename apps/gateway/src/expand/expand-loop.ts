@@ -105,7 +105,8 @@ function heldWhole(reply: UpstreamReply): boolean {
 async function held(reply: UpstreamReply, dialect: ExpandLoopOptions['dialect']): Promise<ClientReply> {
   const raw = await readAll(reply.body);
   const json = parseJson(raw.toString('utf8'));
-  return bufferReply(reply, raw, 0, isObject(json) ? parseUsage(dialect, json) : null);
+  // The buffer is the upstream's bytes unchanged, so its declared length still holds.
+  return { ...bufferReply(reply, raw, 0, isObject(json) ? parseUsage(dialect, json) : null), keepsLength: true };
 }
 
 export async function runExpandLoop(o: ExpandLoopOptions): Promise<ClientReply> {
