@@ -10,6 +10,7 @@ import type { DataKeyStore } from '../crypto/data-keys';
 import type { KeyRing } from '../crypto/keyring';
 import { frozenAad, sealEntries, stashAad } from '../crypto/sealed-value';
 import { RedisDataKeyStore } from './redis-data-keys';
+import { parseTurn, unavailable, waitReady } from './redis-replies';
 import { ADVANCE_TURN, GET_STASH, LOAD_SESSION, WRITE_TURN } from './redis-scripts';
 
 export interface RedisHotStoreOptions {
@@ -354,34 +355,4 @@ export class RedisHotStore implements HotStore {
     }
     return out;
   }
-}
-
-function unavailable(err: unknown): StorageError {
-  return new StorageError('store_unavailable', `redis did not answer: ${errorText(err)}`, { cause: err });
-}
-
-function parseTurn(raw: string): TurnRecord | null {
-  const [n, at, ttlMs] = raw.split(',').map(Number);
-  if (!finite(n) || !finite(at) || !finite(ttlMs)) return null;
-  return { n, at, ttlMs };
-}
-
-/** A field of a stored turn that is there and a number (a short or garbled record has neither). */
-function finite(x: number | undefined): x is number {
-  return x !== undefined && Number.isFinite(x);
-}
-
-function waitReady(redis: Redis, timeoutMs: number): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      redis.disconnect();
-      reject(new StorageError('store_unavailable', `redis not ready after ${timeoutMs} ms`));
-    }, timeoutMs);
-    redis.once('ready', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-    // The first attempt may fail; retryStrategy keeps trying until the timer gives up.
-    redis.connect().catch(() => undefined);
-  });
 }

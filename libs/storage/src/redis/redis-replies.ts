@@ -1,0 +1,36 @@
+// What the hot store makes of Redis's answers and its connection: a failure to answer becomes
+// `store_unavailable`, a stored turn record is read defensively, and start-up waits for `ready`.
+import type { TurnRecord } from '@context-guru/components';
+import type { Redis } from 'ioredis';
+import { StorageError } from '../storage-errors';
+import { errorText } from '../storage-logger';
+
+export function unavailable(err: unknown): StorageError {
+  return new StorageError('store_unavailable', `redis did not answer: ${errorText(err)}`, { cause: err });
+}
+
+export function parseTurn(raw: string): TurnRecord | null {
+  const [n, at, ttlMs] = raw.split(',').map(Number);
+  if (!finite(n) || !finite(at) || !finite(ttlMs)) return null;
+  return { n, at, ttlMs };
+}
+
+/** A field of a stored turn that is there and a number (a short or garbled record has neither). */
+function finite(x: number | undefined): x is number {
+  return x !== undefined && Number.isFinite(x);
+}
+
+export function waitReady(redis: Redis, timeoutMs: number): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      redis.disconnect();
+      reject(new StorageError('store_unavailable', `redis not ready after ${timeoutMs} ms`));
+    }, timeoutMs);
+    redis.once('ready', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    // The first attempt may fail; retryStrategy keeps trying until the timer gives up.
+    redis.connect().catch(() => undefined);
+  });
+}
