@@ -1,5 +1,6 @@
-// Presets exactly as the seed lists them. Order matters: lossless repacking first so later
-// offloaders measure compact text; cacheinject last because it only adds a cache breakpoint.
+// Presets as the component documentation defines them (listed in docs/configuration.md), plus
+// `auto`. Order matters: lossless repacking first so later offloaders measure compact text;
+// cacheinject last because it only adds a cache breakpoint.
 export const PRESETS: Readonly<Record<string, readonly string[]>> = {
   // Nothing runs: the gateway is a transparent proxy.
   off: [],

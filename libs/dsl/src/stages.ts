@@ -1,4 +1,4 @@
-// The fixed 8-stage pipeline, in the seed's order: strip_ansi → replace → match_output → strip/keep
+// The fixed 8-stage pipeline, in the documented order (docs/dsl.md): strip_ansi → replace → match_output → strip/keep
 // lines → truncate_lines_at → head/tail → max_lines → on_empty. Each stage raises the lossiness at
 // most as far as what it actually did, so the hint the offloader appends never over- or under-claims.
 import { type CompiledFilter, type FilterResult, type Lossiness } from './filter';

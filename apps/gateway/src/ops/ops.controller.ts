@@ -41,7 +41,7 @@ export class OpsController {
     const schemaReady = schema === undefined || ('ok' in schema && schema.ok);
     const control = this.gw.tenancy.sync?.status();
     // The stores answered at boot (it waits for them). An outage since is reported as degraded, not
-    // turned into 503: every replica sees the same outage and keeps serving fail-open (SPEC §6),
+    // turned into 503: every replica sees the same outage and keeps serving fail-open (docs/control-plane.md),
     // while a Kubernetes readiness probe failing on all of them would route no traffic at all.
     const ready = tenants.length > 0 && schemaReady && (control?.loaded ?? true);
     reply

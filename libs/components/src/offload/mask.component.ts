@@ -54,7 +54,7 @@ function create(o: Options): Component {
       for (const [k, { i, m }] of tools.entries()) {
         const readOnce = k >= older && i < answered;
         if (k >= older && !readOnce) {
-          // Counted only when nothing is older (as the seed documents the gate).
+          // Counted only when nothing is older (as docs/components/mask.md documents the gate).
           if (older === 0) gates.add('within_keep_recent');
           continue;
         }

@@ -18,7 +18,7 @@ const NAME = 'phi_evict';
 const EVICTED_NOTE = '[evicted to fit context budget]';
 
 /**
- * Weight profiles as the seed gives them: relevance, recency, cost, redundancy.
+ * Weight profiles as docs/components/phi_evict.md gives them: relevance, recency, cost, redundancy.
  * @internal exported for tests
  */
 export const WEIGHTS = {

@@ -65,7 +65,7 @@ function crushPlan(text: string, o: Options): Plan {
 
 /**
  * `[kept,items] [K of N items shown; full array: call context_guru_expand] <<cg:HASH>>` — the
- * recovery hint sits inside the note, ahead of the marker, as the seed shows it.
+ * recovery hint sits inside the note, ahead of the marker, as docs/components/smartcrush.md shows it.
  * @internal exported for tests
  */
 export function crushedText(items: readonly string[], total: number, token: string): string {

@@ -55,7 +55,7 @@ function isUniformFlatArray(value: unknown): value is Row[] {
 }
 
 /**
- * Encodes with the reference encoder. Two choices on top of it, both from the seed's format:
+ * Encodes with the reference encoder. Two choices on top of it, both from docs/components/toon.md:
  * JSON null becomes an empty cell (a null cell otherwise costs a token per row), and rows carry no
  * indentation (the spec's two spaces cost about two tokens per row and tell the model nothing).
  * @internal exported for tests

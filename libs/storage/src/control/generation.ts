@@ -1,4 +1,4 @@
-// The propagation contract between the admin API and every gateway replica (SPEC §6, migration
+// The propagation contract between the admin API and every gateway replica (docs/control-plane.md, migration
 // 0004): a write bumps the one monotonic generation and stamps the tenant it touched IN the
 // transaction of the change; after COMMIT the new number is announced (Redis pub/sub between
 // processes, an in-process bus in the embedded single process). The announcement only wakes

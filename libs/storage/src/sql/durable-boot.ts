@@ -1,6 +1,6 @@
 // The durable store's boot work — reach the database, then migrate (MIGRATE_ON_BOOT) or read the
 // schema — kept apart from the process start: a database that does not answer yet leaves the
-// process up and not ready (SPEC §6; a crash loop under Kubernetes helps nobody), and the work is
+// process up and not ready (docs/storage.md; a crash loop under Kubernetes helps nobody), and the work is
 // retried until it answers. A database that answers with an error (a wrong password, no such
 // database, an edited migration) still fails the boot: waiting would not fix it.
 import { errorText, type StorageLogger } from '../storage-logger';
