@@ -5,7 +5,7 @@ import { frozenSlot, type HotStore } from '@context-guru/components';
 import { resolveCalls, type ExpandBudget, type ModelTurn } from './continuation';
 import { splitCalls } from './expand-calls';
 import type { Dialect, ExpandHooks } from './expand.types';
-import { saveResponsesTrails, type ResponsesTrail } from './responses-trail';
+import { buildResponsesTrails, type ResponsesTrail } from './responses-trail';
 import { buildTrail, TRAIL_COMPONENT, type AnswerRound, type Trail } from './trail';
 
 export async function saveTrail(
@@ -16,13 +16,14 @@ export async function saveTrail(
   budget: ExpandBudget,
 ): Promise<void> {
   if (!hooks.onTrail) return;
-  if (dialect === 'responses') return saveResponsesTrails(rounds, last, hooks, budget);
   const calls = splitCalls(dialect, last.json).expand;
   if (rounds.length === 0 && calls.length === 0) return;
   const results = calls.length ? await resolveCalls(calls, hooks, budget) : [];
-  const trail = buildTrail(dialect, [...rounds, { turn: last, results }]);
+  const all = [...rounds, { turn: last, results }];
+  // A Responses answer may leave one trail per client-visible item; the other dialects one per answer.
+  const trails = dialect === 'responses' ? (buildResponsesTrails(all) ?? []) : [buildTrail(dialect, all)];
   // A trail that cannot be saved costs the model the original on later turns, never the answer.
-  if (trail) await hooks.onTrail(trail).catch(() => undefined);
+  for (const trail of trails) if (trail) await hooks.onTrail(trail).catch(() => undefined);
 }
 
 /** Freezes trails with the session's decisions (hot store, and the durable checkpoint behind it). */

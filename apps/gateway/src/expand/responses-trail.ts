@@ -5,9 +5,6 @@
 // visible item after it) and spliced back next to that item on every later turn, so the provider
 // keeps seeing the bytes it was shown and the model keeps the originals it asked for.
 import { contentKey, frozenSlot, type SessionSnapshot } from '@context-guru/components';
-import { resolveCalls, type ExpandBudget, type ModelTurn } from './continuation';
-import { splitCalls } from './expand-calls';
-import type { ExpandHooks } from './expand.types';
 import { field, isObject, parseJson, str } from './json-shape';
 import { isExpandItem, outputItems, responsesResultItem } from './responses-expand';
 import type { AnswerRound } from './trail';
@@ -47,7 +44,7 @@ function anchorKey(identity: string): string {
 }
 
 /** The trails of an answer given as its rounds (the last one's results resolved by the caller). */
-function buildTrails(rounds: readonly AnswerRound[]): ResponsesTrail[] | null {
+export function buildResponsesTrails(rounds: readonly AnswerRound[]): ResponsesTrail[] | null {
   const trails: ResponsesTrail[] = [];
   let anchor: string | null = null;
   let withheld: string[] = [];
@@ -73,20 +70,6 @@ function buildTrails(rounds: readonly AnswerRound[]): ResponsesTrail[] | null {
     flush('after', anchor);
   }
   return trails;
-}
-
-/** The end of an answer: its last round's withheld calls resolved, every trail handed to the session. */
-export async function saveResponsesTrails(
-  rounds: readonly AnswerRound[],
-  last: ModelTurn,
-  hooks: ExpandHooks,
-  budget: ExpandBudget,
-): Promise<void> {
-  if (!hooks.onTrail) return;
-  const calls = splitCalls('responses', last.json).expand;
-  if (rounds.length === 0 && calls.length === 0) return;
-  const results = calls.length ? await resolveCalls(calls, hooks, budget) : [];
-  for (const trail of buildTrails([...rounds, { turn: last, results }]) ?? []) await hooks.onTrail(trail).catch(() => undefined);
 }
 
 function parseTrail(text: string): ResponsesTrail | null {
