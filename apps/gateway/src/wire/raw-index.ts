@@ -62,7 +62,7 @@ export class RawIndex {
     this.msgs = [...seed.spans, ...textElementsAfter(this.text, lastSeeded.end)];
     const { s, at } = this.text.local(this.msgs.at(-1)?.end ?? lastSeeded.end);
     const end = skipWs(s, (this.msgs.at(-1)?.end ?? lastSeeded.end) - at) + 1;
-    this.record('messages', { start: seed.arrayStart, end: end + at });
+    this.record(this.listKey, { start: seed.arrayStart, end: end + at });
     this.walkMembers(s, at, this.afterValue(s, end));
   }
 

@@ -65,7 +65,7 @@ export function decodeRequest(dialect: Dialect, raw: string): WireView {
 }
 
 /** The body's list of turns: `messages`, or the Responses API's `input` items. */
-function listKey(dialect: Dialect): 'messages' | 'input' {
+export function listKey(dialect: Dialect): 'messages' | 'input' {
   return dialect === 'responses' ? 'input' : 'messages';
 }
 

@@ -101,6 +101,22 @@ export function normalizeResponses(body: Record<string, unknown>): Normalized {
   return out;
 }
 
+/**
+ * Whether `added`, the items after the first `k` of `items`, normalize on their own exactly as they
+ * do after them: a call item joins the call run just before it, or the assistant message before it
+ * with only reasoning between, so such a prefix cannot be extended by normalizing `added` alone.
+ */
+export function responsesResumable(items: readonly unknown[], k: number, added: readonly unknown[]): boolean {
+  const typeOf = (item: unknown): string => (isObject(item) ? itemType(item) : '');
+  const j = added.findIndex((it) => typeOf(it) !== 'reasoning');
+  if (j < 0 || !CALL_TYPES.has(typeOf(added[j]))) return true;
+  if (j === 0 && CALL_TYPES.has(typeOf(items[k - 1]))) return false;
+  let i = k - 1;
+  while (i >= 0 && typeOf(items[i]) === 'reasoning') i--;
+  const item = items[i];
+  return !(isObject(item) && typeOf(item) === 'message' && messageOf(item)?.role === 'assistant');
+}
+
 /** Text of a message item's string content or of its input_text / output_text parts. */
 function itemText(item: unknown): string {
   if (!isObject(item)) return '';

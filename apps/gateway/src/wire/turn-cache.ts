@@ -158,7 +158,7 @@ export class TurnCache {
     const given = turn.bytes;
     turn.bytes = undefined;
     if (replaces) this.drop(replaces);
-    const span = view.index.topLevel('messages');
+    const span = view.index.topLevel(view.index.listKey);
     if (!span || view.text.charCodeAt(span.start) !== 0x5b) return;
     const count = view.index.messageCount();
     const spans: Span[] = [];

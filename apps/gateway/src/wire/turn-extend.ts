@@ -6,10 +6,15 @@ import { cloneMessage, shareTexts, type Message } from '@context-guru/components
 import type { BodyText } from './body-text';
 import { depthViolation, elementsAfter, skipWs, type Span } from './json-scan';
 import { normalizeAnthropic } from './anthropic.wire';
-import { normalizeOpenAI } from './openai.wire';
+import { normalizeOpenAI, type Normalized } from './openai.wire';
 import { RawIndex } from './raw-index';
-import { assembleView } from './request.wire';
-import type { WireView } from './wire.types';
+import { assembleView, listKey } from './request.wire';
+import { normalizeResponses, responsesResumable } from './responses.wire';
+import type { Dialect, WireView } from './wire.types';
+
+/** Stands in for the list while the rest of the body is parsed; any other value there is a later duplicate key. */
+const LIST_PLACEHOLDER = '"\\u0000context-guru list"';
+const PLACEHOLDER_VALUE = '\u0000context-guru list';
 
 /** What a cached turn offers the next: its view and where its body's messages lie. */
 export interface PrefixSource {
@@ -42,6 +47,13 @@ export function prefixOf(prev: PrefixSource, text: BodyText, k: number): PrefixM
   return { bodyMessages: k, normalized };
 }
 
+/** The new elements alone as normalized messages (slots relative to them), or null when they cannot stand alone. */
+function normalizeAdded(dialect: Dialect, prevList: readonly unknown[], k: number, added: unknown[]): Normalized | null {
+  if (dialect === 'openai') return normalizeOpenAI({ messages: added });
+  if (dialect === 'anthropic') return normalizeAnthropic({ messages: added });
+  return responsesResumable(prevList, k, added) ? normalizeResponses({ input: added }) : null;
+}
+
 /** The view of `text` built from the previous view's prefix plus the newly parsed messages. */
 export function extendView(prev: PrefixSource, text: BodyText, m: PrefixMatch): WireView | null {
   try {
@@ -59,22 +71,28 @@ export function extendView(prev: PrefixSource, text: BodyText, m: PrefixMatch): 
     const lastFresh = fresh.at(-1);
     const arrayEnd = skipWs(s, lastFresh ? lastFresh.end : local) + 1;
     const tail = s.slice(arrayEnd);
-    // A second `messages` key later in the body would win in JSON.parse: leave that to the full path.
-    if (tail.includes('"messages"')) return null;
+    const dialect = prev.view.dialect;
+    const key = listKey(dialect);
     const rest =
-      tail === prev.tail ? prev.view.body : (JSON.parse(`${text.slice(0, prev.arrayStart)}[]${tail}`) as Record<string, unknown>);
+      tail === prev.tail
+        ? prev.view.body
+        : (JSON.parse(`${text.slice(0, prev.arrayStart)}${LIST_PLACEHOLDER}${tail}`) as Record<string, unknown>);
+    // A second list key later in the body would win in JSON.parse: leave that to the full path.
+    if (tail !== prev.tail && rest[key] !== PLACEHOLDER_VALUE) return null;
     const added: unknown[] = firstFresh && lastFresh ? (JSON.parse(`[${s.slice(firstFresh.start, lastFresh.end)}]`) as unknown[]) : [];
-    const prevList = prev.view.body.messages as unknown[];
-    const body: Record<string, unknown> = { ...rest, messages: [...prevList.slice(0, k), ...added] };
-    const norm = prev.view.dialect === 'openai' ? normalizeOpenAI({ messages: added }) : normalizeAnthropic({ messages: added });
+    const prevList = prev.view.body[key];
+    if (!Array.isArray(prevList)) return null;
+    const norm = normalizeAdded(dialect, prevList, k, added);
+    if (!norm) return null;
+    const body: Record<string, unknown> = { ...rest, [key]: [...prevList.slice(0, k), ...added] };
     shareTexts(norm.messages);
     const messages: Message[] = [...prev.view.messages.slice(0, m.normalized), ...norm.messages];
     const slots = [...prev.view.slots.slice(0, m.normalized), ...norm.slots.map((x) => ({ ...x, msg: x.msg + k }))];
     const original = [...prev.view.original.slice(0, m.normalized), ...norm.messages.map(cloneMessage)];
     const seed = prev.view.index.seedFor(k) ?? { arrayStart: prev.arrayStart, spans: prev.spans.slice(0, k) };
-    const index = new RawIndex(text, seed);
+    const index = new RawIndex(text, seed, key);
     // Placeholders in the identical prefix were found last turn; only the new bytes are scanned.
-    return assembleView(prev.view.dialect, body, { messages, slots }, original, index, {
+    return assembleView(dialect, body, { messages, slots }, original, index, {
       from: end,
       firstMarkerAt: prev.view.firstMarkerAt < end ? prev.view.firstMarkerAt : -1,
       firstSentinelAt: prev.view.firstSentinelAt < end ? prev.view.firstSentinelAt : -1,

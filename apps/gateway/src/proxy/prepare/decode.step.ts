@@ -26,11 +26,9 @@ const SHED_PIPELINE = new Pipeline([]);
 
 export function decodeStep(p: Preparing): Decoded {
   const { deps, input, report } = p;
-  // The turn cache knows `messages` bodies; a Responses body is decoded whole.
-  const turn =
-    deps.turns && input.dialect !== 'responses'
-      ? deps.turns.decode(input.dialect, input.text ?? input.raw, input.tenant.id)
-      : { view: decodeRequest(input.dialect, input.raw), reuse: null };
+  const turn = deps.turns
+    ? deps.turns.decode(input.dialect, input.text ?? input.raw, input.tenant.id)
+    : { view: decodeRequest(input.dialect, input.raw), reuse: null };
   const view = turn.view;
   const session = resolveSessionKey(view, input.sessionHeader, input.tenant.id, input.conversationHeader);
   report.session = session;

@@ -40,10 +40,9 @@ export function encodeStep(p: Preparing, d: Decoded, s: OpenedSession, ran: Pipe
   const inject = offered && !view.expandToolDeclared;
   // What the provider was shown of earlier answers and the client never saw goes back in place.
   const opts = { injectExpand: inject, trails: trailEdits(view, snapshot) };
-  const encoded =
-    deps.turns && input.dialect !== 'responses'
-      ? deps.turns.encode(d.turn, result.messages, opts, input.tenant.id)
-      : encodeRequest(view, result.messages, opts);
+  const encoded = deps.turns
+    ? deps.turns.encode(d.turn, result.messages, opts, input.tenant.id)
+    : encodeRequest(view, result.messages, opts);
   // Charged afresh: a turn run again (its guarded write found a decision) is encoded again.
   report.discarded.clear();
   chargeDiscards(report, [...encoded.discarded, ...ran.guarded, ...ran.declined]);
