@@ -8,6 +8,7 @@ import { validateProviderShape } from '../../apps/gateway/src/wire/shape-validat
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { startGateway, type GatewayHarness } from '../support/gateway-harness';
 import { jsonScript } from '../support/scripted-model';
+import { responsesTurn } from '../support/responses-fixtures';
 import { agentSteps, anthropicTurn, openaiTurn } from '../support/transcripts';
 
 jest.setTimeout(120_000);
@@ -16,6 +17,14 @@ const CONFIG =
   'pipeline: [cacheinject, format, dedup, collapse, mask]\ncomponents:\n  mask: { keep_recent: 2 }\nholdout: { fraction: 0.5 }\n';
 const ENV = { CONFIG, INJECT_EXPAND: 'always' };
 const TURNS = [3, 5, 7, 9, 11];
+const DIALECTS = ['anthropic', 'openai', 'responses'] as const;
+type RouteDialect = (typeof DIALECTS)[number];
+const PATHS: Record<RouteDialect, string> = {
+  anthropic: '/anthropic/v1/messages',
+  openai: '/openai/v1/chat/completions',
+  responses: '/openai/v1/responses',
+};
+const TURN_BODY = { anthropic: anthropicTurn, openai: openaiTurn, responses: responsesTurn };
 
 /** The first session ids (as the tenant `default` keys them) that fall in each arm at fraction 0.5. */
 function sessionIn(arm: 'holdout' | 'treated', dialect: string): string {
@@ -50,8 +59,8 @@ afterAll(async () => {
   await receiver?.close();
 });
 
-async function send(g: GatewayHarness, dialect: 'anthropic' | 'openai', raw: string, headers: Record<string, string>): Promise<string> {
-  const path = dialect === 'anthropic' ? '/anthropic/v1/messages' : '/openai/v1/chat/completions';
+async function send(g: GatewayHarness, dialect: RouteDialect, raw: string, headers: Record<string, string>): Promise<string> {
+  const path = PATHS[dialect];
   const before = upstream.requests.length;
   const res = await fetch(`${g.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: raw });
   expect(res.status).toBe(200);
@@ -60,9 +69,9 @@ async function send(g: GatewayHarness, dialect: 'anthropic' | 'openai', raw: str
   return upstream.requests[before]!.raw;
 }
 
-describe.each(['anthropic', 'openai'] as const)('%s', (dialect) => {
-  const steps = agentSteps(12, dialect === 'anthropic' ? 51 : 52);
-  const bodies = TURNS.map((t) => JSON.stringify(dialect === 'anthropic' ? anthropicTurn(steps, t) : openaiTurn(steps, t)));
+describe.each(DIALECTS)('%s', (dialect) => {
+  const steps = agentSteps(12, { anthropic: 51, openai: 52, responses: 53 }[dialect]);
+  const bodies = TURNS.map((t) => JSON.stringify(TURN_BODY[dialect](steps, t)));
   const held = sessionIn('holdout', dialect);
   const treated = sessionIn('treated', dialect);
   const forwarded = { holdout: [] as string[], bypass: [] as string[], treated: [] as string[] };
@@ -115,16 +124,16 @@ it('/stats carries the holdout block (requests by arm) and /metrics counts reque
   expect(stats.holdout).toMatchObject({
     fraction: 0.5,
     version: 1,
-    requests: { treated: 2 * TURNS.length, holdout: 2 * TURNS.length },
-    sessions: 4,
+    requests: { treated: DIALECTS.length * TURNS.length, holdout: DIALECTS.length * TURNS.length },
+    sessions: 2 * DIALECTS.length,
     verdict: 'insufficient_data',
   });
-  expect((stats.holdout.treated as { sessions: number }).sessions).toBe(2);
-  expect((stats.holdout.holdout as { sessions: number }).sessions).toBe(2);
+  expect((stats.holdout.treated as { sessions: number }).sessions).toBe(DIALECTS.length);
+  expect((stats.holdout.holdout as { sessions: number }).sessions).toBe(DIALECTS.length);
   const metrics = await (await fetch(`${measured.url}/metrics`)).text();
-  expect(metrics).toContain(`cg_holdout_requests_total{tenant="default",arm="holdout"} ${2 * TURNS.length}`);
-  expect(metrics).toContain(`cg_holdout_requests_total{tenant="default",arm="treated"} ${2 * TURNS.length}`);
-  expect(metrics).toContain('cg_holdout_sessions{tenant="default",arm="holdout"} 2');
+  expect(metrics).toContain(`cg_holdout_requests_total{tenant="default",arm="holdout"} ${DIALECTS.length * TURNS.length}`);
+  expect(metrics).toContain(`cg_holdout_requests_total{tenant="default",arm="treated"} ${DIALECTS.length * TURNS.length}`);
+  expect(metrics).toContain(`cg_holdout_sessions{tenant="default",arm="holdout"} ${DIALECTS.length}`);
   // The bypassing gateway's bypassed turns are measured in neither arm.
   const other = (await (await fetch(`${bypassing.url}/stats`)).json()) as { holdout: Record<string, unknown> };
   expect(other.holdout).toMatchObject({ requests: { treated: 0, holdout: 0 }, sessions: 0 });

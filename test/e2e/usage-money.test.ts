@@ -1,5 +1,5 @@
 // Usage and money through the real gateway: what /metrics and /stats say the provider billed is
-// exactly what the fake provider reported, for both dialects, streamed and not, with the answers
+// exactly what the fake provider reported, for all three dialects, streamed and not, with the answers
 // the expand loop consumed counted apart from the ones the client got, and compaction-model calls
 // apart again. The money figures follow from the price table and hang together.
 import { startFakeModel, program, type FakeModelServer } from '../support/fake-model-server';
@@ -16,6 +16,7 @@ import {
 import { agentSteps, openaiTurn } from '../support/transcripts';
 import { createPriceTable } from '../../apps/gateway/src/observability/price-table';
 
+const DIALECTS = ['anthropic', 'openai', 'responses'] as const;
 let up: ObservedUpstream;
 let gateway: GatewayHarness;
 let requests = 0;
@@ -45,18 +46,19 @@ afterAll(async () => {
 });
 
 describe('provider-reported usage is exported exactly', () => {
-  it('the session made expand rounds in both dialects, so both origins carry usage', () => {
-    for (const d of ['anthropic', 'openai'] as const) {
+  it('the session made expand rounds in every dialect, so both origins carry usage', () => {
+    for (const d of DIALECTS) {
       expect(up.ledger.expand[d].output).toBeGreaterThan(0);
       expect(up.ledger.client[d].output).toBeGreaterThan(0);
     }
     expect(up.ledger.client.anthropic.cache_read + up.ledger.client.openai.cache_read).toBeGreaterThan(0);
+    expect(up.ledger.client.responses.cache_read).toBeGreaterThan(0);
   });
 
   it('cg_usage_tokens_total equals the fake provider ledger per origin, dialect and kind', async () => {
     const m = await scrape(gateway.url);
     for (const origin of ['client', 'expand'] as const) {
-      for (const dialect of ['anthropic', 'openai'] as const) {
+      for (const dialect of DIALECTS) {
         for (const kind of KINDS) {
           const exported = metricSum(m, 'cg_usage_tokens_total', { tenant: 'default', origin, dialect, kind });
           expect({ origin, dialect, kind, tokens: exported }).toEqual({ origin, dialect, kind, tokens: up.ledger[origin][dialect][kind] });
@@ -69,7 +71,7 @@ describe('provider-reported usage is exported exactly', () => {
     const m = await scrape(gateway.url);
     const prices = createPriceTable();
     for (const origin of ['client', 'expand'] as const) {
-      for (const dialect of ['anthropic', 'openai'] as const) {
+      for (const dialect of DIALECTS) {
         const p = prices.lookup(dialect, MODELS[dialect]);
         const u = up.ledger[origin][dialect];
         const expected = (u.fresh * p.input + u.cache_read * p.cache_read + u.cache_write * p.cache_write + u.output * p.output) / 1e6;
@@ -78,6 +80,7 @@ describe('provider-reported usage is exported exactly', () => {
     }
     expect(prices.lookup('anthropic', MODELS.anthropic).family).toBe('claude-sonnet');
     expect(prices.lookup('openai', MODELS.openai).family).toBe('gpt-4o');
+    expect(prices.lookup('responses', MODELS.responses).family).toBe('gpt-4o');
   });
 
   it('/stats carries the same usage, and the money figures are consistent with each other', async () => {
@@ -85,7 +88,7 @@ describe('provider-reported usage is exported exactly', () => {
     expect(s.tenant).toBe('default');
     const money = s.money as Record<string, any>;
     for (const origin of ['client', 'expand'] as const) {
-      for (const kind of KINDS) expect(money.usage[origin][kind]).toBe(up.ledger[origin].anthropic[kind] + up.ledger[origin].openai[kind]);
+      for (const kind of KINDS) expect(money.usage[origin][kind]).toBe(DIALECTS.reduce((n, d) => n + up.ledger[origin][d][kind], 0));
     }
     const saved = money.saved_tokens;
     expect(saved.cumulative).toBe(saved.prefix + saved.tail);
@@ -106,6 +109,12 @@ describe('provider-reported usage is exported exactly', () => {
     expect(metricSum(m, 'cg_saved_tokens_total', { where: 'tail' })).toBe(s.saved_tokens.tail);
     expect(metricSum(m, 'cg_saved_unique_tokens_total', {})).toBeCloseTo(s.saved_tokens.unique, 0);
     expect(metricSum(m, 'cg_saved_usd_total', {})).toBeCloseTo(s.saved_usd_gross, 6);
+    // Every dialect's session saved, each under its own label, and the totals are their sums.
+    for (const dialect of DIALECTS) {
+      expect({ dialect, saved: metricSum(m, 'cg_saved_tokens_total', { dialect }) > 0 }).toEqual({ dialect, saved: true });
+      expect({ dialect, usd: metricSum(m, 'cg_saved_usd_total', { dialect }) > 0 }).toEqual({ dialect, usd: true });
+      expect(metricSum(m, 'cg_upstream_responses_total', { dialect, status: '2xx' })).toBeGreaterThanOrEqual(4);
+    }
   });
 });
 

@@ -1,5 +1,5 @@
-// A multi-turn agent session through the real gateway against a caching fake provider, both
-// dialects, streaming and not, with expand rounds: the traffic the observability tests measure.
+// A multi-turn agent session through the real gateway against a caching fake provider, each of
+// the three dialects, streaming and not, with expand rounds: the traffic the observability tests measure.
 // The provider's side keeps its own ledger of every usage it reported, split by whether the request
 // was a client's own (origin client) or a continuation the gateway made to answer an expand call
 // (origin expand), so the gateway's exported figures can be checked against what was reported.
@@ -7,6 +7,8 @@ import type { Dialect } from '@context-guru/components';
 import { startFakeUpstream, type FakeUpstream, type RecordedRequest, type ScriptedReply } from './fake-upstream';
 import { anthropicExpandSse, anthropicTextSse, openAiExpandSse, openAiTextSse } from './fake-upstream-sse';
 import { PromptCacheSim, cachingScript, type Bill } from './prompt-cache';
+import { responsesJson } from './responses-model';
+import { callItem, responseSse, responsesTurn, textItem } from './responses-fixtures';
 import { answerText, anthropicJson, openaiJson, readTurn } from './scripted-model';
 import { agentSteps, anthropicTurn, openaiTurn } from './transcripts';
 
@@ -35,11 +37,22 @@ export interface ObservedUpstream {
   close(): Promise<void>;
 }
 
+/** The Responses answer: JSON (its usage written by the caching script) or the event stream. */
+function responsesReply(stream: boolean, bill: Bill, text: string, expandFor: string | undefined): ScriptedReply {
+  if (!stream) return responsesJson(text, expandFor);
+  const item = expandFor
+    ? callItem('fc_expand_obs', 'call_expand_obs', 'context_guru_expand', JSON.stringify({ id: expandFor }))
+    : textItem('msg_obs', text);
+  const usage = { input_tokens: bill.fresh + bill.cacheRead, cached: bill.cacheRead, output_tokens: bill.output };
+  return { kind: 'sse', events: [responseSse('resp_obs', [item], usage)] };
+}
+
 function reply(req: RecordedRequest, bill: Bill, expand: boolean): ScriptedReply {
   const turn = readTurn(req);
   const stream = req.body.stream === true;
   const id = turn.markerId!;
   const text = answerText(turn);
+  if (req.dialect === 'responses') return responsesReply(stream, bill, text, expand ? id : undefined);
   if (req.dialect === 'anthropic') {
     const usage = {
       input_tokens: bill.fresh,
@@ -97,6 +110,12 @@ function withClientBreakpoint<T extends { messages: Array<Record<string, unknown
   return { ...body, messages: [...body.messages.slice(0, -1), { ...last, content: marked }] };
 }
 
+const PATHS: Record<Dialect, string> = {
+  anthropic: '/anthropic/v1/messages',
+  openai: '/openai/v1/chat/completions',
+  responses: '/openai/v1/responses',
+};
+
 export interface SessionOptions {
   turns?: number;
   /** Extra headers on every request (e.g. a tenant key, a traceparent). */
@@ -110,9 +129,9 @@ export interface SessionOptions {
 export async function runObservedSession(gatewayUrl: string, up: ObservedUpstream, o: SessionOptions = {}): Promise<number> {
   const n = o.turns ?? 4;
   let requests = 0;
-  for (const dialect of ['anthropic', 'openai'] as const) {
+  for (const dialect of ['anthropic', 'openai', 'responses'] as const) {
     // Different outputs per dialect: an original expanded in one session is kept verbatim tenant-wide.
-    const steps = agentSteps(12, dialect === 'anthropic' ? 23 : 29);
+    const steps = agentSteps(12, { anthropic: 23, openai: 29, responses: 37 }[dialect]);
     for (let t = 4; t < 4 + n; t++) {
       const stream = t % 2 === 0;
       up.expandNext(t % 2 === 1 || t === 4);
@@ -121,8 +140,13 @@ export async function runObservedSession(gatewayUrl: string, up: ObservedUpstrea
         stream,
         ...(stream && dialect === 'openai' ? { stream_options: { include_usage: true } } : {}),
       };
-      const body = dialect === 'anthropic' ? withClientBreakpoint(anthropicTurn(steps, t, extra)) : openaiTurn(steps, t, extra);
-      const path = dialect === 'anthropic' ? '/anthropic/v1/messages' : '/openai/v1/chat/completions';
+      const body =
+        dialect === 'anthropic'
+          ? withClientBreakpoint(anthropicTurn(steps, t, extra))
+          : dialect === 'openai'
+            ? openaiTurn(steps, t, extra)
+            : responsesTurn(steps, t, extra);
+      const path = PATHS[dialect];
       const auth: Record<string, string> =
         dialect === 'anthropic' ? { 'x-api-key': 'sk-ant-observed' } : { authorization: 'Bearer sk-observed' };
       const res = await fetch(`${gatewayUrl}${path}`, {

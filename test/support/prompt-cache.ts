@@ -252,23 +252,37 @@ function cacheKeyOf(req: RecordedRequest): string {
   return Array.isArray(v) ? v.join(',') : v;
 }
 
+/** A Responses body's usage for a bill: cached tokens are part of `input_tokens` (writes are free). */
+function responsesUsage(bill: Bill): Record<string, unknown> {
+  const input = bill.fresh + bill.cacheRead;
+  return {
+    input_tokens: input,
+    input_tokens_details: { cached_tokens: bill.cacheRead },
+    output_tokens: bill.output,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: input + bill.output,
+  };
+}
+
 /** Rewrites the usage of a JSON reply with what the simulated cache billed. */
 function withBilledUsage(reply: ScriptedReply, dialect: Dialect, bill: Bill): ScriptedReply {
   if (reply.kind !== 'json' || !isObject(reply.body)) return reply;
   const usage =
-    dialect === 'anthropic'
-      ? {
-          input_tokens: bill.fresh,
-          cache_creation_input_tokens: bill.cacheWrite,
-          cache_read_input_tokens: bill.cacheRead,
-          output_tokens: bill.output,
-        }
-      : {
-          prompt_tokens: bill.fresh + bill.cacheRead,
-          completion_tokens: bill.output,
-          total_tokens: bill.fresh + bill.cacheRead + bill.output,
-          prompt_tokens_details: { cached_tokens: bill.cacheRead },
-        };
+    dialect === 'responses'
+      ? responsesUsage(bill)
+      : dialect === 'anthropic'
+        ? {
+            input_tokens: bill.fresh,
+            cache_creation_input_tokens: bill.cacheWrite,
+            cache_read_input_tokens: bill.cacheRead,
+            output_tokens: bill.output,
+          }
+        : {
+            prompt_tokens: bill.fresh + bill.cacheRead,
+            completion_tokens: bill.output,
+            total_tokens: bill.fresh + bill.cacheRead + bill.output,
+            prompt_tokens_details: { cached_tokens: bill.cacheRead },
+          };
   return { ...reply, body: { ...reply.body, usage } };
 }
 

@@ -4,6 +4,7 @@
 // SHA-256 of what the tool gave back — proof that the original reached the model intact.
 import { createHash } from 'node:crypto';
 import type { RecordedRequest, ScriptedReply } from './fake-upstream';
+import { readResponsesTurn, responsesJson } from './responses-model';
 
 const EXPAND = 'context_guru_expand';
 const MARKER = /<<cg:([A-Za-z0-9_-]{1,64})>>/;
@@ -59,6 +60,7 @@ export function readTurn(req: RecordedRequest): ModelTurn {
   const messages = (req.body.messages ?? []) as AnyMsg[];
   const tools = (req.body.tools ?? []) as Array<{ name?: string; function?: { name: string } }>;
   const advertised = tools.some((t) => t.name === EXPAND || t.function?.name === EXPAND);
+  if (req.dialect === 'responses') return readResponsesTurn(req.body, advertised);
   const expandIds = new Set<string>();
   const expandResults: string[] = [];
   let markerId: string | undefined;
@@ -114,6 +116,7 @@ export function jsonScript(opts: { expand: boolean }) {
   return (req: RecordedRequest): ScriptedReply => {
     const turn = readTurn(req);
     const wantExpand = opts.expand && turn.advertised && turn.markerId && turn.expandResults.length === 0;
+    if (req.dialect === 'responses') return responsesJson(answerText(turn), wantExpand ? turn.markerId : undefined);
     if (req.dialect === 'openai') {
       return wantExpand
         ? openaiJson('', { id: 'call_expand_1', name: EXPAND, args: JSON.stringify({ id: turn.markerId }) })

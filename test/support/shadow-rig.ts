@@ -16,7 +16,7 @@ import { jsonScript } from './scripted-model';
 import { REDIS_URL, flushPrefix, scanKeys, uniquePrefix } from '../int/storage/redis-support';
 
 type Json = Record<string, unknown>;
-export type RigDialect = 'openai' | 'anthropic';
+export type RigDialect = 'openai' | 'anthropic' | 'responses';
 const RIG_TENANTS = ['shadowed', 'twin', 'candidate'] as const;
 type RigTenant = (typeof RIG_TENANTS)[number];
 
@@ -41,7 +41,11 @@ export interface ShadowRig {
 
 const TOKEN = 'shadow-rig-admin-token-0123456789';
 const SESSION_TABLES = ['stash_archive', 'ownership', 'session_checkpoint', 'session_state', 'session_turn', 'kept'];
-const ROUTE: Record<RigDialect, string> = { openai: '/openai/v1/chat/completions', anthropic: '/anthropic/v1/messages' };
+const ROUTE: Record<RigDialect, string> = {
+  openai: '/openai/v1/chat/completions',
+  anthropic: '/anthropic/v1/messages',
+  responses: '/openai/v1/responses',
+};
 
 export async function startShadowRig(o: {
   active: PipelineDocument;
@@ -114,7 +118,7 @@ export async function startShadowRig(o: {
           'x-context-guru-key': keys[tenant],
           'x-context-guru-session': session,
           'x-rig-request': id,
-          ...(dialect === 'openai' ? { authorization: 'Bearer sk-test' } : { 'x-api-key': 'sk-ant-test' }),
+          ...(dialect === 'anthropic' ? { 'x-api-key': 'sk-ant-test' } : { authorization: 'Bearer sk-test' }),
         },
         body: JSON.stringify(body),
       });

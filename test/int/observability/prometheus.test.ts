@@ -61,8 +61,8 @@ beforeAll(async () => {
   await seed.pushConfig('default', {
     ...parsePipelineYaml(SESSION_CONFIG),
     shadow: { version: 1, sample: 1 },
-    // 0.65 holds out the OpenAI session of the two (their points are 0.59 and 0.71): the
-    // measured-savings panels have both arms to chart.
+    // 0.65 holds out the OpenAI session of the three (the Anthropic one is at 0.71, the Responses
+    // one treated too): the measured-savings panels have both arms to chart.
     holdout: { fraction: 0.65 },
   });
   // Shadow sheds sampled requests while the event loop lags; on a loaded CI machine that dropped
@@ -123,6 +123,17 @@ it('promtool check metrics finds nothing in our families (only prom-client defau
   expect(problems.filter((l) => !PROM_CLIENT_LINT.includes(l))).toEqual([]);
   // 0 = clean, 3 = lint findings only (1 would be an unparseable exposition).
   expect([0, 3]).toContain(r.status);
+});
+
+it('the per-dialect series carry each of the three dialects, the Responses API as dialect="responses"', async () => {
+  const dialects = async (metric: string) =>
+    ((await query(`sum by (dialect) (${metric})`)).data?.result as Array<{ metric: { dialect?: string } }>)
+      .map((x) => x.metric.dialect)
+      .sort();
+  for (const metric of ['cg_upstream_responses_total', 'cg_usage_tokens_total'])
+    expect({ metric, dialects: await dialects(metric) }).toEqual({ metric, dialects: ['anthropic', 'openai', 'responses'] });
+  // The OpenAI session is held out (nothing saved); the Responses session is treated and saves.
+  expect(await dialects('cg_saved_tokens_total')).toEqual(['anthropic', 'responses']);
 });
 
 describe.each(Object.entries(DASHBOARDS))('dashboard %s', (name, d) => {

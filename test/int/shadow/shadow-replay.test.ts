@@ -1,6 +1,6 @@
 // Shadow evaluation end to end on the real Redis and Postgres: tenant `shadowed` serves balanced
 // with the agent preset's stored version in shadow (every request sampled), `twin` serves balanced
-// alone, `candidate` serves agent for real. Replayed sessions in both dialects: every body
+// alone, `candidate` serves agent for real. Replayed sessions in all three dialects: every body
 // forwarded for `shadowed` is byte-identical to `twin`'s and provider-valid; `shadowed` leaves the
 // very same Redis keys and durable session rows as `twin` (the candidate stashes nothing, touches
 // no session state), while `candidate` shows what agent does write when it is real; the admin API
@@ -8,6 +8,7 @@
 // burst the candidate is shed (drops counted) and never runs while a real request compresses.
 import { validateProviderShape } from '../../../apps/gateway/src/wire/shape-validator';
 import { startShadowRig, type RigDialect, type ShadowRig } from '../../support/shadow-rig';
+import { responsesTurn } from '../../support/responses-fixtures';
 import { agentSteps, anthropicTurn, openaiTurn } from '../../support/transcripts';
 
 jest.setTimeout(180_000);
@@ -15,8 +16,10 @@ jest.setTimeout(180_000);
 const TURNS = 8;
 const ACTIVE = { preset: 'balanced' };
 const CANDIDATE = { preset: 'agent' };
+const DIALECTS = ['openai', 'anthropic', 'responses'] as const;
+const TURN_BODY = { openai: openaiTurn, anthropic: anthropicTurn, responses: responsesTurn };
 const turnBody = (dialect: RigDialect, steps: ReturnType<typeof agentSteps>, t: number) =>
-  (dialect === 'openai' ? openaiTurn(steps, t) : anthropicTurn(steps, t)) as Record<string, unknown>;
+  TURN_BODY[dialect](steps, t) as Record<string, unknown>;
 
 let rig: ShadowRig;
 beforeAll(async () => {
@@ -29,8 +32,8 @@ describe('shadow evaluation of a candidate preset', () => {
   const sent: string[] = [];
 
   beforeAll(async () => {
-    for (const dialect of ['openai', 'anthropic'] as const) {
-      const steps = agentSteps(TURNS * 3, dialect === 'openai' ? 31 : 32);
+    for (const dialect of DIALECTS) {
+      const steps = agentSteps(TURNS * 3, { openai: 31, anthropic: 32, responses: 33 }[dialect]);
       for (let t = 3; t <= TURNS * 3; t += 3) {
         const body = turnBody(dialect, steps, t);
         const session = `replay-${dialect}`;
@@ -43,12 +46,14 @@ describe('shadow evaluation of a candidate preset', () => {
     await rig.settleShadow();
   });
 
-  it('never changes a forwarded byte: every turn of both dialects goes out as it does without shadow, provider-valid', () => {
-    expect(forwarded.shadowed).toHaveLength(2 * TURNS);
+  it('never changes a forwarded byte: every turn of every dialect goes out as it does without shadow, provider-valid', () => {
+    expect(forwarded.shadowed).toHaveLength(DIALECTS.length * TURNS);
     expect(forwarded.shadowed).toEqual(forwarded.twin);
     rig.upstream.requests.forEach((r, i) => expect([i, validateProviderShape(r.dialect, r.body)]).toEqual([i, []]));
     // balanced did rewrite these bodies, so "identical" is not the identity of untouched bytes.
     expect(forwarded.shadowed.filter((raw, i) => raw !== sent[i]).length).toBeGreaterThan(TURNS);
+    // The Responses session (the last TURNS bodies) was rewritten too.
+    expect(forwarded.shadowed.slice(2 * TURNS).filter((raw, i) => raw !== sent[2 * TURNS + i]).length).toBeGreaterThan(0);
   });
 
   it('never stashes and never touches session state: the same Redis keys and durable rows as without shadow', async () => {
@@ -81,7 +86,7 @@ describe('shadow evaluation of a candidate preset', () => {
       pipeline: ['format', 'dedup', 'failed_run', 'mask', 'extract', 'cacheinject'],
     });
     const local = block.comparisons[0];
-    expect(local).toMatchObject({ active_version: 2, candidate_version: 1, sampled: 2 * TURNS });
+    expect(local).toMatchObject({ active_version: 2, candidate_version: 1, sampled: DIALECTS.length * TURNS });
     expect(local.evaluated + Object.values(local.dropped as Record<string, number>).reduce((a, b) => a + b, 0)).toBe(local.sampled);
     expect(local.evaluated).toBeGreaterThan(TURNS);
     expect(local.saved.candidate).toBeGreaterThan(local.saved.active);
