@@ -28,6 +28,7 @@ PG_ARGS=(-h 127.0.0.1 -p 5432 -U postgres)
 # Debian package per missing command (chromium's binary and package share a name).
 need=()
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
+# redis-server also runs the Cluster and Sentinel tests (--cluster-enabled, --sentinel); redis-cli joins the cluster.
 command -v redis-cli >/dev/null 2>&1 || need+=(redis-tools)
 ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || need+=(postgresql)
 command -v psql >/dev/null 2>&1 || need+=(postgresql-client)

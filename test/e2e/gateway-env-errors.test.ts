@@ -15,6 +15,12 @@ const CASES: Array<[EnvErrorCode, string, string, string | RegExp]> = [
   ['invalid_url', 'OPENAI_UPSTREAM', 'ftp://example.com', 'OPENAI_UPSTREAM="ftp://example.com": expected an http(s) URL'],
   ['invalid_url', 'REDIS_URL', '127.0.0.1:6379', 'REDIS_URL="127.0.0.1:6379": expected a URL'],
   [
+    'invalid_redis_topology',
+    'REDIS_SENTINELS',
+    'sentinel-a',
+    'REDIS_SENTINELS="sentinel-a": expected host:port[,host:port…] (the first may be a redis:// or rediss:// URL)',
+  ],
+  [
     'invalid_duration',
     'CONTEXT_GURU_LLM_TIMEOUT',
     'soon',

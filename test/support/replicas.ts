@@ -2,6 +2,7 @@
 // (transpiled on load, no build needed) with CG_ROLE=gateway, sharing Redis and Postgres.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { connect, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const ROOT = join(__dirname, '..', '..');
@@ -95,7 +96,11 @@ export interface PrivateRedis {
 }
 
 function spawnRedis(port: number): ChildProcess {
-  return spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  // Outside the checkout: a test that makes one private server a replica of another has an RDB written.
+  const files = ['--dir', tmpdir(), '--dbfilename', `cg-test-redis-${port}.rdb`];
+  return spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...files], {
+    stdio: 'ignore',
+  });
 }
 
 function stopProc(proc: ChildProcess): Promise<void> {

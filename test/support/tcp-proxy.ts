@@ -12,6 +12,8 @@ export interface TcpProxy {
   /** Open and new connections stay up, but no byte passes either way until resume(). */
   stall(): void;
   resume(): void;
+  /** New connections go to `port` from now on (a DNS name flipped to a promoted node); open ones stay. */
+  retarget(port: number): void;
   close(): Promise<void>;
 }
 
@@ -33,7 +35,8 @@ function relay(p: Pair, on: boolean): void {
   p.upstream.pause();
 }
 
-export async function startTcpProxy(targetHost: string, targetPort: number): Promise<TcpProxy> {
+export async function startTcpProxy(targetHost: string, firstPort: number): Promise<TcpProxy> {
+  let targetPort = firstPort;
   const port = await freePort();
   const pairs = new Set<Pair>();
   let server: Server | undefined;
@@ -80,6 +83,7 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     restore: () => (server ? Promise.resolve() : listen()),
     stall: () => setStalled(true),
     resume: () => setStalled(false),
+    retarget: (p) => (targetPort = p),
     close: stop,
   };
 }

@@ -1,13 +1,14 @@
 // The standalone admin's environment, parsed once; every bad value is reported together, with the
 // gateway's environment codes and readers (the admin already depends on the gateway, never the reverse).
 import { DEFAULT_AUTH_FAILURES_PER_MINUTE, EnvError, envReaders, type EnvProblem, type UrlKind } from '@context-guru/gateway';
-import type { EncryptionOptions } from '@context-guru/storage';
+import type { EncryptionOptions, RedisEndpoint } from '@context-guru/storage';
 
 export interface AdminEnv {
   adminPort: number;
   host: string;
   databaseUrl?: string;
-  redisUrl?: string;
+  /** REDIS_URL, or the REDIS_CLUSTER_NODES / REDIS_SENTINELS target. */
+  redisUrl?: RedisEndpoint;
   redisPrefix?: string;
   dataDir: string;
   /** CG_ENCRYPTION_KEY, _PREVIOUS, _REQUIRED: the key that wraps every tenant's data keys (docs/security.md). */
@@ -31,12 +32,12 @@ const REDIS_URL: UrlKind = { protocols: ['redis:', 'rediss:'], expected: 'a redi
 /** Throws the gateway's EnvError (codes from its ENV_ERRORS table) listing every bad value. */
 export function parseAdminEnv(src: Record<string, string | undefined> = process.env): AdminEnv {
   const problems: EnvProblem[] = [];
-  const { int, oneOf, url, secret } = envReaders(src, problems);
+  const { int, oneOf, url, secret, redis } = envReaders(src, problems);
   const env: AdminEnv = {
     adminPort: int('ADMIN_PORT', 4001, 0, 65535),
     host: src.HOST || '127.0.0.1',
     databaseUrl: url('DATABASE_URL', undefined, POSTGRES_URL),
-    redisUrl: url('REDIS_URL', undefined, REDIS_URL),
+    redisUrl: redis(REDIS_URL),
     redisPrefix: src.REDIS_PREFIX || undefined,
     dataDir: src.DATA_DIR || './data',
     adminToken: secret('ADMIN_TOKEN', int('ADMIN_TOKEN_MIN_LENGTH', 24, 16, 1024)),

@@ -19,6 +19,10 @@ export const ENV_ERRORS = {
     meaning:
       'not a URL (REDIS_URL, DATABASE_URL; for the standalone admin a redis(s):// and a postgres(ql):// one), or not an http(s) one (OPENAI_UPSTREAM, ANTHROPIC_UPSTREAM, CHEAP_MODEL_BASE)',
   },
+  invalid_redis_topology: {
+    meaning:
+      'REDIS_CLUSTER_NODES or REDIS_SENTINELS is not a host:port list, REDIS_SENTINELS is set without REDIS_SENTINEL_MASTER, or more than one of REDIS_URL, REDIS_CLUSTER_NODES and REDIS_SENTINELS is set',
+  },
   invalid_duration: {
     meaning:
       'CONTEXT_GURU_LLM_TIMEOUT or CONTEXT_GURU_SUMMARIZE_TIMEOUT is not a positive duration like 90s, 1m30s, 1500ms or bare seconds',

@@ -5,6 +5,7 @@
 // A value is trimmed first, and a blank one is unset: a trailing newline from a mounted secret or a
 // padded .env line is not a different value (Number and the URL parser ignored it already, but the
 // URL was then used with it, and a choice was refused), and a blank PORT is not port 0.
+import { redisEndpointFrom, type RedisEndpoint } from '@context-guru/storage';
 import { envProblem, type EnvProblem } from './env-errors';
 
 type Source = Record<string, string | undefined>;
@@ -31,6 +32,8 @@ export interface EnvReaders {
   url<D extends string | undefined>(key: string, def: D, kind?: UrlKind): string | D;
   /** A token at least `minLength` characters long (one that is guessable protects nothing); undefined when unset. */
   secret(key: string, minLength: number): string | undefined;
+  /** REDIS_URL (of `kind` when given), REDIS_CLUSTER_NODES or REDIS_SENTINELS + REDIS_SENTINEL_MASTER: one topology. */
+  redis(kind?: UrlKind): RedisEndpoint | undefined;
 }
 
 export function envReaders(src: Source, problems: EnvProblem[]): EnvReaders {
@@ -71,5 +74,17 @@ export function envReaders(src: Source, problems: EnvProblem[]): EnvReaders {
     });
     return undefined;
   };
-  return { text, int, oneOf, url, secret };
+  const redis = (kind?: UrlKind): RedisEndpoint | undefined => {
+    const single = url('REDIS_URL', undefined, kind);
+    const { endpoint, problem } = redisEndpointFrom({
+      url: single,
+      clusterNodes: text('REDIS_CLUSTER_NODES'),
+      sentinels: text('REDIS_SENTINELS'),
+      sentinelMaster: text('REDIS_SENTINEL_MASTER'),
+      sentinelPassword: text('REDIS_SENTINEL_PASSWORD'),
+    });
+    if (problem) problems.push(envProblem('invalid_redis_topology', problem.variable, problem.value, problem.expected));
+    return endpoint;
+  };
+  return { text, int, oneOf, url, secret, redis };
 }

@@ -1,6 +1,6 @@
 // The environment is parsed once at boot; every bad value is reported together, each with its code
 // (env-errors.ts), so an operator fixes a deployment in one pass instead of one crash at a time.
-import type { EncryptionOptions } from '@context-guru/storage';
+import type { EncryptionOptions, RedisEndpoint } from '@context-guru/storage';
 import { EnvError, type EnvProblem } from './env-errors';
 import { envReaders, HTTP_URL } from './env-readers';
 import { DEFAULT_AUTH_FAILURES_PER_MINUTE } from './rate-limit';
@@ -21,7 +21,8 @@ export interface Env {
   anthropicUpstream: string;
   preset: string | undefined;
   config: string | undefined;
-  redisUrl: string | undefined;
+  /** REDIS_URL as given, or the REDIS_CLUSTER_NODES / REDIS_SENTINELS target. */
+  redisUrl: RedisEndpoint | undefined;
   databaseUrl: string | undefined;
   /** memory | redis (default: redis when REDIS_URL is set). */
   hotStore: string | undefined;
@@ -95,7 +96,7 @@ type Source = Record<string, string | undefined>;
 
 export function parseEnv(src: Source = process.env): Env {
   const problems: EnvProblem[] = [];
-  const { int, oneOf, url, secret } = envReaders(src, problems);
+  const { int, oneOf, url, secret, redis } = envReaders(src, problems);
   const env: Env = {
     port: int('PORT', 4000, 0, 65535),
     adminPort: int('ADMIN_PORT', 4001, 0, 65535),
@@ -105,7 +106,7 @@ export function parseEnv(src: Source = process.env): Env {
     anthropicUpstream: url('ANTHROPIC_UPSTREAM', 'https://api.anthropic.com', HTTP_URL),
     preset: src.PRESET || undefined,
     config: src.CONFIG || undefined,
-    redisUrl: url('REDIS_URL', undefined),
+    redisUrl: redis(),
     databaseUrl: url('DATABASE_URL', undefined),
     hotStore: oneOf('HOT_STORE', ['memory', 'redis'] as const, undefined),
     durableStore: oneOf('DURABLE_STORE', ['postgres', 'pglite', 'none'] as const, undefined),

@@ -101,7 +101,22 @@ REDIS_PREFIX: {{ . | quote }}
 {{/* The Secret-backed variables of the gateway and the admin. */}}
 {{- define "cg.storeSecretEnv" -}}
 {{ include "cg.secretEnv" (dict "root" . "name" "DATABASE_URL" "key" .Values.secrets.keys.databaseUrl) }}
+{{- $redis := .Values.redis | default dict }}
+{{- if eq ($redis.topology | default "single") "cluster" }}
+{{ include "cg.secretEnv" (dict "root" . "name" "REDIS_CLUSTER_NODES" "key" .Values.secrets.keys.redisClusterNodes) }}
+{{- else if eq $redis.topology "sentinel" }}
+{{ include "cg.secretEnv" (dict "root" . "name" "REDIS_SENTINELS" "key" .Values.secrets.keys.redisSentinels) }}
+- name: REDIS_SENTINEL_MASTER
+  value: {{ required "redis.sentinelMaster is required with redis.topology sentinel" $redis.sentinelMaster | quote }}
+- name: REDIS_SENTINEL_PASSWORD
+  valueFrom:
+    secretKeyRef:
+      name: {{ .Values.secrets.existingSecret }}
+      key: {{ .Values.secrets.keys.redisSentinelPassword }}
+      optional: true
+{{- else }}
 {{ include "cg.secretEnv" (dict "root" . "name" "REDIS_URL" "key" .Values.secrets.keys.redisUrl) }}
+{{- end }}
 {{ include "cg.secretEnv" (dict "root" . "name" "CG_ENCRYPTION_KEY" "key" .Values.secrets.keys.encryptionKey) }}
 {{- end -}}
 

@@ -56,6 +56,10 @@ false
 - ports:
     - port: {{ $s.port }}
       protocol: TCP
+    {{- range $s.extraPorts }}
+    - port: {{ . }}
+      protocol: TCP
+    {{- end }}
   to:
     {{- if $s.cidrs }}
     {{- include "cg.ipBlocks" (dict "root" .root "cidrs" $s.cidrs) | trim | nindent 4 }}

@@ -7,6 +7,7 @@ import { mkdirSync } from 'node:fs';
 import { present, type HotStore } from '@context-guru/components';
 import { MemoryHotStore } from './memory/memory-hot.store';
 import { RedisHotStore } from './redis/redis-hot.store';
+import type { RedisEndpoint } from './redis/redis-connection';
 import { DurableStore } from './sql/durable.store';
 import { DurableBoot } from './sql/durable-boot';
 import { loadMigrations, type SchemaStatus } from './sql/migrate';
@@ -26,7 +27,8 @@ export type HotKind = (typeof HOT_KINDS)[number];
 export type DurableKind = (typeof DURABLE_KINDS)[number];
 
 export interface CreateStoresOptions {
-  redisUrl?: string;
+  /** REDIS_URL, or a Redis Cluster or Sentinel target (redis/redis-connection.ts). */
+  redisUrl?: RedisEndpoint;
   databaseUrl?: string;
   dataDir: string;
   ttlSeconds: number;
@@ -90,8 +92,12 @@ export function resolveKinds(o: Pick<CreateStoresOptions, 'hot' | 'durable' | 'r
   if (!(DURABLE_KINDS as readonly string[]).includes(durable)) {
     throw new StorageError('invalid_store_config', `unknown durable store "${durable}" (expected ${DURABLE_KINDS.join(' | ')})`);
   }
-  if (hot === 'redis' && !/^rediss?:\/\//.test(o.redisUrl ?? ''))
-    throw new StorageError('invalid_store_config', 'hot store redis needs REDIS_URL (redis:// or rediss://)');
+  if (hot === 'redis' && !(typeof o.redisUrl === 'object' || /^rediss?:\/\//.test(o.redisUrl ?? ''))) {
+    throw new StorageError(
+      'invalid_store_config',
+      'hot store redis needs REDIS_URL (redis:// or rediss://), REDIS_CLUSTER_NODES or REDIS_SENTINELS',
+    );
+  }
   if (durable === 'postgres' && !/^postgres(ql)?:\/\//.test(o.databaseUrl ?? '')) {
     throw new StorageError('invalid_store_config', 'durable store postgres needs DATABASE_URL (postgres:// or postgresql://)');
   }

@@ -4,6 +4,7 @@ export * from './storage-logger';
 export * from './memory/memory-hot.store';
 export * from './memory/ttl-lru.cache';
 export * from './redis/redis-hot.store';
+export * from './redis/redis-connection';
 export * from './sql/sql-client';
 export * from './sql/pg-sql.client';
 export * from './sql/pglite-sql.client';

@@ -5,14 +5,23 @@
 // nothing on the request path. Real processes: a private redis-server (restarted on its own port),
 // the gateway entry, Postgres (through a TCP proxy that can stall it).
 import { Redis } from 'ioredis';
-import { REWRITE_HEADER } from '../../../apps/gateway/src/proxy/chat/respond.step';
-import { startFakeUpstream, type FakeUpstream, type RecordedRequest } from '../../support/fake-upstream';
-import { head, markerIds, markerIdOf, rawMessages, withoutBreakpoints } from '../../support/forwarded-bytes';
+import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream';
+import { markerIds } from '../../support/forwarded-bytes';
 import { freshDatabase, type FreshDatabase } from '../../support/fresh-database';
 import { startPrivateRedis, startReplica, type PrivateRedis, type Replica } from '../../support/replicas';
 import { jsonScript } from '../../support/scripted-model';
 import { startTcpProxy, type TcpProxy } from '../../support/tcp-proxy';
-import { agentSteps, anthropicTurn } from '../../support/transcripts';
+import {
+  expectNoBust,
+  expectResolvable as expectResolvableAt,
+  failOpen as failOpenAt,
+  sendTurn,
+  storeStatus as storeStatusAt,
+  until,
+  type Sent,
+  type Steps,
+} from '../../support/session-turns';
+import { agentSteps } from '../../support/transcripts';
 
 jest.setTimeout(240_000);
 
@@ -48,45 +57,7 @@ afterAll(async () => {
   await db?.drop();
 });
 
-interface Sent {
-  turn: number;
-  forwarded: RecordedRequest;
-  ms: number;
-  /** The response's x-context-guru-rewrite header: a planned (priced) rewrite it announced. */
-  rewrite: string | null;
-}
-
-/** One client turn of `session`: the body the provider got and how long the client waited. */
-async function send(session: string, steps: ReturnType<typeof agentSteps>, t: number): Promise<Sent> {
-  const before = upstream.requests.length;
-  const started = performance.now();
-  const res = await fetch(`${gateway.url}/anthropic/v1/messages`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-api-key': 'sk-ant-test', 'x-context-guru-session': session },
-    body: JSON.stringify(anthropicTurn(steps, t)),
-  });
-  expect(res.status).toBe(200);
-  await res.text();
-  const ms = performance.now() - started;
-  expect(upstream.requests.length).toBe(before + 1);
-  return { turn: t, forwarded: upstream.requests[before]!, ms, rewrite: res.headers.get(REWRITE_HEADER) };
-}
-
-/**
- * No cache bust: the head never changes and every message already sent is re-sent byte for byte,
- * except from the message a turn's planned (priced) rewrite names in its response header.
- */
-function expectNoBust(sent: readonly Sent[]): void {
-  const busts: string[] = [];
-  for (let i = 1; i < sent.length; i++) {
-    const prev = rawMessages(sent[i - 1]!.forwarded.raw).map(withoutBreakpoints);
-    const next = rawMessages(sent[i]!.forwarded.raw).map(withoutBreakpoints);
-    if (head(sent[i]!.forwarded.raw) !== head(sent[0]!.forwarded.raw)) busts.push(`turn ${sent[i]!.turn}: head`);
-    const at = prev.findIndex((m, k) => next[k] !== m);
-    if (at >= 0 && sent[i]!.rewrite !== `planned; from=${at}`) busts.push(`turn ${sent[i]!.turn}: message ${at}`);
-  }
-  expect(busts).toEqual([]);
-}
+const send = (session: string, steps: Steps, t: number): Promise<Sent> => sendTurn(gateway.url, upstream, session, steps, t);
 
 /** Turns (counted from `from`) until a forwarded body carries a marker no earlier one did. */
 function turnsToNewMarker(sent: readonly Sent[], from: number): number | undefined {
@@ -100,31 +71,9 @@ function turnsToNewMarker(sent: readonly Sent[], from: number): number | undefin
   return undefined;
 }
 
-async function expectResolvable(session: string, raw: string): Promise<void> {
-  const ids = [...markerIds(raw)];
-  expect(ids.length).toBeGreaterThan(0);
-  for (const id of ids) {
-    const res = await fetch(`${gateway.url}/expand?id=${id}`, { headers: { 'x-context-guru-session': session } });
-    expect([id, res.status]).toEqual([id, 200]);
-    expect(markerIdOf(await res.text())).toBe(id);
-  }
-}
-
-async function failOpen(): Promise<number> {
-  return ((await (await fetch(`${gateway.url}/stats`)).json()) as { fail_open: number }).fail_open;
-}
-
-async function storeStatus(): Promise<string> {
-  return ((await (await fetch(`${gateway.url}/readyz`)).json()) as { store: { status: string } }).store.status;
-}
-
-async function until(what: () => Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    if (await what()) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('condition never met');
-}
+const expectResolvable = (session: string, raw: string) => expectResolvableAt(gateway.url, session, raw);
+const failOpen = () => failOpenAt(gateway.url);
+const storeStatus = () => storeStatusAt(gateway.url);
 
 /** The median client wait of turns `from`..`to` (a figure printed, never asserted). */
 function medianMs(sent: readonly Sent[], from: number, to: number): number {

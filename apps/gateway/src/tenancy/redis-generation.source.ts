@@ -1,19 +1,18 @@
 // Hears generation announcements on the Redis control channel (a dedicated subscriber
 // connection; ioredis resubscribes after a reconnect). A message is only a hint to read Postgres
 // now; anything that is not a decimal generation is ignored.
-import { Redis } from 'ioredis';
-import { controlChannel, type GenerationSource } from '@context-guru/storage';
+import { controlChannel, openRedis, type GenerationSource, type RedisClient, type RedisEndpoint } from '@context-guru/storage';
 import { errorText, type Logger } from '../observability/logger';
 
 export class RedisGenerationSource implements GenerationSource {
   private readonly listeners = new Set<(generation: number) => void>();
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
   private readonly channel: string;
 
-  constructor(o: { url: string; prefix?: string; log: Logger }) {
+  constructor(o: { url: RedisEndpoint; prefix?: string; log: Logger }) {
     this.channel = controlChannel(o.prefix);
     // No offline queue limit matters here: a subscriber sends nothing but SUBSCRIBE.
-    this.redis = new Redis(o.url, { lazyConnect: true, maxRetriesPerRequest: null });
+    this.redis = openRedis(o.url, { lazyConnect: true, maxRetriesPerRequest: null });
     let warned = false;
     this.redis.on('error', (err) => {
       if (!warned) o.log.warn('control subscriber redis error (the poll covers it)', { error: errorText(err) });

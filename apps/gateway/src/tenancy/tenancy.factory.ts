@@ -2,7 +2,7 @@
 // (when there is a database) the sync that keeps it at the control plane's generation, the Redis
 // or in-process announcements that wake it, and the replica heartbeat. Without a database the
 // directory serves the PRESET / CONFIG tenant alone and knows no keys.
-import type { GenerationSource, SqlClient } from '@context-guru/storage';
+import type { GenerationSource, RedisEndpoint, SqlClient } from '@context-guru/storage';
 import type { Logger } from '../observability/logger';
 import type { GatewayMetrics } from '../observability/metrics';
 import { ControlSync } from './control-sync';
@@ -18,7 +18,7 @@ export interface TenancyOptions {
   sql?: SqlClient;
   /** Announcements: the embedded process's in-process bus, and/or Redis. */
   source?: GenerationSource;
-  redis?: { url: string; prefix?: string };
+  redis?: { url: RedisEndpoint; prefix?: string };
   replicaId?: string;
   log: Logger;
   metrics: GatewayMetrics;

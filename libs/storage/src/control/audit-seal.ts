@@ -5,9 +5,9 @@
 import { createHmac } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync, renameSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { Redis } from 'ioredis';
 import type { KeyRing } from '../crypto/keyring';
 import type { SqlClient } from '../sql/sql-client';
+import { openRedis, type RedisClient, type RedisEndpoint } from '../redis/redis-connection';
 
 export interface AnchoredHead {
   id: number;
@@ -89,13 +89,13 @@ return 1
 /** The server's anchor: one Redis key (another system than the database it vouches for). */
 export class RedisAuditAnchor implements AuditAnchor {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly key: string,
     private readonly seal: Pick<AuditSeal, 'mac'>,
   ) {}
 
-  static open(url: string, prefix: string, seal: Pick<AuditSeal, 'mac'>): RedisAuditAnchor {
-    return new RedisAuditAnchor(new Redis(url, { maxRetriesPerRequest: 1 }), `${prefix}audit:anchor`, seal);
+  static open(url: RedisEndpoint, prefix: string, seal: Pick<AuditSeal, 'mac'>): RedisAuditAnchor {
+    return new RedisAuditAnchor(openRedis(url, { maxRetriesPerRequest: 1 }), `${prefix}audit:anchor`, seal);
   }
 
   close(): void {
@@ -124,7 +124,7 @@ export interface AuditSealing {
 export function auditSealing(
   keys: KeyRing,
   sql: SqlClient,
-  where: { redisUrl?: string; redisPrefix?: string; dataDir: string },
+  where: { redisUrl?: RedisEndpoint; redisPrefix?: string; dataDir: string },
   sealChain: (sql: SqlClient, seal: AuditSeal) => Promise<void>,
 ): AuditSealing {
   let made: Promise<AuditSeal> | undefined;

@@ -4,9 +4,9 @@
 // processes, an in-process bus in the embedded single process). The announcement only wakes
 // replicas early: they read the truth from Postgres, and a poll covers a lost message.
 import { EventEmitter } from 'node:events';
-import { Redis } from 'ioredis';
 import { errorText, silentLogger, type StorageLogger } from '../storage-logger';
 import { col, firstRow, type SqlQueryable } from '../sql/sql-client';
+import { openRedis, type RedisClient, type RedisEndpoint } from '../redis/redis-connection';
 
 /** The Redis channel a new generation is published on: `<REDIS_PREFIX or "cg:">control`. */
 export function controlChannel(prefix?: string): string {
@@ -59,7 +59,7 @@ export class InProcessGenerationBus implements GenerationNotifier, GenerationSou
 /** Publishes the decimal generation on the control channel. */
 export class RedisGenerationPublisher implements GenerationNotifier {
   private constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly channel: string,
     private readonly log: StorageLogger,
   ) {}
@@ -68,8 +68,8 @@ export class RedisGenerationPublisher implements GenerationNotifier {
    * Never fails the caller's boot: a Redis that is down now is retried in the background, and a
    * generation announced meanwhile is only logged (replicas poll the database anyway).
    */
-  static async connect(o: { url: string; prefix?: string; log?: StorageLogger }): Promise<RedisGenerationPublisher> {
-    const redis = new Redis(o.url, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false });
+  static async connect(o: { url: RedisEndpoint; prefix?: string; log?: StorageLogger }): Promise<RedisGenerationPublisher> {
+    const redis = openRedis(o.url, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false });
     const log = o.log ?? silentLogger;
     redis.on('error', (err) => log.warn('control publisher redis error', { err: errorText(err) }));
     await redis.connect().catch((err: unknown) => log.warn('control publisher not connected yet (retrying)', { err: errorText(err) }));

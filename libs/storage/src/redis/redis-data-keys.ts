@@ -1,11 +1,11 @@
 // Wrapped data keys in Redis, for a deployment without a database: one hash per scope, a field per
 // version (`keyId:base64`), written HSETNX so the first replica to create a version wins.
-import type { Redis } from 'ioredis';
 import type { DataKeyStore, WrappedDataKey } from '../crypto/data-keys';
+import { scanKeys, type RedisClient } from './redis-connection';
 
 export class RedisDataKeyStore implements DataKeyStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
     private readonly answered: <T>(p: Promise<T>) => Promise<T>,
   ) {}
@@ -30,12 +30,12 @@ export class RedisDataKeyStore implements DataKeyStore {
 
   async scopes(): Promise<string[]> {
     const out: string[] = [];
-    let cursor = '0';
-    do {
-      const [next, keys] = await this.answered(this.redis.scan(cursor, 'MATCH', `${this.prefix}datakeys:*`, 'COUNT', 500));
-      out.push(...keys.map((k) => decodeURIComponent(k.slice(`${this.prefix}datakeys:`.length))));
-      cursor = next;
-    } while (cursor !== '0');
+    await scanKeys(
+      this.redis,
+      `${this.prefix}datakeys:*`,
+      async (keys) => void out.push(...keys.map((k) => decodeURIComponent(k.slice(`${this.prefix}datakeys:`.length)))),
+      this.answered,
+    );
     return out;
   }
 

@@ -2,19 +2,21 @@
 // trip (a pipeline, MULTI or script) and rejects promptly while Redis is down so the gateway can
 // fail open; the client reconnects by itself when Redis returns.
 import type { HotStore, SessionSnapshot, SessionWrites, StashEntry, StoreHealth, TurnRecord, TurnWrites } from '@context-guru/components';
-import { Redis, ReplyError, type RedisOptions } from 'ioredis';
+import { ReplyError, type Redis } from 'ioredis';
 import { StorageError } from '../storage-errors';
 import { errorText, silentLogger, type StorageLogger } from '../storage-logger';
 import { loopFairDeadline } from '../loop-fair-deadline';
 import type { DataKeyStore } from '../crypto/data-keys';
 import type { KeyRing } from '../crypto/keyring';
 import { frozenAad, sealEntries, stashAad } from '../crypto/sealed-value';
+import { openRedis, scanKeys, type RedisClient, type RedisConnectOptions, type RedisEndpoint } from './redis-connection';
 import { RedisDataKeyStore } from './redis-data-keys';
-import { parseTurn, unavailable, waitReady } from './redis-replies';
+import { parseTurn, unavailable, unavailableReply, waitReady } from './redis-replies';
 import { ADVANCE_TURN, GET_STASH, LOAD_SESSION, WRITE_TURN } from './redis-scripts';
 
 export interface RedisHotStoreOptions {
-  url: string;
+  /** REDIS_URL, or a Redis Cluster or Sentinel target (redis-connection.ts). */
+  url: RedisEndpoint;
   /** Prefix of every key (default `cg:`); tests use a unique one per run. */
   prefix?: string;
   /** Sliding TTL of every entry (default 10 000 s). */
@@ -45,7 +47,7 @@ interface Scripts {
 type LoadReply = [string[], string[], string[], number, number, string | null];
 /** What one write script call carries (a turn's, or one method's part of it). */
 type WriteParts = Pick<TurnWrites, 'session' | 'conversation' | 'stash' | 'writes' | 'rewritten' | 'unknown'>;
-type ScriptedRedis = Redis & Scripts;
+type ScriptedRedis = RedisClient & Scripts;
 
 export class RedisHotStore implements HotStore {
   readonly kind = 'redis';
@@ -84,7 +86,7 @@ export class RedisHotStore implements HotStore {
   /** Connects and waits until Redis answers; throws after readyTimeoutMs (boot fails loudly). */
   static async connect(o: RedisHotStoreOptions): Promise<RedisHotStore> {
     const log = o.log ?? silentLogger;
-    const opts: RedisOptions = {
+    const opts: RedisConnectOptions = {
       lazyConnect: true,
       // Fail fast instead of queueing: a request must never wait on a Redis that is away.
       enableOfflineQueue: false,
@@ -97,7 +99,7 @@ export class RedisHotStore implements HotStore {
       // Reconnect forever with a capped backoff: recovery needs no restart.
       retryStrategy: (times) => Math.min(100 * times, 2000),
     };
-    const redis = new Redis(o.url, opts) as ScriptedRedis;
+    const redis = openRedis(o.url, opts) as ScriptedRedis;
     redis.defineCommand('cgAdvanceTurn', { lua: ADVANCE_TURN, numberOfKeys: 2 });
     redis.defineCommand('cgGetStash', { lua: GET_STASH, numberOfKeys: 2 });
     redis.defineCommand('cgLoadSession', { lua: LOAD_SESSION });
@@ -217,12 +219,13 @@ export class RedisHotStore implements HotStore {
   }
 
   private async unlinkMatching(pattern: string): Promise<void> {
-    let cursor = '0';
-    do {
-      const [next, keys] = await this.answered(this.redis.scan(cursor, 'MATCH', pattern, 'COUNT', 500));
-      if (keys.length) await this.answered(this.redis.unlink(...keys));
-      cursor = next;
-    } while (cursor !== '0');
+    // The keys matched share the tenant's hash tag, so one UNLINK never spans cluster slots.
+    await scanKeys(
+      this.redis,
+      pattern,
+      async (keys) => void (await this.answered(this.redis.unlink(...keys))),
+      (p) => this.answered(p),
+    );
   }
 
   health(): StoreHealth {
@@ -334,13 +337,14 @@ export class RedisHotStore implements HotStore {
 
   /**
    * Every Redis failure but an error reply is one of answering (closed, refused, timed out, offline
-   * queue disabled): it rejects as `store_unavailable`. An error reply (a script bug) passes as is.
+   * queue disabled), and so are the replies of a node that cannot serve now (READONLY after a
+   * failover, …): they reject as `store_unavailable`. Any other error reply (a script bug) passes as is.
    */
   private async answered<T>(p: Promise<T>): Promise<T> {
     try {
       return await loopFairDeadline(p, this.commandTimeoutMs, this.late);
     } catch (err) {
-      throw err instanceof ReplyError || err instanceof StorageError ? err : unavailable(err);
+      throw (err instanceof ReplyError && !unavailableReply(err)) || err instanceof StorageError ? err : unavailable(err);
     }
   }
 
@@ -350,7 +354,7 @@ export class RedisHotStore implements HotStore {
     if (!res) throw new StorageError('store_unavailable', 'redis: transaction aborted');
     const out: unknown[] = [];
     for (const [err, value] of res) {
-      if (err) throw err instanceof ReplyError ? err : unavailable(err);
+      if (err) throw err instanceof ReplyError && !unavailableReply(err) ? err : unavailable(err);
       out.push(value);
     }
     return out;

@@ -1,12 +1,21 @@
 // What the hot store makes of Redis's answers and its connection: a failure to answer becomes
 // `store_unavailable`, a stored turn record is read defensively, and start-up waits for `ready`.
 import type { TurnRecord } from '@context-guru/components';
-import type { Redis } from 'ioredis';
 import { StorageError } from '../storage-errors';
 import { errorText } from '../storage-logger';
+import type { RedisClient } from './redis-connection';
 
 export function unavailable(err: unknown): StorageError {
   return new StorageError('store_unavailable', `redis did not answer: ${errorText(err)}`, { cause: err });
+}
+
+/**
+ * Error replies that say the node cannot serve now, not that a command is wrong: a replica after a
+ * failover (READONLY), a cluster without a primary for the slot (CLUSTERDOWN), a slot mid-move
+ * (TRYAGAIN), a node still loading its data (LOADING), a replica whose primary is gone (MASTERDOWN).
+ */
+export function unavailableReply(err: unknown): boolean {
+  return err instanceof Error && /^(READONLY|CLUSTERDOWN|TRYAGAIN|LOADING|MASTERDOWN)\b/.test(err.message);
 }
 
 export function parseTurn(raw: string): TurnRecord | null {
@@ -20,7 +29,7 @@ function finite(x: number | undefined): x is number {
   return x !== undefined && Number.isFinite(x);
 }
 
-export function waitReady(redis: Redis, timeoutMs: number): Promise<void> {
+export function waitReady(redis: RedisClient, timeoutMs: number): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => {
       redis.disconnect();
