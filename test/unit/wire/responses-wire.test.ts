@@ -110,7 +110,8 @@ describe('encoding a Responses body', () => {
     expect(r.raw).toBe(raw);
   });
 
-  it('discards a restructured list (a summary) instead of rebuilding items', () => {
+  it('discards a summary that would part a call from its output (the provider would refuse the rebuilt items)', () => {
+    // Drops the user turn, the c1/c2 call turn and c1's output, keeps c2's: c2 would answer nothing.
     const out: Message[] = [view.messages[0]!, { role: 'user', content: 'summary' }, ...view.messages.slice(4)];
     const r = encodeRequest(view, out, { injectExpand: false });
     expect(r.raw).toBe(raw);

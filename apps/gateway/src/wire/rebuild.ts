@@ -28,7 +28,7 @@ function matches(out: Message | undefined, orig: Message | undefined): boolean {
 }
 
 /** Text of a message that may be emitted as fresh JSON; null when it carries ids or non-text blocks. */
-function freshTexts(m: Message): string[] | null {
+export function freshTexts(m: Message): string[] | null {
   if (keyed(m) || m.name !== undefined) return null;
   if (typeof m.content === 'string') return [m.content];
   if (!Array.isArray(m.content)) return null;
@@ -44,7 +44,7 @@ function freshTexts(m: Message): string[] | null {
  * out index → original index (or -1 for a new message): a matching prefix, then new messages in
  * place of at least one received message, then a matching suffix. Null for any other shape.
  */
-function alignRebuild(original: readonly Message[], out: readonly Message[]): number[] | null {
+export function alignRebuild(original: readonly Message[], out: readonly Message[]): number[] | null {
   const n = original.length;
   const m = out.length;
   const lim = Math.min(n, m);
@@ -63,12 +63,12 @@ function alignRebuild(original: readonly Message[], out: readonly Message[]): nu
 type Piece =
   { kind: 'raw'; body: number; role: string; edits: Edit[]; appended: string[] } | { kind: 'new'; role: string; texts: string[] };
 
-type RawPiece = Extract<Piece, { kind: 'raw' }>;
+export type RawPiece = Extract<Piece, { kind: 'raw' }>;
 
 const textBlock = (t: string) => JSON.stringify({ type: 'text', text: t });
 
 /** A received body message with its edits applied and any appended text blocks (Anthropic). */
-function renderRaw(view: WireView, piece: RawPiece): string | null {
+export function renderRaw(view: WireView, piece: RawPiece): string | null {
   const span = view.index.message(piece.body);
   if (!span) return null;
   const raw = view.raw;
@@ -192,8 +192,8 @@ function renderPieces(view: WireView, pieces: readonly Piece[]): string[] | null
  * The received body with its messages array replaced (and the expand tool injected), or null when
  * the provider would refuse it where it accepted the received one, or it holds too many breakpoints.
  */
-function checkedBody(view: WireView, rendered: readonly string[], inj: Edit | null): Rebuilt | null {
-  const span = view.index.topLevel('messages');
+export function checkedBody(view: WireView, rendered: readonly string[], inj: Edit | null): Rebuilt | null {
+  const span = view.index.topLevel(view.index.listKey);
   if (!span) return null;
   const edits: Edit[] = [{ start: span.start, end: span.end, text: `[${rendered.join(',')}]` }];
   if (inj) edits.push(inj);
@@ -208,7 +208,7 @@ function checkedBody(view: WireView, rendered: readonly string[], inj: Edit | nu
 
 /** The rebuilt body, or null to decline. `inj` is the expand-tool edit when one is wanted. */
 export function rebuildRequest(view: WireView, out: readonly Message[], inj: Edit | null, planFn: PlanFn): Rebuilt | null {
-  // Responses items are never restructured: only tool outputs are rewritten, each in place.
+  // Responses items have their own rebuild (rebuild-responses.ts).
   if (view.dialect === 'responses') return null;
   const map = alignRebuild(view.original, out);
   const fates = map ? bodyFates(view, map) : null;

@@ -14,6 +14,7 @@ import { normalizeOpenAI, planOpenAI, type Normalized } from './openai.wire';
 import { normalizeResponses, planResponses, responsesHeads } from './responses.wire';
 import type { OutChunks } from './out-chunks';
 import { rebuildRequest } from './rebuild';
+import { rebuildResponses } from './rebuild-responses';
 import { applyEdits, overlapsAny, sameMessage, type Plan } from './splice';
 import { WireError, type Dialect, type Edit, type EncodeResult, type Slot, type WireView } from './wire.types';
 
@@ -331,7 +332,8 @@ function acceptTrails(trails: readonly Edit[][], edits: readonly Edit[], reused:
  */
 function encodeRebuild(view: WireView, out: Message[], opts: EncodeOptions, unchanged: EncodeResult): EncodeResult {
   const inj = opts.injectExpand ? injection(view) : null;
-  const rebuilt = rebuildRequest(view, out, inj, (i, before, after) => {
+  const rebuild = view.dialect === 'responses' ? rebuildResponses : rebuildRequest;
+  const rebuilt = rebuild(view, out, inj, (i, before, after) => {
     const slot = view.slots[i];
     return slot ? plan(view, slot, before, after) : null;
   });
