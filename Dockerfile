@@ -22,6 +22,7 @@ COPY apps/embedded/package.json apps/embedded/
 COPY libs/components/package.json libs/components/
 COPY libs/dsl/package.json libs/dsl/
 COPY libs/storage/package.json libs/storage/
+COPY libs/engine/package.json libs/engine/
 RUN npm ci --no-audit --no-fund
 COPY apps apps
 COPY libs libs
@@ -37,6 +38,7 @@ COPY apps/embedded/package.json apps/embedded/
 COPY libs/components/package.json libs/components/
 COPY libs/dsl/package.json libs/dsl/
 COPY libs/storage/package.json libs/storage/
+COPY libs/engine/package.json libs/engine/
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
 # --- runtime: compiled code, production node_modules, migrations, builtin filters -------------------
@@ -52,6 +54,8 @@ COPY --from=build /app/libs/dsl/dist ./libs/dsl/dist
 COPY --from=build /app/libs/dsl/builtins ./libs/dsl/builtins
 COPY --from=build /app/libs/storage/package.json ./libs/storage/package.json
 COPY --from=build /app/libs/storage/dist ./libs/storage/dist
+COPY --from=build /app/libs/engine/package.json ./libs/engine/package.json
+COPY --from=build /app/libs/engine/dist ./libs/engine/dist
 COPY --from=build /app/apps/gateway/package.json ./apps/gateway/package.json
 COPY --from=build /app/apps/gateway/dist ./apps/gateway/dist
 COPY --from=build /app/apps/admin/package.json ./apps/admin/package.json

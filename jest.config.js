@@ -17,7 +17,7 @@ const shared = {
   transformIgnorePatterns: [`/node_modules/(?!(${esmOnly})/)`],
   moduleFileExtensions: ['ts', 'js', 'mjs', 'cjs', 'json'],
   moduleNameMapper: {
-    '^@context-guru/(components|dsl|storage)$': '<rootDir>/libs/$1/src/index.ts',
+    '^@context-guru/(components|dsl|storage|engine)$': '<rootDir>/libs/$1/src/index.ts',
     '^@context-guru/(admin|gateway|embedded)$': '<rootDir>/apps/$1/src/index.ts',
   },
 };

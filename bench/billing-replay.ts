@@ -5,13 +5,16 @@
 // Shared by the billing benchmark and the test-tier replay gate.
 import type { Dialect } from '@context-guru/components';
 import { MemoryHotStore } from '@context-guru/storage';
-import { prepareRequest } from '../apps/gateway/src/proxy/prepare-request';
-import { createLogger } from '../apps/gateway/src/observability/logger';
-import type { StatsRollup } from '../apps/gateway/src/observability/stats';
-import { createTenantRuntime, loadConfigDocument } from '../apps/gateway/src/tenancy/tenant-runtime';
+import {
+  prepareRequest,
+  createLogger,
+  createTenantRuntime,
+  loadConfigDocument,
+  DEFAULT_PAYBACK_TURNS,
+  createPriceTable,
+} from '@context-guru/engine';
+import type { StatsRollup } from '@context-guru/gateway';
 import { FidelityCheck, type Fidelity } from './fidelity-check';
-import { DEFAULT_PAYBACK_TURNS } from '../apps/gateway/src/env';
-import { createPriceTable } from '../apps/gateway/src/observability/price-table';
 import { FIVE_MINUTES, PromptCacheSim, SIMULATED_PRICES, headChanged, prefixBust, type Bill } from '../test/support/prompt-cache';
 
 type Json = Record<string, unknown>;

@@ -4,9 +4,7 @@
 // can remove from a transcript; on cache-aware traffic the tail gate spreads it over turns.
 import { REGISTRY, countTokens, systemClock, PRESET_NAMES } from '@context-guru/components';
 import { MemoryHotStore } from '@context-guru/storage';
-import { createLogger } from '../apps/gateway/src/observability/logger';
-import { prepareRequest } from '../apps/gateway/src/proxy/prepare-request';
-import { createTenantRuntime } from '../apps/gateway/src/tenancy/tenant-runtime';
+import { createLogger, prepareRequest, createTenantRuntime } from '@context-guru/engine';
 import { anthropicTurn, openaiTurn } from '../test/support/transcripts';
 import { corpus } from './corpus';
 import { table } from './bench-util';

@@ -5,7 +5,7 @@
 // marker names). Whitespace is folded on both sides: reformatting a line loses no fact. And every
 // forwarded request must pass the provider shape validator.
 import { markerIds, stashId, type Dialect } from '@context-guru/components';
-import { validateProviderShape } from '../apps/gateway/src/wire/shape-validator';
+import { validateProviderShape } from '@context-guru/engine';
 
 export interface Fidelity {
   /** Needles the client's requests held, counted once each. */

@@ -7,8 +7,7 @@
 // holdout` and its bounded test (test/e2e/holdout-replay.test.ts).
 import type { Dialect } from '@context-guru/components';
 import type { SavingsEstimate } from '@context-guru/storage';
-import { armPoint } from '../apps/gateway/src/holdout/arm';
-import { sessionHash } from '../apps/gateway/src/observability/request-trace';
+import { armPoint, sessionHash } from '@context-guru/engine';
 import { startFakeUpstream } from '../test/support/fake-upstream';
 import { startGateway } from '../test/support/gateway-harness';
 import { PromptCacheSim, cachingScript } from '../test/support/prompt-cache';

@@ -5,10 +5,7 @@
 // their text as the turn cache decoded it). In-process, memory store, no network: this is exactly
 // the time the gateway adds to a request.
 import { MemoryHotStore } from '@context-guru/storage';
-import { tuneHeap } from '../apps/gateway/src/heap-tuning';
-import { upstreamBytes } from '../apps/gateway/src/proxy/chat/upstream-body';
-import { prepareRequest } from '../apps/gateway/src/proxy/prepare-request';
-import { createTenantRuntime } from '../apps/gateway/src/tenancy/tenant-runtime';
+import { tuneHeap, upstreamBytes, prepareRequest, createTenantRuntime } from '@context-guru/engine';
 import { prepareDeps } from '../test/support/prepare-deps';
 import { agentSteps, openaiTurn, anthropicTurn } from '../test/support/transcripts';
 import { percentile, table } from './bench-util';

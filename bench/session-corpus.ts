@@ -6,7 +6,7 @@ import { agentSteps, anthropicTurn, openaiTurn, type AgentStep } from '../test/s
 import { fixtureCommandSteps } from './corpus';
 import { realCorpus, realRequest } from './real-corpus';
 import { anthropicTrajectoryBody, openaiTrajectoryBody, trajectories } from './trajectories';
-import type { Dialect } from '../apps/gateway/src/wire/wire.types';
+import { type Dialect } from '@context-guru/engine';
 
 export interface ReplayedSession {
   name: string;

@@ -3,8 +3,7 @@
 // Redis round trips one request makes. Needs REDIS_URL / DATABASE_URL (defaults: loopback).
 import { type HotStore } from '@context-guru/components';
 import { createStores, DurableStore, MemoryHotStore, PgSqlClient, RedisHotStore, TieredHotStore } from '@context-guru/storage';
-import { prepareRequest } from '../apps/gateway/src/proxy/prepare-request';
-import { createTenantRuntime } from '../apps/gateway/src/tenancy/tenant-runtime';
+import { prepareRequest, createTenantRuntime } from '@context-guru/engine';
 import { prepareDeps } from '../test/support/prepare-deps';
 import { agentSteps, anthropicTurn } from '../test/support/transcripts';
 import { percentile, table } from './bench-util';

@@ -13,7 +13,7 @@ import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { validateProviderShape } from '../apps/gateway/src/wire/shape-validator';
+import { validateProviderShape } from '../libs/engine/src/wire/shape-validator';
 import { readConversation, type Conversation } from './real-import/conversation';
 import { anthropicSession, openaiSession } from './real-import/dialects';
 import { findNeedles } from './real-import/needles';

@@ -10,6 +10,7 @@ const aliases = {
   '@context-guru/components': path.join(root, 'libs/components/src/index.ts'),
   '@context-guru/dsl': path.join(root, 'libs/dsl/src/index.ts'),
   '@context-guru/storage': path.join(root, 'libs/storage/src/index.ts'),
+  '@context-guru/engine': path.join(root, 'libs/engine/src/index.ts'),
   '@context-guru/admin': path.join(root, 'apps/admin/src/index.ts'),
   '@context-guru/gateway': path.join(root, 'apps/gateway/src/index.ts'),
   '@context-guru/embedded': path.join(root, 'apps/embedded/src/index.ts'),

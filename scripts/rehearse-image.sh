@@ -10,7 +10,7 @@ R="$(cd "$(dirname "$0")/.." && pwd)"
 : "${DATABASE_URL:?set DATABASE_URL}" "${REDIS_URL:?set REDIS_URL}"
 W=$(mktemp -d /tmp/cg-image-rehearsal.XXXXXX)
 trap 'rm -rf "$W"' EXIT
-WS="apps/gateway apps/admin apps/embedded libs/components libs/dsl libs/storage"
+WS="apps/gateway apps/admin apps/embedded libs/components libs/dsl libs/storage libs/engine"
 mkdir -p "$W/build" "$W/deps" "$W/app"
 echo "== build stage"
 cp "$R"/package.json "$R"/package-lock.json "$R"/tsconfig.base.json "$R"/tsconfig.build.json "$W/build/"

@@ -2,7 +2,7 @@
 // variable is one problem with its code, variable and whole message; the real admin main given all
 // of them at once exits 1 printing every line; every code it uses is one docs/errors.md lists.
 import { parseAdminEnv } from '../../apps/admin/src/admin-env';
-import { ENV_ERRORS, type EnvErrorCode } from '../../apps/gateway/src/env-errors';
+import { ENV_ERRORS, type EnvErrorCode } from '../../libs/engine/src/env/env-errors';
 import { documentedCodes } from '../support/error-docs';
 import { bootEntry, problemsOf as problemsOfParser } from '../support/env-boot';
 

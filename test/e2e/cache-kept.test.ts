@@ -9,7 +9,7 @@ import { startGateway, type GatewayHarness } from '../support/gateway-harness';
 import { PromptCacheSim, cachingScript, canonicalMessages, prefixBust, promptSegments, type BilledRequest } from '../support/prompt-cache';
 import { anthropicJson, openaiJson, readTurn } from '../support/scripted-model';
 import { agentSteps, anthropicTurn, openaiTurn, type AgentStep } from '../support/transcripts';
-import { validateProviderShape } from '../../apps/gateway/src/wire/shape-validator';
+import { validateProviderShape } from '../../libs/engine/src/wire/shape-validator';
 
 const CONFIG = 'pipeline: [format, dedup, collapse, mask]\ncomponents:\n  mask: { keep_recent: 3, cold_cache: true }\n';
 const TURNS = 34;

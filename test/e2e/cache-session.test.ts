@@ -5,7 +5,7 @@
 // and re-derives the same bytes when its store lost the frozen decisions.
 import type { Dialect, HotStore, SessionSnapshot, SessionWrites, StashEntry, StoreHealth, TurnRecord } from '@context-guru/components';
 import { MemoryHotStore } from '@context-guru/storage';
-import { RawIndex } from '../../apps/gateway/src/wire/raw-index';
+import { RawIndex } from '../../libs/engine/src/wire/raw-index';
 import { startFakeUpstream, type FakeUpstream, type RecordedRequest } from '../support/fake-upstream';
 import { startGateway, type GatewayHarness } from '../support/gateway-harness';
 import {

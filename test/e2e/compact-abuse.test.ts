@@ -2,7 +2,7 @@
 // (COMPACT_PER_MINUTE); and its `?preset=` would let any client run another pipeline than the
 // operator's, so it is refused unless COMPACT_PRESET_OVERRIDE=true. Before, 30 × 1 MB /compact
 // calls ran back to back and every `?preset=` was honoured.
-import { RateLimit } from '../../apps/gateway/src/rate-limit';
+import { RateLimit } from '../../libs/engine/src/shared/rate-limit';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { openAiCompletion } from '../support/fake-upstream-json';
 import { startGateway, type GatewayHarness } from '../support/gateway-harness';

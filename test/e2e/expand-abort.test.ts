@@ -5,7 +5,7 @@
 // on serving the next request.
 import { request, type ClientRequest } from 'node:http';
 import type { Dialect } from '@context-guru/components';
-import { validateProviderShape } from '../../apps/gateway/src/wire/shape-validator';
+import { validateProviderShape } from '../../libs/engine/src/wire/shape-validator';
 import { startFakeUpstream, type FakeUpstream, type RecordedRequest, type ScriptedReply } from '../support/fake-upstream';
 import { anthropicMessage, openAiCompletion } from '../support/fake-upstream-json';
 import { anthropicSse, openAiSse, type AnthropicBlock } from '../support/fake-upstream-sse';

@@ -5,7 +5,7 @@
 // validator (each tool_use answered exactly once).
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { validateProviderShape } from '../../apps/gateway/src/wire/shape-validator';
+import { validateProviderShape } from '../../libs/engine/src/wire/shape-validator';
 import { startFakeUpstream, type FakeUpstream, type RecordedRequest, type ScriptedReply } from '../support/fake-upstream';
 import { anthropicMessage, openAiCompletion } from '../support/fake-upstream-json';
 import { anthropicSse, openAiSse, SIGNATURE, type AnthropicBlock } from '../support/fake-upstream-sse';

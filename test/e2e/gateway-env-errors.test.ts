@@ -3,7 +3,7 @@
 // embedded process) given a bad value of each refuses to start and prints them all, one line
 // each; docs/errors.md lists exactly those codes.
 import { parseEnv } from '../../apps/gateway/src/env';
-import { ENV_ERRORS, type EnvErrorCode } from '../../apps/gateway/src/env-errors';
+import { ENV_ERRORS, type EnvErrorCode } from '../../libs/engine/src/env/env-errors';
 import { documentedCodes } from '../support/error-docs';
 import { bootEntry, problemsOf as problemsOfParser } from '../support/env-boot';
 

@@ -1,10 +1,10 @@
 // A holdout session is forwarded byte-identically to a bypassed one for its whole life — with a
 // pipeline that rewrites a treated session beside it, INJECT_EXPAND=always and cacheinject in the
 // pipeline — and is still counted: /stats marks its requests as holdout, the metrics by arm.
-import { armPoint } from '../../apps/gateway/src/holdout/arm';
-import { sessionHash } from '../../apps/gateway/src/observability/request-trace';
+import { armPoint } from '../../libs/engine/src/session/arm';
+import { sessionHash } from '../../libs/engine/src/session/session-point';
 import { startOtlpReceiver, type OtlpReceiver } from '../support/otlp-receiver';
-import { validateProviderShape } from '../../apps/gateway/src/wire/shape-validator';
+import { validateProviderShape } from '../../libs/engine/src/wire/shape-validator';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { startGateway, type GatewayHarness } from '../support/gateway-harness';
 import { jsonScript } from '../support/scripted-model';

@@ -3,7 +3,7 @@
 // fake provider. Every body the gateway emits passes the provider shape validator; a re-sent output
 // or an unchanged history costs no second model call and keeps its bytes; the gateway's own spend
 // shows up in /stats next to the savings.
-import { validateProviderShape } from '../../apps/gateway/src/wire/shape-validator';
+import { validateProviderShape } from '../../libs/engine/src/wire/shape-validator';
 import { startFakeModel, program, type FakeModelServer } from '../support/fake-model-server';
 import { startFakeUpstream, type FakeUpstream, type RecordedRequest } from '../support/fake-upstream';
 import { startGateway, type GatewayHarness } from '../support/gateway-harness';

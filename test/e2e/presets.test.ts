@@ -1,7 +1,7 @@
 // Every seed preset serves both chat routes and /compact: the answer is relayed unchanged, and
 // every body the gateway forwards passes the provider shape validator.
 import { PRESET_NAMES } from '@context-guru/components';
-import { validateProviderShape } from '../../apps/gateway/src/wire/shape-validator';
+import { validateProviderShape } from '../../libs/engine/src/wire/shape-validator';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { startGateway } from '../support/gateway-harness';
 import { jsonScript } from '../support/scripted-model';

@@ -6,7 +6,7 @@
 // forwarded item of one turn is forwarded byte-identical on the next. The other routes Codex calls
 // pass through, and a WebSocket upgrade is refused at once with 426.
 import { request } from 'node:http';
-import { validateProviderShape } from '../../apps/gateway/src/wire/shape-validator';
+import { validateProviderShape } from '../../libs/engine/src/wire/shape-validator';
 import { startFakeUpstream, type FakeUpstream, type RecordedRequest, type ScriptedReply } from '../support/fake-upstream';
 import { startGateway, type GatewayHarness } from '../support/gateway-harness';
 import { reasoningItem, responseJson, responseSse, responsesTurn, textItem } from '../support/responses-fixtures';

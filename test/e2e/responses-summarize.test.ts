@@ -5,7 +5,7 @@
 // summary is replayed byte-identically on the next turns; its marker expands to the summarized
 // span. A session whose middle holds a compaction item, and a body continuing a stored response,
 // keep every item as received: there is nothing the gateway could summarize them from.
-import { validateProviderShape } from '../../apps/gateway/src/wire/shape-validator';
+import { validateProviderShape } from '../../libs/engine/src/wire/shape-validator';
 import { startFakeModel, type FakeModelServer } from '../support/fake-model-server';
 import { startFakeUpstream, type FakeUpstream, type RecordedRequest } from '../support/fake-upstream';
 import { startGateway, type GatewayHarness } from '../support/gateway-harness';

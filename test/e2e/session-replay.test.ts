@@ -5,7 +5,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { createHash } from 'node:crypto';
-import { validateProviderShape } from '../../apps/gateway/src/wire/shape-validator';
+import { validateProviderShape } from '../../libs/engine/src/wire/shape-validator';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { startGateway, type GatewayHarness } from '../support/gateway-harness';
 import { jsonScript, sha } from '../support/scripted-model';

@@ -16,7 +16,7 @@ import {
   openAiExpandSse,
   SIGNATURE,
 } from '../support/fake-upstream-sse';
-import { validateProviderShape } from '../../apps/gateway/src/wire/shape-validator';
+import { validateProviderShape } from '../../libs/engine/src/wire/shape-validator';
 import { startGateway, type GatewayHarness } from '../support/gateway-harness';
 import { PromptCacheSim, cachingScript, type Bill, type BilledRequest } from '../support/prompt-cache';
 import { answerText, readTurn } from '../support/scripted-model';

@@ -9,7 +9,7 @@
 // (the checkpoint comes back from Postgres), under several keep_last / min_tokens / trigger /
 // resummarize_tokens settings. Issue 15: an Anthropic tail with parallel results lost a message.
 import Redis from 'ioredis';
-import { validateProviderShape } from '../../apps/gateway/src/wire/shape-validator';
+import { validateProviderShape } from '../../libs/engine/src/wire/shape-validator';
 import { startFakeModel, type FakeModelServer } from '../support/fake-model-server';
 import { startFakeUpstream, type FakeUpstream, type RecordedRequest } from '../support/fake-upstream';
 import { freshDatabase, type FreshDatabase } from '../support/fresh-database';

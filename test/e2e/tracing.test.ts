@@ -6,8 +6,8 @@ import { startGateway, type GatewayHarness } from '../support/gateway-harness';
 import { childrenOf, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver';
 import { MODELS, SESSION_CONFIG, startObservedUpstream, type ObservedUpstream } from '../support/observed-session';
 import { agentSteps, anthropicTurn, openaiTurn } from '../support/transcripts';
-import { sessionHash } from '../../apps/gateway/src/observability/request-trace';
-import { createTenantRuntime } from '../../apps/gateway/src/tenancy/tenant-runtime';
+import { sessionHash } from '../../libs/engine/src/session/session-point';
+import { createTenantRuntime } from '../../libs/engine/src/tenancy/tenant-runtime';
 import type { TenantDirectory } from '../../apps/gateway/src/tenancy/tenant-directory';
 
 jest.setTimeout(60_000);

@@ -14,7 +14,7 @@ import {
   type ObservedUpstream,
 } from '../support/observed-session';
 import { agentSteps, openaiTurn } from '../support/transcripts';
-import { createPriceTable } from '../../apps/gateway/src/observability/price-table';
+import { createPriceTable } from '../../libs/engine/src/report/price-table';
 
 const DIALECTS = ['anthropic', 'openai', 'responses'] as const;
 let up: ObservedUpstream;

@@ -3,7 +3,7 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { EnvError, type EnvProblem } from '../../apps/gateway/src/env-errors';
+import { EnvError, type EnvProblem } from '../../libs/engine/src/env/env-errors';
 
 const ROOT = path.join(__dirname, '../..');
 const run = promisify(execFile);

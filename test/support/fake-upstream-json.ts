@@ -1,6 +1,6 @@
 // Realistic non-streaming provider responses (Anthropic Messages, OpenAI Chat Completions) and the
 // request bodies they answer, for expand-loop and proxy tests.
-import type { CallUpstream, ExpandHooks, UpstreamReply } from '../../apps/gateway/src/expand/expand.types';
+import type { CallUpstream, ExpandHooks, UpstreamReply } from '../../libs/engine/src/expand/expand.types';
 import { ANTHROPIC_MODEL, OPENAI_MODEL, type AnthropicBlock, type OpenAiCall } from './fake-upstream-sse';
 
 export function anthropicMessage(blocks: AnthropicBlock[], usage: Record<string, number> = {}): Record<string, unknown> {

@@ -2,7 +2,7 @@
 // and OpenAI Chat Completions APIs send them) plus fake upstream replies over them. Written
 // independently of the gateway's own SSE code so tests do not grade it against itself.
 import { Readable } from 'node:stream';
-import type { UpstreamReply } from '../../apps/gateway/src/expand/expand.types';
+import type { UpstreamReply } from '../../libs/engine/src/expand/expand.types';
 
 export const ANTHROPIC_MODEL = 'claude-sonnet-4-6';
 export const OPENAI_MODEL = 'gpt-4o-2024-08-06';

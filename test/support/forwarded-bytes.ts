@@ -1,7 +1,7 @@
 // What a test compares of the bodies the gateway forwarded: each message's raw bytes, the prompt's
 // head, and the marker ids, as the provider's cache key and the expand tool see them.
 import { createHash } from 'node:crypto';
-import { RawIndex } from '../../apps/gateway/src/wire/raw-index';
+import { RawIndex } from '../../libs/engine/src/wire/raw-index';
 
 export const MARKER = /<<cg:([A-Za-z0-9_-]{1,64})>>/g;
 

@@ -3,7 +3,7 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { AddressInfo } from 'node:net';
 import { parseEnv } from '../../apps/gateway/src/env';
 import { createGatewayContext, type ContextOverrides, type GatewayContext } from '../../apps/gateway/src/gateway-context';
-import { createLogger } from '../../apps/gateway/src/observability/logger';
+import { createLogger } from '../../libs/engine/src/logger';
 import { createGatewayServer } from '../../apps/gateway/src/server';
 
 export interface GatewayHarness {

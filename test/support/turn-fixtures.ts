@@ -2,9 +2,9 @@
 // without a turn cache), and the way Claude Code moves its breakpoint on every turn.
 import { systemClock } from '@context-guru/components';
 import { MemoryHotStore } from '@context-guru/storage';
-import { createLogger } from '../../apps/gateway/src/observability/logger';
-import type { PrepareDeps } from '../../apps/gateway/src/proxy/prepare-request';
-import type { TurnCache } from '../../apps/gateway/src/wire/turn-cache';
+import { createLogger } from '../../libs/engine/src/logger';
+import type { PrepareDeps } from '../../libs/engine/src/prepare-request';
+import type { TurnCache } from '../../libs/engine/src/wire/turn-cache';
 import type { anthropicTurn } from './transcripts';
 
 export function turnDeps(turns?: TurnCache): PrepareDeps {

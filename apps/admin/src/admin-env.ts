@@ -1,6 +1,6 @@
 // The standalone admin's environment, parsed once; every bad value is reported together, with the
 // gateway's environment codes and readers (the admin already depends on the gateway, never the reverse).
-import { DEFAULT_AUTH_FAILURES_PER_MINUTE, EnvError, envReaders, type EnvProblem, type UrlKind } from '@context-guru/gateway';
+import { DEFAULT_AUTH_FAILURES_PER_MINUTE, EnvError, envReaders, type EnvProblem, type UrlKind } from '@context-guru/engine';
 import type { EncryptionOptions, RedisEndpoint } from '@context-guru/storage';
 
 export interface AdminEnv {

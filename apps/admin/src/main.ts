@@ -2,7 +2,7 @@
 // PGlite under DATA_DIR — which no gateway may hold open at the same time), a Redis publisher when
 // REDIS_URL is set, and the API on ADMIN_PORT.
 import { present } from '@context-guru/components';
-import { exitOnBootFailure } from '@context-guru/gateway';
+import { exitOnBootFailure } from '@context-guru/engine';
 import { auditSealing, createStores, RedisGenerationPublisher, sealAuditChain } from '@context-guru/storage';
 import { createAdminServer } from './admin.module';
 import { parseAdminEnv } from './admin-env';

@@ -1,5 +1,6 @@
 // `npm start`: gateway on PORT and admin on ADMIN_PORT in one process (see embedded.ts).
-import { closeOnSignal, exitOnBootFailure, parseEnv, tuneHeap } from '@context-guru/gateway';
+import { exitOnBootFailure, tuneHeap } from '@context-guru/engine';
+import { closeOnSignal, parseEnv } from '@context-guru/gateway';
 import { startEmbedded } from './embedded';
 
 async function main(): Promise<void> {

@@ -1,16 +1,22 @@
 // The environment is parsed once at boot; every bad value is reported together, each with its code
 // (env-errors.ts), so an operator fixes a deployment in one pass instead of one crash at a time.
 import type { EncryptionOptions, RedisEndpoint } from '@context-guru/storage';
-import { EnvError, type EnvProblem } from './env-errors';
-import { envReaders, HTTP_URL } from './env-readers';
-import { DEFAULT_AUTH_FAILURES_PER_MINUTE } from './rate-limit';
-import { DEFAULT_EXPAND_LIMITS, type ExpandLimits } from './expand/continuation';
+import {
+  EnvError,
+  type EnvProblem,
+  envReaders,
+  HTTP_URL,
+  DEFAULT_EXPAND_LIMITS,
+  type ExpandLimits,
+  readPriceTable,
+  type FamilyPrice,
+  type CacheMode,
+  type InjectMode,
+  DEFAULT_AUTH_FAILURES_PER_MINUTE,
+  DEFAULT_PAYBACK_TURNS,
+} from '@context-guru/engine';
 import { UPSTREAM_CONNECTIONS } from './proxy/upstream.client';
 import { readModelEnv, type ModelEnv } from './model/model-env';
-import { readPriceTable, type FamilyPrice } from './observability/price-table';
-
-export type CacheMode = 'auto' | 'on' | 'off';
-export type InjectMode = 'auto' | 'always' | 'never';
 
 export interface Env {
   port: number;
@@ -85,12 +91,6 @@ export interface Env {
   /** PRICE_TABLE overrides of the provider price table (observability/price-table.ts). */
   prices: FamilyPrice[];
 }
-
-/**
- * REWRITE_PAYBACK_TURNS's default: the turns within which a priced rewrite must pay back.
- * @internal exported for the billing replay
- */
-export const DEFAULT_PAYBACK_TURNS = 2;
 
 type Source = Record<string, string | undefined>;
 

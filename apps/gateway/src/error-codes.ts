@@ -3,6 +3,8 @@
 // for it and carries the type that status maps to). docs/errors.md lists the same codes, and an e2e
 // test makes a real request for each. `store_unavailable` and `internal_error` also name why a
 // request failed open (cg_fail_open_total{reason}).
+import type { FailOpenReason, WireErrorCode } from '@context-guru/engine';
+
 export const GATEWAY_ERRORS = {
   malformed_json: { status: 400, meaning: 'the body is not JSON; the message gives the position, line and column' },
   too_deep: { status: 400, meaning: 'JSON nesting deeper than the gateway walks (the message gives the limit and the position)' },
@@ -74,8 +76,9 @@ export const GATEWAY_ERRORS = {
 
 export type GatewayErrorCode = keyof typeof GATEWAY_ERRORS;
 
-/** Why a request was forwarded pristine (cg_fail_open_total{reason}). */
-export type FailOpenReason = Extract<GatewayErrorCode, 'store_unavailable' | 'internal_error'>;
+// The codes the engine hands back (a body it cannot decode, why it failed open) are rows of this
+// table: this fails to compile when the engine names one the table lacks.
+const _engineCodes: readonly GatewayErrorCode[] = [] as (WireErrorCode | FailOpenReason)[];
 
 /** A failure that already knows the code it is answered with (decoding, tenant auth). */
 export class GatewayError extends Error {

@@ -13,22 +13,27 @@ import {
 import type { Env } from './env';
 import type { ModelRuntime } from './model/http-model';
 import { createModelRuntime } from './model/model-resolver';
-import { createLogger, type Logger } from './observability/logger';
+import {
+  createLogger,
+  type Logger,
+  createPriceTable,
+  TurnCache,
+  RepeatMemo,
+  LearnedKeys,
+  DEFAULT_TENANT,
+  createTenantRuntime,
+  loadConfigDocument,
+} from '@context-guru/engine';
 import { GatewayMetrics } from './observability/metrics';
-import { createPriceTable } from './observability/price-table';
 import { UsageAccounting } from './observability/usage-accounting';
 import { startTracing, type Tracing } from './observability/tracing';
 import { UPSTREAM_CONNECTIONS, UpstreamClient } from './proxy/upstream.client';
-import { TurnCache } from './wire/turn-cache';
-import { RepeatMemo } from './proxy/prepare/repeat-memo';
-import { LearnedKeys } from './session/session-run';
 import { BodySlots, CompressionGate } from './proxy/compression-gate';
 import { createShadow, type Shadow } from './shadow/shadow.factory';
 import type { Pressure } from './shadow/shadow-pressure';
 import type { TenantResolver } from './tenancy/tenant-resolver';
 import { createTenancy, type Tenancy } from './tenancy/tenancy.factory';
 import { TenantStats } from './tenancy/tenant-stats';
-import { DEFAULT_TENANT, createTenantRuntime, loadConfigDocument } from './tenancy/tenant-runtime';
 import { HoldoutFigures } from './holdout/holdout-figures';
 import { primeComponents } from './observability/metrics-record';
 import { MemoryHoldoutLedger, SqlHoldoutLedger } from './holdout/holdout-ledger';

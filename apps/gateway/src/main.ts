@@ -1,9 +1,8 @@
 // The gateway process alone (`npm run start:gateway`, replicas). The embedded single process that
 // also serves the admin is apps/embedded; the gateway imports no other app.
-import { exitOnBootFailure } from './boot-failure';
+import { exitOnBootFailure, tuneHeap } from '@context-guru/engine';
 import { parseEnv } from './env';
 import { createGatewayContext } from './gateway-context';
-import { tuneHeap } from './heap-tuning';
 import { createGatewayServer, drainGateway, listenGateway } from './server';
 import { closeOnSignal } from './shutdown';
 

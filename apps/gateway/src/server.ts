@@ -11,11 +11,10 @@ import { GatewayModule } from './gateway.module';
 import { chatHandler } from './proxy/chat.route';
 import { compactHandler } from './proxy/compact.route';
 import { hotServer, OpenStreams } from './proxy/hot-http';
-import type { Logger } from './observability/logger';
+import { type Logger, errorText } from '@context-guru/engine';
 import { drain } from './shutdown';
 import { RouteNotFoundFilter } from './ops/route-not-found.filter';
 import { openaiPassthroughHandler } from './proxy/openai-passthrough.route';
-import { errorText } from './observability/logger';
 
 /**
  * Connections the kernel may hold for the gateway before it accepts them (node's default is 511,

@@ -3,7 +3,7 @@
 // then ends each with the dialect's error event; the caller's close then flushes the write-behind
 // queue. All of it stays inside the pod's grace period, so SIGKILL never cuts a stream mid-event.
 import type { Server } from 'node:http';
-import type { Logger } from './observability/logger';
+import { type Logger } from '@context-guru/engine';
 import { DrainDeadline } from './proxy/gateway-errors';
 import type { OpenStreams } from './proxy/hot-http';
 

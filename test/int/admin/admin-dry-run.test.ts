@@ -7,7 +7,7 @@ import { startAdmin, type AdminHarness } from '../../support/admin-harness';
 import { REDIS_URL, scanKeys } from '../storage/redis-support';
 import { agentSteps, anthropicTurn, openaiTurn } from '../../support/transcripts';
 import { responsesTurn } from '../../support/responses-fixtures';
-import { validateProviderShape } from '../../../apps/gateway/src/wire/shape-validator';
+import { validateProviderShape } from '../../../libs/engine/src/wire/shape-validator';
 
 jest.setTimeout(60_000);
 

@@ -3,7 +3,8 @@
 // state could be probed); an address that keeps failing is throttled (before, nothing bounded the
 // attempts); and a configured ADMIN_TOKEN must be strong (before, any non-empty value was taken).
 import { parseAdminEnv } from '@context-guru/admin';
-import { EnvError, parseEnv } from '@context-guru/gateway';
+import { EnvError } from '@context-guru/engine';
+import { parseEnv } from '@context-guru/gateway';
 import { ADMIN_TOKEN, startAdmin, type AdminHarness } from '../../support/admin-harness';
 
 jest.setTimeout(60_000);

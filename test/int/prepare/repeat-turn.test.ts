@@ -6,13 +6,13 @@
 import { contentKey, type PipelineDocument } from '@context-guru/components';
 import { MemoryHotStore, RedisHotStore } from '@context-guru/storage';
 import { Redis } from 'ioredis';
-import { createLogger } from '../../../apps/gateway/src/observability/logger';
-import type { RequestReport } from '../../../apps/gateway/src/observability/request-report';
-import { prepareRequest, type PrepareDeps } from '../../../apps/gateway/src/proxy/prepare-request';
-import { RepeatMemo } from '../../../apps/gateway/src/proxy/prepare/repeat-memo';
-import { LearnedKeys } from '../../../apps/gateway/src/session/session-run';
-import { createTenantRuntime, type TenantRuntime } from '../../../apps/gateway/src/tenancy/tenant-runtime';
-import { TurnCache } from '../../../apps/gateway/src/wire/turn-cache';
+import { createLogger } from '../../../libs/engine/src/logger';
+import type { RequestReport } from '../../../libs/engine/src/report/request-report';
+import { prepareRequest, type PrepareDeps } from '../../../libs/engine/src/prepare-request';
+import { RepeatMemo } from '../../../libs/engine/src/prepare/repeat-memo';
+import { LearnedKeys } from '../../../libs/engine/src/session/session-run';
+import { createTenantRuntime, type TenantRuntime } from '../../../libs/engine/src/tenancy/tenant-runtime';
+import { TurnCache } from '../../../libs/engine/src/wire/turn-cache';
 import { agentSteps, anthropicTurn, openaiTurn } from '../../support/transcripts';
 import { REDIS_URL, flushPrefix, uniquePrefix } from '../storage/redis-support';
 

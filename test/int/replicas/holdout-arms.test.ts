@@ -5,8 +5,8 @@
 // every replica adds land in holdout_sessions under the version that served each turn.
 import { holdoutSessionsRepository } from '@context-guru/storage';
 import { Redis } from 'ioredis';
-import { armPoint } from '../../../apps/gateway/src/holdout/arm';
-import { sessionHash } from '../../../apps/gateway/src/observability/request-trace';
+import { armPoint } from '../../../libs/engine/src/session/arm';
+import { sessionHash } from '../../../libs/engine/src/session/session-point';
 import type { ControlSeed } from '../../support/control-seed';
 import type { FakeUpstream } from '../../support/fake-upstream';
 import type { Replica } from '../../support/replicas';

@@ -13,7 +13,7 @@ import { startPrivateRedis, startReplica, type Replica } from '../../support/rep
 import { jsonScript } from '../../support/scripted-model';
 import { answerContent, EchoingClient, expandingModel, type ExpandWay } from '../../support/expand-session';
 import type { ScriptedReply } from '../../support/fake-upstream';
-import { validateProviderShape } from '../../../apps/gateway/src/wire/shape-validator';
+import { validateProviderShape } from '../../../libs/engine/src/wire/shape-validator';
 import { agentSteps, anthropicTurn } from '../../support/transcripts';
 
 jest.setTimeout(240_000);

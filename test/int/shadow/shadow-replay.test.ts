@@ -6,7 +6,7 @@
 // no session state), while `candidate` shows what agent does write when it is real; the admin API
 // reports the candidate's would-be savings beside the active's on the same requests. Under a
 // burst the candidate is shed (drops counted) and never runs while a real request compresses.
-import { validateProviderShape } from '../../../apps/gateway/src/wire/shape-validator';
+import { validateProviderShape } from '../../../libs/engine/src/wire/shape-validator';
 import { startShadowRig, type RigDialect, type ShadowRig } from '../../support/shadow-rig';
 import { responsesTurn } from '../../support/responses-fixtures';
 import { agentSteps, anthropicTurn, openaiTurn } from '../../support/transcripts';

@@ -8,9 +8,9 @@
 import { type HotStore, type PipelineDocument } from '@context-guru/components';
 import { createStores, MemoryHotStore, RedisHotStore, TieredHotStore } from '@context-guru/storage';
 import { Redis } from 'ioredis';
-import { prepareRequest, type PrepareDeps } from '../../../apps/gateway/src/proxy/prepare-request';
-import { LearnedKeys } from '../../../apps/gateway/src/session/session-run';
-import { createTenantRuntime, type TenantRuntime } from '../../../apps/gateway/src/tenancy/tenant-runtime';
+import { prepareRequest, type PrepareDeps } from '../../../libs/engine/src/prepare-request';
+import { LearnedKeys } from '../../../libs/engine/src/session/session-run';
+import { createTenantRuntime, type TenantRuntime } from '../../../libs/engine/src/tenancy/tenant-runtime';
 import { prepareDeps } from '../../support/prepare-deps';
 import { agentSteps, anthropicTurn, type AgentStep } from '../../support/transcripts';
 import { flushPrefix, REDIS_URL, uniquePrefix } from './redis-support';

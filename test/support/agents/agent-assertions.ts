@@ -1,7 +1,7 @@
 // What the agent tier reads back out of a scenario: the steps and verdict as the CLI saw them,
 // the expand exchanges the provider saw, and the two provider-side properties every forwarded
 // request must keep (a valid shape, and no byte of an already forwarded prefix changed).
-import { validateProviderShape } from '../../../apps/gateway/src/wire/shape-validator';
+import { validateProviderShape } from '../../../libs/engine/src/wire/shape-validator';
 import type { RecordedRequest } from '../fake-upstream';
 import { canonical, promptSegments } from '../prompt-cache';
 import { contentText, readConversation } from './agent-conversation';

@@ -2,7 +2,7 @@
 // digest index.json records, is a well-formed client request in both dialects on every turn,
 // respects the import's caps and scrubs, and names its public source; a changed file is refused
 // with a message that says which and what to do.
-import { validateProviderShape } from '../../../apps/gateway/src/wire/shape-validator';
+import { validateProviderShape } from '../../../libs/engine/src/wire/shape-validator';
 import { copyFileSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -3,7 +3,7 @@
 // every text is scrubbed (ANSI, registry and mirror hosts, home paths, secrets) and tool outputs
 // are capped, both dialects come out valid with one request per model answer, and a needle is a
 // line of an early output whose identifier a tool call uses at least three outputs later.
-import { validateProviderShape } from '../../../apps/gateway/src/wire/shape-validator';
+import { validateProviderShape } from '../../../libs/engine/src/wire/shape-validator';
 import { readConversation } from '../../../scripts/real-import/conversation';
 import { anthropicSession, openaiSession } from '../../../scripts/real-import/dialects';
 import { findNeedles } from '../../../scripts/real-import/needles';

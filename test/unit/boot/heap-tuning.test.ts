@@ -1,4 +1,4 @@
-// The gateway fixes V8's old-generation growing factor (apps/gateway/src/heap-tuning.ts): V8's own
+// The gateway fixes V8's old-generation growing factor (libs/engine/src/shared/heap-tuning.ts): V8's own
 // factor follows on-heap allocation speed and idle spells, and fell to 1.1-1.3 under a proxy's
 // buffer-heavy bursts. V8 prints the factor of every limit it sets under --trace-gc-verbose.
 import { spawnSync } from 'node:child_process';
@@ -8,7 +8,7 @@ import { ROOT } from '../../support/helm';
 /** The factor V8 applied to the old-generation limit at a forced full GC in a fresh node. */
 function limitFactor(tune: boolean, nodeFlags: string[] = []): string {
   const script = [
-    tune ? `require(${JSON.stringify(join(ROOT, 'apps/gateway/src/heap-tuning.ts'))}).tuneHeap();` : '',
+    tune ? `require(${JSON.stringify(join(ROOT, 'libs/engine/src/shared/heap-tuning.ts'))}).tuneHeap();` : '',
     'const live = Array.from({ length: 200000 }, (_, i) => ({ i }));',
     'globalThis.gc();',
     'process.stdout.write(String(live.length));',
@@ -42,7 +42,7 @@ describe('the gateway heap tuning', () => {
 function keepsBytecode(tune: boolean | 'embedded', nodeFlags: string[] = []): boolean {
   const options = tune === 'embedded' ? '{ keepBytecode: false }' : '';
   const script = [
-    tune ? `require(${JSON.stringify(join(ROOT, 'apps/gateway/src/heap-tuning.ts'))}).tuneHeap(${options});` : '',
+    tune ? `require(${JSON.stringify(join(ROOT, 'libs/engine/src/shared/heap-tuning.ts'))}).tuneHeap(${options});` : '',
     'function ranOnce(n) { let s = 0; for (let i = 0; i < n; i++) s += i; return s; }',
     'ranOnce(3);',
     'for (let i = 0; i < 10; i++) globalThis.gc();',

@@ -14,7 +14,7 @@ import {
 import { builtinDocuments, splitTranscript } from '@context-guru/dsl';
 import { cmdfilterComponent, commandOf, lossHint } from '../../../libs/components/src/offload/cmdfilter.component';
 import { TenantStats } from '../../../apps/gateway/src/tenancy/tenant-stats';
-import { emptyReport } from '../../../apps/gateway/src/observability/request-report';
+import { emptyReport } from '../../../libs/engine/src/report/request-report';
 import { testCtx } from '../../support/ctx';
 import { PYTEST_RUN, SHOP_README } from '../../support/command-outputs';
 

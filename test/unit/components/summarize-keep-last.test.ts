@@ -3,9 +3,9 @@
 // Anthropic user turn with two tool_results and a reminder is one message, three normalized —
 // reach the provider byte-identical, the client's own cache_control on them included.
 import { buildPipeline, type Message, type ModelClient } from '@context-guru/components';
-import { TurnCache } from '../../../apps/gateway/src/wire/turn-cache';
-import { messageOrigin } from '../../../apps/gateway/src/wire/request.wire';
-import { validateProviderShape } from '../../../apps/gateway/src/wire/shape-validator';
+import { TurnCache } from '../../../libs/engine/src/wire/turn-cache';
+import { messageOrigin } from '../../../libs/engine/src/wire/request.wire';
+import { validateProviderShape } from '../../../libs/engine/src/wire/shape-validator';
 import { tailStart } from '../../../libs/components/src/offload/summarize/span';
 import { testCtx } from '../../support/ctx';
 import { clientBody, sessionTranscripts } from '../../support/summarize-sessions';

@@ -5,8 +5,8 @@
 // keep_last messages among them.
 import { Pipeline, type ModelClient } from '@context-guru/components';
 import { summarizeComponent } from '../../../libs/components/src/offload/summarize.component';
-import { decodeRequest, encodeRequest, messageOrigin } from '../../../apps/gateway/src/wire/request.wire';
-import { validateProviderShape } from '../../../apps/gateway/src/wire/shape-validator';
+import { decodeRequest, encodeRequest, messageOrigin } from '../../../libs/engine/src/wire/request.wire';
+import { validateProviderShape } from '../../../libs/engine/src/wire/shape-validator';
 import { testCtx } from '../../support/ctx';
 import { flatten, mulberry32 } from '../../support/random-bodies';
 import { randomConversation, realToolOutput } from '../../support/random-conversations';

@@ -7,7 +7,7 @@ import { SUMMARY_CHECKPOINT_KEY, readCheckpoint } from '../../../libs/components
 import { MASKED } from '../../../libs/components/src/offload/summarize/summary-prompt';
 import { parseModelEnv } from '../../../apps/gateway/src/model/model-env';
 import { createModelRuntime, createModelSources } from '../../../apps/gateway/src/model/model-resolver';
-import { decodeRequest } from '../../../apps/gateway/src/wire/request.wire';
+import { decodeRequest } from '../../../libs/engine/src/wire/request.wire';
 import { startFakeModel, type FakeModelServer, type ModelScript } from '../../support/fake-model-server';
 import { testCtx, type TestCtxOptions } from '../../support/ctx';
 import { agentSteps, anthropicTurn, openaiTurn, TASK } from '../../support/transcripts';

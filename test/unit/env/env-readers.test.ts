@@ -1,8 +1,8 @@
 // The one set of environment readers (gateway, its model environment, the standalone admin): a
 // value is trimmed and a blank one is unset, in every reader, and a bad one is a coded problem
 // with the default standing in.
-import type { EnvProblem } from '../../../apps/gateway/src/env-errors';
-import { envReaders, HTTP_URL } from '../../../apps/gateway/src/env-readers';
+import type { EnvProblem } from '../../../libs/engine/src/env/env-errors';
+import { envReaders, HTTP_URL } from '../../../libs/engine/src/env/env-readers';
 import { parseEnv } from '../../../apps/gateway/src/env';
 import { parseModelEnv } from '../../../apps/gateway/src/model/model-env';
 import { parseAdminEnv } from '../../../apps/admin/src/admin-env';

@@ -1,7 +1,7 @@
-import { buildContinuation, resolveCalls, unavailableText } from '../../../apps/gateway/src/expand/continuation';
-import { expandIdOf, splitCalls } from '../../../apps/gateway/src/expand/expand-calls';
-import { appendToArray, locate } from '../../../apps/gateway/src/expand/raw-json';
-import type { ExpandHooks } from '../../../apps/gateway/src/expand/expand.types';
+import { buildContinuation, resolveCalls, unavailableText } from '../../../libs/engine/src/expand/continuation';
+import { expandIdOf, splitCalls } from '../../../libs/engine/src/expand/expand-calls';
+import { appendToArray, locate } from '../../../libs/engine/src/expand/raw-json';
+import type { ExpandHooks } from '../../../libs/engine/src/expand/expand.types';
 import { anthropicMessage, anthropicRequestRaw, openAiCompletion, openAiRequestRaw } from '../../support/fake-upstream-json';
 import { expandToolUse } from '../../support/fake-upstream-sse';
 

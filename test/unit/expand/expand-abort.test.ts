@@ -2,7 +2,7 @@
 // released, and no continuation is asked for once the client is gone.
 import { PassThrough, type Readable } from 'node:stream';
 import { runExpandLoop } from '../../../apps/gateway/src/expand/expand-loop';
-import type { CallUpstream, ExpandHooks } from '../../../apps/gateway/src/expand/expand.types';
+import type { CallUpstream, ExpandHooks } from '../../../libs/engine/src/expand/expand.types';
 import { anthropicRequestRaw, scriptedUpstream, stashHooks } from '../../support/fake-upstream-json';
 import { anthropicSse, anthropicTextSse, expandToolUse, sseReply } from '../../support/fake-upstream-sse';
 

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { runExpandLoop } from '../../../apps/gateway/src/expand/expand-loop';
-import type { ClientReply, Dialect, UpstreamReply } from '../../../apps/gateway/src/expand/expand.types';
+import type { ClientReply, Dialect, UpstreamReply } from '../../../libs/engine/src/expand/expand.types';
 import {
   anthropicMessage,
   anthropicRequestRaw,

@@ -3,8 +3,8 @@
 // stream as more of one message — checked on the events and with the official SDK parsers.
 import { PassThrough, Readable } from 'node:stream';
 import { runExpandLoop } from '../../../apps/gateway/src/expand/expand-loop';
-import { parseSseEvents } from '../../../apps/gateway/src/expand/sse-lines';
-import type { ClientReply, Dialect } from '../../../apps/gateway/src/expand/expand.types';
+import { parseSseEvents } from '../../../libs/engine/src/expand/sse-lines';
+import type { ClientReply, Dialect } from '../../../libs/engine/src/expand/expand.types';
 import {
   anthropicMessage,
   anthropicRequestRaw,

@@ -1,5 +1,5 @@
 import { aggregateSse } from '../../../apps/gateway/src/expand/sse-aggregate';
-import { splitCalls } from '../../../apps/gateway/src/expand/expand-calls';
+import { splitCalls } from '../../../libs/engine/src/expand/expand-calls';
 import {
   SIGNATURE,
   anthropicExpandSse,

@@ -1,4 +1,4 @@
-import { SseDecoder, SseLineSplitter, parseSseEvents, eventJson } from '../../../apps/gateway/src/expand/sse-lines';
+import { SseDecoder, SseLineSplitter, parseSseEvents, eventJson } from '../../../libs/engine/src/expand/sse-lines';
 import { chunked, cutAt } from '../../support/fake-upstream-sse';
 
 function splitAll(parts: Buffer[]): string[] {

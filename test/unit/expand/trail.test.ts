@@ -10,11 +10,11 @@ import {
   TRAIL_COMPONENT,
   type AnswerRound,
   type Trail,
-} from '../../../apps/gateway/src/expand/trail';
-import { trailEdits, trailKeys } from '../../../apps/gateway/src/expand/trail-edits';
-import { decodeRequest, encodeRequest } from '../../../apps/gateway/src/wire/request.wire';
-import { validateProviderShape } from '../../../apps/gateway/src/wire/shape-validator';
-import { TurnCache } from '../../../apps/gateway/src/wire/turn-cache';
+} from '../../../libs/engine/src/expand/trail';
+import { trailEdits, trailKeys } from '../../../libs/engine/src/expand/trail-edits';
+import { decodeRequest, encodeRequest } from '../../../libs/engine/src/wire/request.wire';
+import { validateProviderShape } from '../../../libs/engine/src/wire/shape-validator';
+import { TurnCache } from '../../../libs/engine/src/wire/turn-cache';
 import { anthropicMessage, openAiCompletion } from '../../support/fake-upstream-json';
 import type { AnthropicBlock } from '../../support/fake-upstream-sse';
 

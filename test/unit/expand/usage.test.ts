@@ -1,4 +1,4 @@
-import { parseJsonUsage, parseSseUsage, parseUsage } from '../../../apps/gateway/src/expand/usage';
+import { parseJsonUsage, parseSseUsage, parseUsage } from '../../../libs/engine/src/expand/usage';
 import { usageFromJsonTail } from '../../../apps/gateway/src/expand/stream-relay';
 import { anthropicMessage, openAiCompletion } from '../../support/fake-upstream-json';
 import { anthropicTextSse, openAiTextSse } from '../../support/fake-upstream-sse';

@@ -1,7 +1,7 @@
 // The arm rule: a deterministic point per tenant and session, compared with the fraction; the
 // recorded arm always wins; a session known before the holdout stays treated.
 import { createHash } from 'node:crypto';
-import { armPoint, assignArm } from '../../../apps/gateway/src/holdout/arm';
+import { armPoint, assignArm } from '../../../libs/engine/src/session/arm';
 
 const sessions = Array.from({ length: 10_000 }, (_, i) => `acme:session-${i}`);
 

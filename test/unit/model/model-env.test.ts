@@ -1,4 +1,4 @@
-import { EnvError, envProblem, type EnvProblem } from '../../../apps/gateway/src/env-errors';
+import { EnvError, envProblem, type EnvProblem } from '../../../libs/engine/src/env/env-errors';
 import { parseDuration, parseModelEnv, readModelEnv } from '../../../apps/gateway/src/model/model-env';
 
 describe('parseModelEnv', () => {

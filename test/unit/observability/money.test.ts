@@ -1,8 +1,8 @@
 // The price table and the money formula: family lookup and overrides, strict PRICE_TABLE parsing,
 // and the rate each removed token is priced at depending on what the provider billed that turn.
-import { createPriceTable, parsePriceTable, readPriceTable } from '../../../apps/gateway/src/observability/price-table';
-import { billedUsd, savedUsd } from '../../../apps/gateway/src/observability/money';
-import type { EnvProblem } from '../../../apps/gateway/src/env-errors';
+import { createPriceTable, parsePriceTable, readPriceTable } from '../../../libs/engine/src/report/price-table';
+import { billedUsd, savedUsd } from '../../../libs/engine/src/report/money';
+import type { EnvProblem } from '../../../libs/engine/src/env/env-errors';
 import { parseEnv } from '../../../apps/gateway/src/env';
 import { headModel } from '../../../apps/gateway/src/observability/labels';
 

@@ -1,7 +1,7 @@
 // The page's history stays bounded whatever the traffic: three hours of minute buckets per
 // tenant and the whole gateway, and the 50 most recently seen sessions.
 import { ALL_TENANTS, SavingsTimeline } from '../../../apps/gateway/src/observability/savings-timeline';
-import { emptyReport, type RequestReport } from '../../../apps/gateway/src/observability/request-report';
+import { emptyReport, type RequestReport } from '../../../libs/engine/src/report/request-report';
 
 function report(tenant: string, session: string | undefined, before: number, after: number, enforced = true): RequestReport {
   return { ...emptyReport('openai', tenant), session, enforced, tokensBefore: before, tokensAfter: after };

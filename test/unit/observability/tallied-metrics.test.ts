@@ -3,8 +3,8 @@
 import { REGISTRY, blankReport, type Report } from '@context-guru/components';
 import { GatewayMetrics } from '../../../apps/gateway/src/observability/metrics';
 import { primeComponents, recordRequest } from '../../../apps/gateway/src/observability/metrics-record';
-import { createPriceTable } from '../../../apps/gateway/src/observability/price-table';
-import { emptyReport } from '../../../apps/gateway/src/observability/request-report';
+import { createPriceTable } from '../../../libs/engine/src/report/price-table';
+import { emptyReport } from '../../../libs/engine/src/report/request-report';
 import { UsageAccounting } from '../../../apps/gateway/src/observability/usage-accounting';
 
 function run(component: string, over: Partial<Report> = {}): Report {

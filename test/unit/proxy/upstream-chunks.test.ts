@@ -2,7 +2,8 @@
 // content-length (not chunked transfer-encoding), and leaves the caller's headers as they were.
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chunked, JOIN_BELOW_BYTES, UpstreamClient } from '../../../apps/gateway/src/proxy/upstream.client';
+import { JOIN_BELOW_BYTES } from '../../../libs/engine/src/wire/out-chunks';
+import { chunked, UpstreamClient } from '../../../apps/gateway/src/proxy/upstream.client';
 
 describe('UpstreamClient.post with chunks', () => {
   it('sends the chunks whole, in order, with their total as content-length', async () => {

@@ -1,7 +1,7 @@
 // The agent's own summarisation request is recognised in its last message (past trailing tool
 // results on Anthropic), never in tool output and never in an earlier turn.
-import { decodeRequest } from '../../../apps/gateway/src/wire/request.wire';
-import { isAgentCompaction } from '../../../apps/gateway/src/session/agent-compaction';
+import { decodeRequest } from '../../../libs/engine/src/wire/request.wire';
+import { isAgentCompaction } from '../../../libs/engine/src/session/agent-compaction';
 
 const CLAUDE_CODE_COMPACT =
   'Your task is to create a detailed summary of the conversation so far, paying close attention to the explicit requests and your previous actions.\n' +

@@ -1,5 +1,5 @@
 import type { Message } from '@context-guru/components';
-import { guardCachedPrefix, rewrittenIndices } from '../../../apps/gateway/src/session/cache-guard';
+import { guardCachedPrefix, rewrittenIndices } from '../../../libs/engine/src/session/cache-guard';
 
 const msgs = (): Message[] => [
   { role: 'user', content: 'task' },

@@ -2,7 +2,7 @@
 // transcript resets it, cold needs a recorded turn idle for at least the (widened) TTL + 60 s, and
 // the TTL a request asks for is read from structural breakpoints only.
 import type { TurnRecord } from '@context-guru/components';
-import { cacheViewFor, isCacheAware, requestTtlMs } from '../../../apps/gateway/src/session/cache-view';
+import { cacheViewFor, isCacheAware, requestTtlMs } from '../../../libs/engine/src/session/cache-view';
 
 const MIN = 60_000;
 const T0 = 1_700_000_000_000;

@@ -1,8 +1,8 @@
 // The turn record is kept per conversation: an explicit session id is narrowed by the alias of the
 // conversation (system head + first user text); a derived session already is that alias.
-import { conversationKey } from '../../../apps/gateway/src/session/conversation-key';
-import { decodeRequest } from '../../../apps/gateway/src/wire/request.wire';
-import { resolveSessionKey } from '../../../apps/gateway/src/wire/session-key';
+import { conversationKey } from '../../../libs/engine/src/session/conversation-key';
+import { decodeRequest } from '../../../libs/engine/src/wire/request.wire';
+import { resolveSessionKey } from '../../../libs/engine/src/wire/session-key';
 
 const view = (system: string, first: string, more: unknown[] = []) =>
   decodeRequest(

@@ -3,11 +3,11 @@
 // has appeared yet — and a session that started without it never gets it mid-way.
 import type { Dialect } from '@context-guru/components';
 import { MemoryHotStore } from '@context-guru/storage';
-import type { InjectMode } from '../../../apps/gateway/src/env';
-import { createLogger } from '../../../apps/gateway/src/observability/logger';
-import { prepareRequest } from '../../../apps/gateway/src/proxy/prepare-request';
-import { createTenantRuntime, loadConfigDocument, type TenantRuntime } from '../../../apps/gateway/src/tenancy/tenant-runtime';
-import { RawIndex } from '../../../apps/gateway/src/wire/raw-index';
+import type { InjectMode } from '../../../libs/engine/src/engine.types';
+import { createLogger } from '../../../libs/engine/src/logger';
+import { prepareRequest } from '../../../libs/engine/src/prepare-request';
+import { createTenantRuntime, loadConfigDocument, type TenantRuntime } from '../../../libs/engine/src/tenancy/tenant-runtime';
+import { RawIndex } from '../../../libs/engine/src/wire/raw-index';
 import { agentSteps, anthropicTurn, openaiTurn } from '../../support/transcripts';
 
 const steps = agentSteps(12, 29);

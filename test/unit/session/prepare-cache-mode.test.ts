@@ -3,10 +3,10 @@
 // only the new tail counts as attempted); off lets the same turn mask at depth.
 import type { Dialect } from '@context-guru/components';
 import { MemoryHotStore } from '@context-guru/storage';
-import type { CacheMode } from '../../../apps/gateway/src/env';
-import { createLogger } from '../../../apps/gateway/src/observability/logger';
-import { prepareRequest } from '../../../apps/gateway/src/proxy/prepare-request';
-import { createTenantRuntime, loadConfigDocument } from '../../../apps/gateway/src/tenancy/tenant-runtime';
+import type { CacheMode } from '../../../libs/engine/src/engine.types';
+import { createLogger } from '../../../libs/engine/src/logger';
+import { prepareRequest } from '../../../libs/engine/src/prepare-request';
+import { createTenantRuntime, loadConfigDocument } from '../../../libs/engine/src/tenancy/tenant-runtime';
 import { agentSteps, anthropicTurn, openaiTurn } from '../../support/transcripts';
 
 const CONFIG = 'pipeline: [mask]\ncomponents:\n  mask: { keep_recent: 1, min_tokens: 50 }\n';

@@ -1,5 +1,5 @@
 import { cloneMessage, type Dialect, type Message } from '@context-guru/components';
-import { planRewrite, rebillStart, remainingTurns, type PlanInput } from '../../../apps/gateway/src/session/rewrite-planner';
+import { planRewrite, rebillStart, remainingTurns, type PlanInput } from '../../../libs/engine/src/session/rewrite-planner';
 
 const words = (n: number, tag: string) => Array.from({ length: n }, (_, i) => `${tag}${i}`).join(' ');
 const MARKER = '[older tool output masked] <<cg:0123456789abcdef>>';

@@ -2,8 +2,8 @@
 // hash inputs; the values below are what both produced before they shared it, so no existing
 // session changes arm or sample.
 import { createHash } from 'node:crypto';
-import { armPoint } from '../../../apps/gateway/src/holdout/arm';
-import { sessionPoint } from '../../../apps/gateway/src/session/session-point';
+import { armPoint } from '../../../libs/engine/src/session/arm';
+import { sessionPoint } from '../../../libs/engine/src/session/session-point';
 import { sessionShare } from '../../../apps/gateway/src/shadow/shadow-runner';
 
 /** [tenant, session key, its holdout point, its shadow share]. */

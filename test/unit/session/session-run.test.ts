@@ -5,7 +5,7 @@
 // turns prefetch them.
 import { buildPipeline, contentKey, type Ctx, type Message } from '@context-guru/components';
 import { commitTurn, MemoryHotStore } from '@context-guru/storage';
-import { firstRun, LearnedKeys, rerun, type SessionRunInput } from '../../../apps/gateway/src/session/session-run';
+import { firstRun, LearnedKeys, rerun, type SessionRunInput } from '../../../libs/engine/src/session/session-run';
 
 const CONFIG = { pipeline: ['format', 'mask'], components: { mask: { keep_recent: 1, min_tokens: 50 } } };
 

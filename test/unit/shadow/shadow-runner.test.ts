@@ -4,17 +4,17 @@
 // the queue is full, the gateway is busy (a compression in progress or waiting, a lagging loop, a
 // shed request) or the run took too long; the active and candidate figures come from the same body.
 import { GatewayMetrics } from '../../../apps/gateway/src/observability/metrics';
-import type { RequestReport } from '../../../apps/gateway/src/observability/request-report';
-import { createLogger } from '../../../apps/gateway/src/observability/logger';
+import type { RequestReport } from '../../../libs/engine/src/report/request-report';
+import { createLogger } from '../../../libs/engine/src/logger';
 import { CompressionGate } from '../../../apps/gateway/src/proxy/compression-gate';
-import { prepareDetached } from '../../../apps/gateway/src/shadow/detached-prepare';
+import { prepareDetached } from '../../../libs/engine/src/detached/detached-prepare';
 import { ShadowLedger } from '../../../apps/gateway/src/shadow/shadow-ledger';
 import { GatewayPressure, type Pressure } from '../../../apps/gateway/src/shadow/shadow-pressure';
 import { ShadowRunner, sessionShare, type ShadowLimits } from '../../../apps/gateway/src/shadow/shadow-runner';
-import { prepareRequest } from '../../../apps/gateway/src/proxy/prepare-request';
+import { prepareRequest } from '../../../libs/engine/src/prepare-request';
 import { MemoryHotStore } from '@context-guru/storage';
 import type { Clock } from '@context-guru/components';
-import { candidateRuntime, createTenantRuntime, type TenantRuntime } from '../../../apps/gateway/src/tenancy/tenant-runtime';
+import { candidateRuntime, createTenantRuntime, type TenantRuntime } from '../../../libs/engine/src/tenancy/tenant-runtime';
 import { agentSteps, anthropicTurn, openaiTurn } from '../../support/transcripts';
 
 const log = createLogger('error', () => undefined);

@@ -1,5 +1,5 @@
 import { BufferedStash, SnapshotSessionView, emptySnapshot, stashId, type Message, type SessionSnapshot } from '@context-guru/components';
-import { recordForwarded, replayForwarded } from '../../../apps/gateway/src/tenancy/forwarded-replay';
+import { recordForwarded, replayForwarded } from '../../../libs/engine/src/tenancy/forwarded-replay';
 
 const ORIGINAL = 'a long tool output '.repeat(20);
 const MASKED = `[masked] <<cg:${stashId(ORIGINAL)}>>`;

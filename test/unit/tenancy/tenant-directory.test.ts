@@ -2,7 +2,7 @@ import { hashKey } from '@context-guru/storage';
 import { TenantDirectory, type TenantEntry } from '../../../apps/gateway/src/tenancy/tenant-directory';
 import { TenantLabels } from '../../../apps/gateway/src/tenancy/tenant-label';
 import { TenantAuthError } from '../../../apps/gateway/src/tenancy/tenant-resolver';
-import { createTenantRuntime } from '../../../apps/gateway/src/tenancy/tenant-runtime';
+import { createTenantRuntime } from '../../../libs/engine/src/tenancy/tenant-runtime';
 
 const fallback = createTenantRuntime('default', { preset: 'safe' }, 1);
 const A = 'cg_live_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';

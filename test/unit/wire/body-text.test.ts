@@ -1,6 +1,6 @@
 // A body's text as pieces must read exactly as the one string it stands for: every character,
 // every slice, every substring search (across piece boundaries too), whatever the cuts.
-import { BodyText } from '../../../apps/gateway/src/wire/body-text';
+import { BodyText } from '../../../libs/engine/src/wire/body-text';
 import { mulberry32 } from '../../support/prng';
 
 const ALPHABET = 'ab1h,{}[]"é🚀 \n';

@@ -2,8 +2,8 @@
 // turn is an assistant message holding only a tool_use block, and the breakpoint belongs on that
 // block — not far back on the last message that happens to have text.
 import { buildPipeline } from '@context-guru/components';
-import { decodeRequest, encodeRequest } from '../../../apps/gateway/src/wire/request.wire';
-import { validateProviderShape } from '../../../apps/gateway/src/wire/shape-validator';
+import { decodeRequest, encodeRequest } from '../../../libs/engine/src/wire/request.wire';
+import { validateProviderShape } from '../../../libs/engine/src/wire/shape-validator';
 import { testCtx } from '../../support/ctx';
 
 const body = {

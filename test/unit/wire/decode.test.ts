@@ -1,6 +1,6 @@
 // decode turns each dialect into OpenAI-shaped messages the components understand, and reads the
 // request facts the proxy needs, without touching the body.
-import { decodeRequest } from '../../../apps/gateway/src/wire/request.wire';
+import { decodeRequest } from '../../../libs/engine/src/wire/request.wire';
 import { ANTHROPIC_HOSTILE, OPENAI_HOSTILE, PYTEST_FAIL } from './bodies.fixture';
 
 describe('decodeRequest (openai)', () => {

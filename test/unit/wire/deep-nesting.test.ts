@@ -3,10 +3,10 @@
 // model output) stay bounded or iterative.
 import { buildPipeline, countTokens, depthViolation, MAX_JSON_DEPTH } from '@context-guru/components';
 import { jsonContained } from '../../../libs/components/src/offload/extract/subsequence';
-import { decodeRequest } from '../../../apps/gateway/src/wire/request.wire';
-import { deepEqual } from '../../../apps/gateway/src/wire/splice';
-import { TurnCache } from '../../../apps/gateway/src/wire/turn-cache';
-import { WireError } from '../../../apps/gateway/src/wire/wire.types';
+import { decodeRequest } from '../../../libs/engine/src/wire/request.wire';
+import { deepEqual } from '../../../libs/engine/src/wire/splice';
+import { TurnCache } from '../../../libs/engine/src/wire/turn-cache';
+import { WireError } from '../../../libs/engine/src/wire/wire.types';
 import { testCtx } from '../../support/ctx';
 
 const nested = (n: number) => '['.repeat(n) + ']'.repeat(n);

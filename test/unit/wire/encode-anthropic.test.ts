@@ -2,8 +2,8 @@
 // sibling images, thinking signatures and tool_use inputs keep their bytes, and metadata-only
 // cache_control writes land on the right raw block.
 import type { ContentBlock } from '@context-guru/components';
-import { decodeRequest, encodeRequest } from '../../../apps/gateway/src/wire/request.wire';
-import { validateProviderShape } from '../../../apps/gateway/src/wire/shape-validator';
+import { decodeRequest, encodeRequest } from '../../../libs/engine/src/wire/request.wire';
+import { validateProviderShape } from '../../../libs/engine/src/wire/shape-validator';
 import { ANTHROPIC_HOSTILE, PYTEST_FAIL, withContent } from './bodies.fixture';
 
 const NO_INJECT = { injectExpand: false };

@@ -1,8 +1,8 @@
 // OpenAI write-back: only a changed message's `content` value moves; every other byte of the
 // body — 64-bit ints, escapes, unknown fields, whitespace — reaches the provider as sent.
 import type { Message } from '@context-guru/components';
-import { decodeRequest, encodeRequest } from '../../../apps/gateway/src/wire/request.wire';
-import { validateProviderShape } from '../../../apps/gateway/src/wire/shape-validator';
+import { decodeRequest, encodeRequest } from '../../../libs/engine/src/wire/request.wire';
+import { validateProviderShape } from '../../../libs/engine/src/wire/shape-validator';
 import { OPENAI_HOSTILE, PYTEST_FAIL, withContent } from './bodies.fixture';
 
 const NO_INJECT = { injectExpand: false };

@@ -2,9 +2,9 @@
 // caller forces a tool choice; the proxy decides policy, the encoder enforces these floors.
 import type { Dialect } from '@context-guru/components';
 import { countTokens, EXPAND_TOOL_NAME } from '@context-guru/components';
-import { expandToolJson } from '../../../apps/gateway/src/wire/expand-tool';
-import { decodeRequest, encodeRequest } from '../../../apps/gateway/src/wire/request.wire';
-import { validateProviderShape } from '../../../apps/gateway/src/wire/shape-validator';
+import { expandToolJson } from '../../../libs/engine/src/wire/expand-tool';
+import { decodeRequest, encodeRequest } from '../../../libs/engine/src/wire/request.wire';
+import { validateProviderShape } from '../../../libs/engine/src/wire/shape-validator';
 import { ANTHROPIC_HOSTILE, OPENAI_HOSTILE } from './bodies.fixture';
 
 const INJECT = { injectExpand: true };

@@ -1,7 +1,7 @@
 // A malformed body gets a 400 that says where and why it broke, identically on every Node version.
-import { locateSyntaxError } from '../../../apps/gateway/src/wire/json-error';
-import { decodeRequest } from '../../../apps/gateway/src/wire/request.wire';
-import { WireError } from '../../../apps/gateway/src/wire/wire.types';
+import { locateSyntaxError } from '../../../libs/engine/src/wire/json-error';
+import { decodeRequest } from '../../../libs/engine/src/wire/request.wire';
+import { WireError } from '../../../libs/engine/src/wire/wire.types';
 
 function decodeError(raw: string): WireError {
   try {

@@ -1,7 +1,7 @@
 // The scanner must agree with JSON.parse on where every value is, including the cases a naive
 // scanner gets wrong: escaped quotes, backslash runs, escaped keys and duplicate keys.
-import { elementAt, elements, member, members, skipValue, spanAt } from '../../../apps/gateway/src/wire/json-scan';
-import { RawIndex } from '../../../apps/gateway/src/wire/raw-index';
+import { elementAt, elements, member, members, skipValue, spanAt } from '../../../libs/engine/src/wire/json-scan';
+import { RawIndex } from '../../../libs/engine/src/wire/raw-index';
 
 const slice = (raw: string, s: { start: number; end: number } | undefined) => (s ? raw.slice(s.start, s.end) : undefined);
 

@@ -2,8 +2,8 @@
 // shallow compare that called {a, b: undefined} and {a, c} the same block, while the encoder saw a
 // change: the turn cache would then have reused the previous turn's bytes for a changed message.
 import { sameMessage as componentsSame, MAX_BREAKPOINTS as componentsMax, type Message } from '@context-guru/components';
-import { MAX_BREAKPOINTS as wireMax } from '../../../apps/gateway/src/wire/breakpoints';
-import { sameMessage as wireSame } from '../../../apps/gateway/src/wire/splice';
+import { MAX_BREAKPOINTS as wireMax } from '../../../libs/engine/src/wire/breakpoints';
+import { sameMessage as wireSame } from '../../../libs/engine/src/wire/splice';
 
 const msg = (blocks: Array<Record<string, unknown>>): Message => ({ role: 'user', content: blocks as Message['content'] });
 

@@ -2,11 +2,11 @@
 // prefix plus the newly encoded rest). Those chunks must be, byte for byte, what encoding the whole
 // output string gives: any chunk cut one byte off changes the bytes a provider cached.
 import { isUtf8 } from 'node:buffer';
-import { upstreamBytes } from '../../../apps/gateway/src/proxy/chat/upstream-body';
-import { prepareRequest } from '../../../apps/gateway/src/proxy/prepare-request';
-import { createTenantRuntime } from '../../../apps/gateway/src/tenancy/tenant-runtime';
-import { appendText, chunksOf, chunkText, cutChunks } from '../../../apps/gateway/src/wire/out-chunks';
-import { TurnCache } from '../../../apps/gateway/src/wire/turn-cache';
+import { upstreamBytes } from '../../../libs/engine/src/upstream-body';
+import { prepareRequest } from '../../../libs/engine/src/prepare-request';
+import { createTenantRuntime } from '../../../libs/engine/src/tenancy/tenant-runtime';
+import { appendText, chunksOf, chunkText, cutChunks } from '../../../libs/engine/src/wire/out-chunks';
+import { TurnCache } from '../../../libs/engine/src/wire/turn-cache';
 import { agentSteps, anthropicTurn, openaiTurn } from '../../support/transcripts';
 import { turnDeps, withMovingBreakpoint } from '../../support/turn-fixtures';
 

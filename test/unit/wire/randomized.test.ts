@@ -1,9 +1,9 @@
 // Random bodies × random subsets of rewritten tool outputs: the encoder's output must be exactly the
 // body with those strings re-encoded — every other byte, and every untouched message, as received.
-import type { Dialect } from '../../../apps/gateway/src/wire/wire.types';
-import { expandToolJson } from '../../../apps/gateway/src/wire/expand-tool';
-import { decodeRequest, encodeRequest } from '../../../apps/gateway/src/wire/request.wire';
-import { validateProviderShape } from '../../../apps/gateway/src/wire/shape-validator';
+import type { Dialect } from '../../../libs/engine/src/wire/wire.types';
+import { expandToolJson } from '../../../libs/engine/src/wire/expand-tool';
+import { decodeRequest, encodeRequest } from '../../../libs/engine/src/wire/request.wire';
+import { validateProviderShape } from '../../../libs/engine/src/wire/shape-validator';
 import { flatten, mulberry32, randomText, type Generated } from '../../support/random-bodies';
 import { randomConversation, slotToolOutput } from '../../support/random-conversations';
 

@@ -1,9 +1,9 @@
 // A warm turn's index is seeded with the previous turn's prefix and walks only the text's last
 // piece; it must find every span the full walk of the same body as one string finds. Bodies vary
 // in whitespace, member order (keys before and after `messages`), duplicates and escapes.
-import { BodyText } from '../../../apps/gateway/src/wire/body-text';
-import { RawIndex } from '../../../apps/gateway/src/wire/raw-index';
-import { elementAt, member, members, spanAt } from '../../../apps/gateway/src/wire/text-scan';
+import { BodyText } from '../../../libs/engine/src/wire/body-text';
+import { RawIndex } from '../../../libs/engine/src/wire/raw-index';
+import { elementAt, member, members, spanAt } from '../../../libs/engine/src/wire/text-scan';
 import { mulberry32, type Rng } from '../../support/prng';
 
 const pick = <T>(rng: Rng, xs: readonly T[]): T => xs[Math.floor(rng() * xs.length)]!;

@@ -3,8 +3,8 @@
 // unknown items) keeps its received bytes, the turn a call joined and the reasoning before a call
 // go with it, the result passes the Responses shape validator, and what cannot be judged declines.
 import type { Message } from '@context-guru/components';
-import { decodeRequest, encodeRequest } from '../../../apps/gateway/src/wire/request.wire';
-import { validateProviderShape } from '../../../apps/gateway/src/wire/shape-validator';
+import { decodeRequest, encodeRequest } from '../../../libs/engine/src/wire/request.wire';
+import { validateProviderShape } from '../../../libs/engine/src/wire/shape-validator';
 import { callItem, responsesTurn, textItem } from '../../support/responses-fixtures';
 import { agentSteps } from '../../support/transcripts';
 

@@ -2,10 +2,10 @@
 // text-only message; every surviving message keeps its received bytes, the provider would accept
 // the result, and anything else is declined (the received body is forwarded).
 import type { Message } from '@context-guru/components';
-import type { Dialect } from '../../../apps/gateway/src/wire/wire.types';
-import { expandToolJson } from '../../../apps/gateway/src/wire/expand-tool';
-import { decodeRequest, encodeRequest } from '../../../apps/gateway/src/wire/request.wire';
-import { validateProviderShape } from '../../../apps/gateway/src/wire/shape-validator';
+import type { Dialect } from '../../../libs/engine/src/wire/wire.types';
+import { expandToolJson } from '../../../libs/engine/src/wire/expand-tool';
+import { decodeRequest, encodeRequest } from '../../../libs/engine/src/wire/request.wire';
+import { validateProviderShape } from '../../../libs/engine/src/wire/shape-validator';
 import { ANTHROPIC_HOSTILE, OPENAI_HOSTILE, PYTEST_FAIL } from './bodies.fixture';
 import { flatten, mulberry32 } from '../../support/random-bodies';
 import { randomConversation, slotToolOutput } from '../../support/random-conversations';

@@ -2,9 +2,9 @@
 // each in place), what never is (reasoning, compaction, unknown items, messages), and what the
 // shape validator refuses.
 import type { Message } from '@context-guru/components';
-import { decodeRequest, encodeRequest } from '../../../apps/gateway/src/wire/request.wire';
-import { resolveSessionKey } from '../../../apps/gateway/src/wire/session-key';
-import { validateProviderShape } from '../../../apps/gateway/src/wire/shape-validator';
+import { decodeRequest, encodeRequest } from '../../../libs/engine/src/wire/request.wire';
+import { resolveSessionKey } from '../../../libs/engine/src/wire/session-key';
+import { validateProviderShape } from '../../../libs/engine/src/wire/shape-validator';
 
 const body = {
   model: 'gpt-5-codex',

@@ -1,9 +1,9 @@
 // A session key is tenant-scoped; an explicit id always names its session — kept when path-safe,
 // hashed when not (the same function GET /expand uses), never replaced by the content hash.
 import { createHash } from 'node:crypto';
-import { decodeRequest } from '../../../apps/gateway/src/wire/request.wire';
+import { decodeRequest } from '../../../libs/engine/src/wire/request.wire';
 import { sessionIdBase } from '@context-guru/components';
-import { namedSessionBase, resolveSessionKey } from '../../../apps/gateway/src/wire/session-key';
+import { namedSessionBase, resolveSessionKey } from '../../../libs/engine/src/wire/session-key';
 import { ANTHROPIC_HOSTILE } from './bodies.fixture';
 
 const hash16 = (s: string) => createHash('sha256').update(s).digest('hex').slice(0, 16);

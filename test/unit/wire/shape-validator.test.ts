@@ -1,6 +1,6 @@
 // The validator says what a provider would refuse; it is the safety net run over every body the
 // gateway emits, so it must both accept real traffic and name each violation.
-import { validateProviderShape } from '../../../apps/gateway/src/wire/shape-validator';
+import { validateProviderShape } from '../../../libs/engine/src/wire/shape-validator';
 import { ANTHROPIC_HOSTILE, OPENAI_HOSTILE } from './bodies.fixture';
 
 type Obj = Record<string, unknown>;

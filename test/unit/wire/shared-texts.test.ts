@@ -2,7 +2,7 @@
 // compare pointers, not contents. Instance identity is not observable from JS; what is checked
 // here is that sharing never changes a text, a block or a forwarded byte.
 import { shareTexts, sharedText, type Message } from '@context-guru/components';
-import { decodeRequest, encodeRequest } from '../../../apps/gateway/src/wire/request.wire';
+import { decodeRequest, encodeRequest } from '../../../libs/engine/src/wire/request.wire';
 
 const big = (seed: string) => `${seed}\n`.repeat(400);
 

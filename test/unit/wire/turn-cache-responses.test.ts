@@ -1,10 +1,10 @@
 // The turn cache on the Responses API: a warm turn reuses the previous turn's decoded and encoded
 // `input` prefix, and what it forwards is byte-identical to a full decode + encode on every turn,
 // whatever the pipeline did; a prefix the new items cannot be normalized after is decoded whole.
-import { prepareRequest } from '../../../apps/gateway/src/proxy/prepare-request';
-import { createTenantRuntime, type TenantRuntime } from '../../../apps/gateway/src/tenancy/tenant-runtime';
-import { decodeRequest } from '../../../apps/gateway/src/wire/request.wire';
-import { TurnCache } from '../../../apps/gateway/src/wire/turn-cache';
+import { prepareRequest } from '../../../libs/engine/src/prepare-request';
+import { createTenantRuntime, type TenantRuntime } from '../../../libs/engine/src/tenancy/tenant-runtime';
+import { decodeRequest } from '../../../libs/engine/src/wire/request.wire';
+import { TurnCache } from '../../../libs/engine/src/wire/turn-cache';
 import { callItem, responsesTurn, textItem } from '../../support/responses-fixtures';
 import { agentSteps } from '../../support/transcripts';
 import { turnDeps } from '../../support/turn-fixtures';

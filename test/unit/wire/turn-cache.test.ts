@@ -1,8 +1,8 @@
 // The turn cache is a pure speed-up: on every turn of a session, the body it produces must be
 // byte-identical to what a full decode + encode produces, whatever the pipeline did.
-import { prepareRequest } from '../../../apps/gateway/src/proxy/prepare-request';
-import { createTenantRuntime } from '../../../apps/gateway/src/tenancy/tenant-runtime';
-import { TurnCache } from '../../../apps/gateway/src/wire/turn-cache';
+import { prepareRequest } from '../../../libs/engine/src/prepare-request';
+import { createTenantRuntime } from '../../../libs/engine/src/tenancy/tenant-runtime';
+import { TurnCache } from '../../../libs/engine/src/wire/turn-cache';
 import { agentSteps, anthropicTurn, openaiTurn } from '../../support/transcripts';
 import { turnDeps, withMovingBreakpoint } from '../../support/turn-fixtures';
 

@@ -2,10 +2,10 @@
 // shares: the text must always be exactly `bytes.toString('utf8')`, and everything forwarded must be
 // what the full path (no turn cache, the whole body decoded) forwards, byte for byte.
 import { MemoryHotStore } from '@context-guru/storage';
-import { prepareRequest, type PrepareDeps } from '../../../apps/gateway/src/proxy/prepare-request';
-import { createTenantRuntime, type TenantRuntime } from '../../../apps/gateway/src/tenancy/tenant-runtime';
-import { TurnCache } from '../../../apps/gateway/src/wire/turn-cache';
-import type { Dialect } from '../../../apps/gateway/src/wire/wire.types';
+import { prepareRequest, type PrepareDeps } from '../../../libs/engine/src/prepare-request';
+import { createTenantRuntime, type TenantRuntime } from '../../../libs/engine/src/tenancy/tenant-runtime';
+import { TurnCache } from '../../../libs/engine/src/wire/turn-cache';
+import type { Dialect } from '../../../libs/engine/src/wire/wire.types';
 import { prepareDeps } from '../../support/prepare-deps';
 import { agentSteps, anthropicTurn, openaiTurn } from '../../support/transcripts';
 

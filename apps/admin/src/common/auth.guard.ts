@@ -9,7 +9,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { Inject, Injectable, SetMetadata, createParamDecorator, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { ADMIN_KEY_PREFIX, apiKeysRepository, hashKey, type AdminRole } from '@context-guru/storage';
-import { DEFAULT_AUTH_FAILURES_PER_MINUTE, RateLimit } from '@context-guru/gateway';
+import { DEFAULT_AUTH_FAILURES_PER_MINUTE, RateLimit } from '@context-guru/engine';
 import { ADMIN_DEPS, type AdminDeps } from '../admin.options';
 import { AdminError } from './admin-errors';
 

@@ -4,7 +4,7 @@
 // nothing is stashed and no session state is touched — the same path shadow evaluation runs.
 import { Injectable } from '@nestjs/common';
 import { buildPipeline, type Dialect, type PipelineDocument } from '@context-guru/components';
-import { createTenantRuntime, prepareDetached, type DetachedRun } from '@context-guru/gateway';
+import { createTenantRuntime, prepareDetached, type DetachedRun } from '@context-guru/engine';
 import { composeTenantDocument, configsRepository, filtersRepository } from '@context-guru/storage';
 import { AdminError, notFound } from '../common/admin-errors';
 import { ControlWriter } from '../common/control-writer';

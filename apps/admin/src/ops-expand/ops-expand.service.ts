@@ -6,7 +6,7 @@ import { auditRepository, tenantsRepository } from '@context-guru/storage';
 import { ADMIN_DEPS, type AdminDeps } from '../admin.options';
 import { AdminError, notFound } from '../common/admin-errors';
 import type { Actor } from '../common/auth.guard';
-import { RateLimit } from '@context-guru/gateway';
+import { RateLimit } from '@context-guru/engine';
 
 /** The bare hash, also when pasted as the whole marker (`<<cg:HASH>>`). */
 function stashId(id: string): string {

@@ -2,7 +2,7 @@
 // every gateway replica (shadow_tallies, written by each replica's shadow flush), in the same
 // shape as the `shadow` block of the gateway's /stats.
 import { Injectable } from '@nestjs/common';
-import { comparisonView } from '@context-guru/gateway';
+import { comparisonView } from '@context-guru/engine';
 import { configsRepository, shadowTalliesRepository } from '@context-guru/storage';
 import { ControlWriter } from '../common/control-writer';
 import { requireTenant } from '../tenants/tenants.service';

@@ -2,11 +2,20 @@
 // client's own calls, or left at the round limit) are resolved now, and the answer's trail goes to
 // the session before the client has the answer, so its next turn carries the originals back.
 import { frozenSlot, type HotStore } from '@context-guru/components';
-import { resolveCalls, type ExpandBudget, type ModelTurn } from './continuation';
-import { splitCalls } from './expand-calls';
-import type { Dialect, ExpandHooks } from './expand.types';
-import { buildResponsesTrails, type ResponsesTrail } from './responses-trail';
-import { buildTrail, TRAIL_COMPONENT, type AnswerRound, type Trail } from './trail';
+import {
+  resolveCalls,
+  type ExpandBudget,
+  type ModelTurn,
+  splitCalls,
+  type Dialect,
+  type ExpandHooks,
+  buildResponsesTrails,
+  type ResponsesTrail,
+  buildTrail,
+  TRAIL_COMPONENT,
+  type AnswerRound,
+  type Trail,
+} from '@context-guru/engine';
 
 export async function saveTrail(
   dialect: Dialect,

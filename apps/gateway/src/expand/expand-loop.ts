@@ -5,19 +5,31 @@
 import type { Readable } from 'node:stream';
 import { headerValue } from '../proxy/forward-headers';
 import { saveTrail } from './answer-trail';
-import { buildContinuation, ExpandBudget, resolveCalls } from './continuation';
-import { continuable, splitCalls } from './expand-calls';
-import type { ClientReply, ExpandLoopOptions, StreamOutcome, UpstreamReply, Usage } from './expand.types';
-import { isObject, parseJson, type JsonObject } from './json-shape';
+import {
+  buildContinuation,
+  ExpandBudget,
+  resolveCalls,
+  continuable,
+  splitCalls,
+  type ClientReply,
+  type ExpandLoopOptions,
+  type StreamOutcome,
+  type UpstreamReply,
+  type Usage,
+  isObject,
+  parseJson,
+  type JsonObject,
+  type AnswerRound,
+  parseUsage,
+  sumUsage,
+} from '@context-guru/engine';
 import { mergeTurns } from './merge-turns';
 import { observeStream, type Relay } from './stream-relay';
 import { responsesStreamLoop } from './responses-stream';
 import { stitchStream } from './stream-stitch';
 import { toBuffer } from './to-buffer';
-import type { AnswerRound } from './trail';
-import { parseUsage, sumUsage } from './usage';
 
-export type * from './expand.types';
+export type * from '@context-guru/engine';
 
 const DEFAULT_MAX_ROUNDS = 3;
 

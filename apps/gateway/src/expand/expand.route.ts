@@ -6,14 +6,12 @@
 import { isStoreUnavailable } from '@context-guru/storage';
 import type { GatewayErrorCode } from '../error-codes';
 import type { GatewayContext } from '../gateway-context';
-import { errorText } from '../observability/logger';
+import { errorText, expandIdOf, isDerivedSessionBase, namedSessionBase, SESSION_HEADER } from '@context-guru/engine';
 import { headerValue } from '../proxy/forward-headers';
 import { gatewayError } from '../proxy/gateway-errors';
 import { decodeFailure } from '../proxy/request-errors';
 import type { HotReply, HotRequest } from '../proxy/hot-http';
-import { expandIdOf } from './expand-calls';
 import { findTenantKey } from '../tenancy/tenant-key';
-import { isDerivedSessionBase, namedSessionBase, SESSION_HEADER } from '../wire/session-key';
 
 const ID_RE = /^[A-Za-z0-9_-]{1,64}$/;
 

@@ -2,11 +2,18 @@
 // order (the model's preamble before its expand call included) without any context_guru_expand
 // call, the last round's stop reason, and the usage of every round summed.
 import { itemAt } from '@context-guru/components';
-import type { Dialect } from './expand.types';
-import { isExpandToolCall, isExpandToolUse, openAiMessage } from './expand-calls';
-import { field, isObject, str, type JsonObject } from './json-shape';
-import { mergeResponses } from './responses-expand';
-import { sumUsageJson } from './usage';
+import {
+  type Dialect,
+  isExpandToolCall,
+  isExpandToolUse,
+  openAiMessage,
+  field,
+  isObject,
+  str,
+  type JsonObject,
+  mergeResponses,
+  sumUsageJson,
+} from '@context-guru/engine';
 
 function summedUsage(turns: readonly JsonObject[]): JsonObject | undefined {
   if (!turns.some((t) => isObject(t['usage']))) return undefined;

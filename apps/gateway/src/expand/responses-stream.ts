@@ -8,15 +8,30 @@
 // client gets carries every round's visible items and the summed usage.
 import { PassThrough, type Readable } from 'node:stream';
 import { saveTrail } from './answer-trail';
-import { ExpandBudget, resolveCalls } from './continuation';
-import { continuable, splitCalls } from './expand-calls';
-import type { ClientReply, ExpandLoopOptions, StreamOutcome, UpstreamReply, Usage } from './expand.types';
-import { field, isObject, type JsonObject } from './json-shape';
-import { buildResponsesContinuation, isExpandItem, mergeResponses } from './responses-expand';
-import { eventJson, SseDecoder, type SseEvent } from './sse-lines';
+import {
+  ExpandBudget,
+  resolveCalls,
+  continuable,
+  splitCalls,
+  type ClientReply,
+  type ExpandLoopOptions,
+  type StreamOutcome,
+  type UpstreamReply,
+  type Usage,
+  field,
+  isObject,
+  type JsonObject,
+  buildResponsesContinuation,
+  isExpandItem,
+  mergeResponses,
+  eventJson,
+  SseDecoder,
+  type SseEvent,
+  type AnswerRound,
+  parseUsage,
+  sumUsage,
+} from '@context-guru/engine';
 import { toBuffer } from './to-buffer';
-import type { AnswerRound } from './trail';
-import { parseUsage, sumUsage } from './usage';
 
 const TERMINAL = new Set(['response.completed', 'response.incomplete', 'response.failed']);
 const OPENING = new Set(['response.created', 'response.in_progress']);

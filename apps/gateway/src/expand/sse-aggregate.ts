@@ -1,9 +1,7 @@
 // Rebuilds the non-streaming response a buffered SSE stream stands for, so the expand loop can
 // treat both transports alike. Anything it cannot rebuild faithfully (no message_start, no block,
 // truncated tool input, an error event, several choices) yields null and the raw bytes are replayed.
-import type { Dialect } from './expand.types';
-import { field, isObject, num, str, type JsonObject } from './json-shape';
-import { eventJson, parseSseEvents, type SseEvent } from './sse-lines';
+import { type Dialect, field, isObject, num, str, type JsonObject, eventJson, parseSseEvents, type SseEvent } from '@context-guru/engine';
 
 /** @internal exported for tests */
 export function aggregateSse(dialect: Dialect, raw: Buffer | string): JsonObject | null {

@@ -1,7 +1,7 @@
 // Renders a complete (non-streaming) response as the SSE stream the provider would have sent, for
 // a client that asked to stream but whose final answer arrived whole. The output follows the
 // providers' event order exactly, so official SDK stream parsers accept it.
-import { isObject, str, type JsonObject } from './json-shape';
+import { isObject, str, type JsonObject } from '@context-guru/engine';
 
 function anthropicEvent(type: string, data: JsonObject): string {
   return `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;

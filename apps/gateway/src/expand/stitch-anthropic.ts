@@ -3,13 +3,22 @@
 // context_guru_expand tool_use withheld, and one closing message_delta carrying the last round's
 // stop reason and the usage of all rounds summed. A round with nothing withheld and no
 // continuation is relayed event for event, unchanged.
-import type { Usage } from './expand.types';
-import { EXPAND_TOOL_NAME } from './expand-calls';
-import { field, isObject, num, parseJson, type JsonObject } from './json-shape';
+import {
+  type Usage,
+  EXPAND_TOOL_NAME,
+  field,
+  isObject,
+  num,
+  parseJson,
+  type JsonObject,
+  eventJson,
+  type SseEvent,
+  parseUsage,
+  sumUsage,
+  sumUsageJson,
+} from '@context-guru/engine';
 import { aggregateAnthropic } from './sse-aggregate';
-import { eventJson, type SseEvent } from './sse-lines';
 import type { DialectStitch } from './stitch.types';
-import { parseUsage, sumUsage, sumUsageJson } from './usage';
 
 const sse = (type: string, data: JsonObject): string => `event: ${type}\ndata: ${JSON.stringify(data)}\n\n`;
 

@@ -4,13 +4,23 @@
 // one usage chunk summing every round. A round with nothing withheld and no continuation is
 // relayed chunk for chunk, unchanged. Several choices (n > 1) cannot be one conversation: such a
 // stream is relayed as it is.
-import type { Usage } from './expand.types';
-import { EXPAND_TOOL_NAME } from './expand-calls';
-import { field, isObject, num, parseJson, str, type JsonObject } from './json-shape';
+import {
+  type Usage,
+  EXPAND_TOOL_NAME,
+  field,
+  isObject,
+  num,
+  parseJson,
+  str,
+  type JsonObject,
+  eventJson,
+  type SseEvent,
+  parseUsage,
+  sumUsage,
+  sumUsageJson,
+} from '@context-guru/engine';
 import { aggregateOpenAi } from './sse-aggregate';
-import { eventJson, type SseEvent } from './sse-lines';
 import type { DialectStitch } from './stitch.types';
-import { parseUsage, sumUsage, sumUsageJson } from './usage';
 
 const data = (json: unknown): string => `data: ${JSON.stringify(json)}\n\n`;
 const DONE = 'data: [DONE]\n\n';

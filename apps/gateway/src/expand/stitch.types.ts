@@ -1,8 +1,6 @@
 // What the stream stitcher asks of a dialect: rewrite each upstream event for the one message the
 // client sees (withholding expand calls), rebuild the round's whole turn, and close the message.
-import type { SseEvent } from './sse-lines';
-import type { JsonObject } from './json-shape';
-import type { Usage } from './expand.types';
+import { type SseEvent, type JsonObject, type Usage } from '@context-guru/engine';
 
 export interface DialectStitch {
   /** The client's bytes for one upstream event of the current round ('' = held back or dropped). */

@@ -2,13 +2,19 @@
 // side: usage for accounting and mentions of the expand tool. Watching costs bounded memory whatever
 // the stream's length.
 import type { Readable } from 'node:stream';
-import { EXPAND_TOOL_NAME } from './expand-calls';
-import type { Dialect, StreamOutcome, Usage } from './expand.types';
-import { parseJson } from './json-shape';
-import { valueAt } from './raw-json';
-import { SseDecoder } from './sse-lines';
+import {
+  EXPAND_TOOL_NAME,
+  type Dialect,
+  type StreamOutcome,
+  type Usage,
+  parseJson,
+  valueAt,
+  SseDecoder,
+  parseJsonUsage,
+  parseUsage,
+  SseUsageAccumulator,
+} from '@context-guru/engine';
 import { toBuffer } from './to-buffer';
-import { parseJsonUsage, parseUsage, SseUsageAccumulator } from './usage';
 
 const MAX_SSE_LINE = 1 << 20;
 const JSON_WHOLE_LIMIT = 1 << 20;

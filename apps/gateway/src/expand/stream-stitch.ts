@@ -5,17 +5,31 @@
 // client never sees an expand call, and a client that goes away cancels whatever is in flight.
 import { Readable } from 'node:stream';
 import { saveTrail } from './answer-trail';
-import { buildContinuation, resolveCalls, type ExpandBudget } from './continuation';
-import { continuable, splitCalls, type CallSplit } from './expand-calls';
-import type { CallUpstream, Dialect, ExpandHooks, StreamOutcome, UpstreamReply } from './expand.types';
-import { isObject, parseJson, type JsonObject } from './json-shape';
-import { SseLineSplitter, SseEventParser, type SseEvent } from './sse-lines';
+import {
+  buildContinuation,
+  resolveCalls,
+  type ExpandBudget,
+  continuable,
+  splitCalls,
+  type CallSplit,
+  type CallUpstream,
+  type Dialect,
+  type ExpandHooks,
+  type StreamOutcome,
+  type UpstreamReply,
+  isObject,
+  parseJson,
+  type JsonObject,
+  SseLineSplitter,
+  SseEventParser,
+  type SseEvent,
+  type AnswerRound,
+} from '@context-guru/engine';
 import { anthropicMessageToSse, openAiCompletionToSse } from './sse-synthesize';
 import { AnthropicStitch } from './stitch-anthropic';
 import { OpenAiStitch } from './stitch-openai';
 import type { DialectStitch } from './stitch.types';
 import { toBuffer } from './to-buffer';
-import type { AnswerRound } from './trail';
 
 const MAX_SSE_LINE = 1 << 20;
 

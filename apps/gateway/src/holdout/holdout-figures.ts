@@ -4,11 +4,8 @@
 // are memoised per tenant and version until the rows change (a bootstrap is not free).
 import { ARMS, type Arm, deleteOldest } from '@context-guru/components';
 import { byVersion, estimateSavings, type HoldoutSessionCost, type SavingsEstimate } from '@context-guru/storage';
-import { errorText, type Logger } from '../observability/logger';
+import { errorText, type Logger, type RequestReport, type TenantRuntime, sessionHash } from '@context-guru/engine';
 import type { GatewayMetrics } from '../observability/metrics';
-import type { RequestReport } from '../observability/request-report';
-import { sessionHash } from '../observability/request-trace';
-import type { TenantRuntime } from '../tenancy/tenant-runtime';
 import type { HoldoutLedger } from './holdout-ledger';
 
 const MEMO_SIZE = 256;

@@ -11,7 +11,7 @@ import {
   type HoldoutSessionCost,
   type SqlClient,
 } from '@context-guru/storage';
-import { errorText, type Logger } from '../observability/logger';
+import { errorText, type Logger } from '@context-guru/engine';
 
 export interface HoldoutLedger {
   /** Adds one billed turn (or any delta) to its session's row. */

@@ -2,8 +2,7 @@
 // cheap model (CHEAP_MODEL*), the process-wide concurrency cap and the per-call timeouts. Every bad
 // value is reported together; env.ts folds these problems into its own (readModelEnv).
 import type { Dialect } from '@context-guru/components';
-import { EnvError, envProblem, type EnvProblem } from '../env-errors';
-import { envReaders, HTTP_URL, type EnvReaders } from '../env-readers';
+import { EnvError, envProblem, type EnvProblem, envReaders, HTTP_URL, type EnvReaders } from '@context-guru/engine';
 
 type ModelAuth = 'x-api-key' | 'bearer';
 

@@ -1,6 +1,6 @@
 // Label values derived from a tenant runtime, bounded by construction: a preset name from the
 // registry's list, or `custom` for a document that spells its own pipeline.
-import type { TenantRuntime } from '../tenancy/tenant-runtime';
+import { type TenantRuntime } from '@context-guru/engine';
 
 export function presetLabel(t: TenantRuntime): string {
   return t.document.pipeline || !t.built.preset ? 'custom' : t.built.preset;

@@ -4,7 +4,7 @@
 // revocations, the compaction model's spend at scrape time, and the components primed at boot.
 import type { ComponentDefinition } from '@context-guru/components';
 import type { GatewayMetrics } from './metrics';
-import type { PlannedRewriteReport, RequestReport } from './request-report';
+import { type PlannedRewriteReport, type RequestReport } from '@context-guru/engine';
 import type { SpendTotals } from '../model/spend-recorder';
 
 export function recordRequest(m: GatewayMetrics, r: RequestReport, outcome: string, totalSeconds: number): void {

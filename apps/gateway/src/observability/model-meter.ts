@@ -5,13 +5,7 @@
 import type { Dialect, ModelClient, ModelSources } from '@context-guru/components';
 import { ModelCallError } from '../model/http-model';
 import type { SpendRecorder } from '../model/spend-recorder';
-
-export interface ModelCall {
-  provider: Dialect;
-  model: string;
-  input: number;
-  output: number;
-}
+import type { ModelCall } from '@context-guru/engine';
 
 function metered(client: ModelClient, calls: ModelCall[], spend: SpendRecorder): ModelClient {
   const colon = client.id.indexOf(':');

@@ -8,11 +8,10 @@
 //      └─ cg.upstream                its upstream call
 // The upstream calls carry a `traceparent` naming their span. Attributes are counts, names from
 // bounded sets and a hash of the session id — never message content, never an error's text.
-import { createHash } from 'node:crypto';
 import { SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type Tracer } from '@opentelemetry/api';
 import { propagation } from '@opentelemetry/api';
 import type { Report } from '@context-guru/components';
-import type { RequestReport } from './request-report';
+import { sessionHash, type RequestReport } from '@context-guru/engine';
 
 export type TraceHeaders = Record<string, string | string[] | undefined>;
 
@@ -31,10 +30,6 @@ const epoch = (t: number): number => performance.timeOrigin + t;
  * call could appear to start before the flush that preceded it.
  */
 const now = (): number => epoch(performance.now());
-
-export function sessionHash(session: string): string {
-  return createHash('sha256').update(session).digest('hex').slice(0, 16);
-}
 
 function revertReason(rep: Report): string {
   const e = rep.error ?? '';

@@ -2,7 +2,7 @@
 // no Prometheus to keep history. Both are bounded whatever the traffic: a fixed ring of minute
 // buckets per tenant (plus the whole gateway) and a small most-recently-seen session list.
 import { deleteOldest } from '@context-guru/components';
-import type { RequestReport } from './request-report';
+import { type RequestReport } from '@context-guru/engine';
 
 /** Minutes of history kept (three hours). */
 const MINUTES = 180;

@@ -3,12 +3,18 @@
 // upstream answer counts exactly once: the one the client got (origin client), each one the expand
 // loop consumed (origin expand), and each compaction-model call (origin model).
 import type { Dialect } from '@context-guru/components';
-import type { Usage } from '../expand/expand.types';
+import {
+  type Usage,
+  billedUsd,
+  savedUsd,
+  usageByKind,
+  USAGE_KINDS,
+  type UsageKind,
+  type PriceTable,
+  type RequestReport,
+} from '@context-guru/engine';
 import { KeyLedger } from './key-ledger';
 import type { GatewayMetrics } from './metrics';
-import { billedUsd, savedUsd, usageByKind, USAGE_KINDS, type UsageKind } from './money';
-import type { PriceTable } from './price-table';
-import type { RequestReport } from './request-report';
 
 export type Origin = 'client' | 'expand' | 'model';
 

@@ -2,7 +2,7 @@
 // request path and added to cg_usage_tokens_total and cg_billed_usd_total when those are read (a
 // /metrics scrape), instead of two to five labelled prom-client increments per upstream answer.
 import type { Counter } from 'prom-client';
-import { USAGE_KINDS, type UsageKind } from './money';
+import { USAGE_KINDS, type UsageKind } from '@context-guru/engine';
 
 interface Pending {
   labels: { tenant: string; dialect: string; origin: string };

@@ -4,7 +4,7 @@
 // counts nothing), so neither another tenant nor another gateway in the process sees its traffic.
 // Keys are omitted while empty (append-only contract).
 import { FilterActStats, SelectorMissLedger } from '@context-guru/dsl';
-import type { RequestReport } from '../observability/request-report';
+import { type RequestReport } from '@context-guru/engine';
 
 export class CmdfilterLedgers {
   private readonly misses = new SelectorMissLedger(200, 120);

@@ -1,7 +1,7 @@
 // One tenant's /stats document, built in one place for the route and for the admin's page in the
 // embedded process, so both always show the same figures.
 import type { GatewayContext } from '../gateway-context';
-import { DEFAULT_TENANT } from '../tenancy/tenant-runtime';
+import { DEFAULT_TENANT } from '@context-guru/engine';
 import { shadowStats } from '../shadow/shadow-view';
 
 /**

@@ -2,7 +2,7 @@
 // providers accept) and valid UTF-8. A body failing either is answered here and never forwarded.
 import { isUtf8 } from 'node:buffer';
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Dialect } from '../wire/wire.types';
+import { type Dialect } from '@context-guru/engine';
 import { mediaType } from './forward-headers';
 import { gatewayError, type GatewayErrorBody } from './gateway-errors';
 

@@ -4,7 +4,7 @@
 // gone) and records how the request ended. Streams are piped with backpressure and a client
 // abort cancels upstream.
 import type { GatewayContext } from '../gateway-context';
-import type { Dialect } from '../wire/wire.types';
+import { type Dialect } from '@context-guru/engine';
 import type { HotReply, HotRequest } from './hot-http';
 import { admitStep } from './chat/admit.step';
 import { stopped } from './chat/chat-end';

@@ -3,20 +3,16 @@
 // without a provider call, so each tenant has COMPACT_PER_MINUTE of them, checked before the body
 // is read; `?preset=` runs another pipeline than the operator's, so only COMPACT_PRESET_OVERRIDE allows it.
 import { ConfigError } from '@context-guru/components';
-import type { CacheMode } from '../env';
+import { type CacheMode, presetPipeline, type Dialect, prepareRequest, type ModelCall, RateLimit } from '@context-guru/engine';
 import type { GatewayContext } from '../gateway-context';
-import { presetPipeline } from '../tenancy/tenant-runtime';
-import type { Dialect } from '../wire/wire.types';
 import { clientHints } from './forward-headers';
 import { prepareDeps } from './chat/prepare.step';
 import { gatewayError } from './gateway-errors';
-import { prepareRequest } from './prepare-request';
 import { createModelSources } from '../model/model-resolver';
 import { decodeFailure } from './request-errors';
 import type { HotReply, HotRequest } from './hot-http';
-import { meterModelSources, type ModelCall } from '../observability/model-meter';
+import { meterModelSources } from '../observability/model-meter';
 import { recordRequest } from '../observability/metrics-record';
-import { RateLimit } from '../rate-limit';
 
 interface CompactQuery {
   provider?: string;

@@ -1,7 +1,7 @@
 // Header policy for every forward: hop-by-hop headers, our own x-context-guru-* headers and
 // Cookie never reach the provider; the caller's provider credential passes through unchanged.
 import type { IncomingHttpHeaders } from 'node:http';
-import { SESSION_HEADER } from '../wire/session-key';
+import { SESSION_HEADER } from '@context-guru/engine';
 
 const HOP_BY_HOP = new Set([
   'connection',

@@ -3,7 +3,7 @@
 // with its raw body Buffer and a minimal reply. Fastify keeps every other route (ops, 404s).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
-import type { Dialect } from '../wire/wire.types';
+import { type Dialect } from '@context-guru/engine';
 import { checkBody, checkContentType, invalidUtf8 } from './body-checks';
 import { dialectOfUrl, gatewayError, type GatewayErrorBody } from './gateway-errors';
 import { bodyDeadline, BodyReadTimeout, readBody, refuseUnread, type BodyLimits } from './body-read';

@@ -7,7 +7,7 @@
 // A WebSocket upgrade (Codex asks for one on GET /responses first) is refused with 426 and a
 // JSON error: the gateway serves the Responses API over HTTPS only, and the client falls back.
 import type { GatewayContext } from '../gateway-context';
-import { errorText } from '../observability/logger';
+import { errorText } from '@context-guru/engine';
 import { clientResponseHeaders, upstreamRequestHeaders } from './forward-headers';
 import { gatewayError } from './gateway-errors';
 import type { HotReply, HotRequest } from './hot-http';

@@ -1,12 +1,13 @@
 // Maps failures before forwarding (tenant auth, undecodable body) to precise dialect errors.
 import type { HotReply } from './hot-http';
 import type { Dialect } from '@context-guru/components';
+import { WireError } from '@context-guru/engine';
 import { GatewayError } from '../error-codes';
 import { gatewayError, type GatewayErrorBody } from './gateway-errors';
 
 /** A failure that carries its code is answered with it; anything else is an internal error. */
 export function failureError(dialect: Dialect, err: unknown): GatewayErrorBody {
-  if (err instanceof GatewayError) return gatewayError(dialect, err.code, err.message);
+  if (err instanceof GatewayError || err instanceof WireError) return gatewayError(dialect, err.code, err.message);
   return gatewayError(dialect, 'internal_error', 'internal error');
 }
 

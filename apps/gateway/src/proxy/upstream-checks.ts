@@ -1,7 +1,7 @@
 // A provider's 2xx answer to a chat request is JSON or an event stream. Anything else (an HTML
 // page from a proxy in between, a truncated body) is a faulty upstream: the client gets a 502 in
 // its dialect's shape instead of a 200 its SDK cannot parse. Only the first bytes are logged.
-import type { ClientReply } from '../expand/expand.types';
+import { type ClientReply } from '@context-guru/engine';
 import { isEventStream } from '../expand/expand-loop';
 import { headerValue, mediaType } from './forward-headers';
 

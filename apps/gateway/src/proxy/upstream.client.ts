@@ -5,8 +5,7 @@
 import { EventEmitter } from 'node:events';
 import { Agent, request } from 'undici';
 import type { Readable, Writable } from 'node:stream';
-import type { UpstreamReply } from '../expand/expand.types';
-import { totalBytes } from '../wire/out-chunks';
+import { type UpstreamReply, joinedIfSmall, totalBytes } from '@context-guru/engine';
 
 export interface UpstreamOptions {
   headersTimeoutMs: number;
@@ -54,25 +53,6 @@ export class ClientAbort extends EventEmitter {
 
 function isChunks(body: string | Buffer | readonly Buffer[] | Readable): body is readonly Buffer[] {
   return Array.isArray(body);
-}
-
-/**
- * Below this many bytes a chunked body is joined into one buffer: undici writes each chunk of an
- * iterable body with its own socket write (a syscall and a packet each, nothing corks them), which
- * for a 16 KB body of a few pieces cost more than the copy (~60 us of writes per request at one
- * connection against a few us of memcpy). Larger bodies (a warm 1 MB turn) keep their chunks,
- * at most a handful, so their bytes are never copied into a whole. A body sent again (a repeat)
- * is joined once and kept joined: a fresh buffer per request is external memory V8 answers with
- * mark-compacts of the whole heap, which doubled the agent's CPU per request in the bench.
- * @internal exported for its test
- */
-export const JOIN_BELOW_BYTES = 256 * 1024;
-
-/** `chunks` as one buffer when they are few bytes (see JOIN_BELOW_BYTES), else as they are. */
-export function joinedIfSmall(chunks: readonly Buffer[]): Buffer | readonly Buffer[] {
-  if (chunks.length === 1 && chunks[0]) return chunks[0];
-  const length = totalBytes(chunks);
-  return length < JOIN_BELOW_BYTES ? Buffer.concat(chunks, length) : chunks;
 }
 
 /**

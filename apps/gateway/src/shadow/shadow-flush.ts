@@ -2,7 +2,7 @@
 // more on close, so GET /v1/tenants/{id}/shadow sums every replica. A failed write is logged once
 // and its deltas are put back for the next flush; serving never waits on it.
 import { shadowTalliesRepository, type SqlClient } from '@context-guru/storage';
-import { errorText, type Logger } from '../observability/logger';
+import { errorText, type Logger } from '@context-guru/engine';
 import type { ShadowLedger } from './shadow-ledger';
 
 const FLUSH_MS = 2000;

@@ -4,7 +4,7 @@
 // so the candidate can see the same bytes; what is forwarded does not change), and the offer is
 // made once the upstream call is under way.
 import { headerValue } from '../proxy/forward-headers';
-import { SESSION_HEADER } from '../wire/session-key';
+import { SESSION_HEADER } from '@context-guru/engine';
 import type { ChatExchange } from '../proxy/chat/chat-exchange';
 import type { Forward } from '../proxy/chat/chat-outcome';
 

@@ -4,10 +4,8 @@
 // (the least recently touched go first); component keys come from the pipeline's own reports.
 import { deleteOldest, type Report } from '@context-guru/components';
 import { shadowCounts, type ShadowCounts, type ShadowPair } from '@context-guru/storage';
+import type { DropReason } from '@context-guru/engine';
 import type { GatewayMetrics } from '../observability/metrics';
-
-export const DROP_REASONS = ['queue_full', 'busy', 'too_large', 'timeout', 'failed'] as const;
-export type DropReason = (typeof DROP_REASONS)[number];
 
 const MAX_PAIRS = 256;
 

@@ -11,16 +11,21 @@
 // limit and a time limit, and nothing starts while the gateway is busy (compression in progress or
 // waiting, or a lagging event loop) — a job refused for any of these is dropped and counted by
 // reason, never delayed into the hot path.
-import { sessionPoint } from '../session/session-point';
+import {
+  sessionPoint,
+  errorText,
+  type Logger,
+  type RequestReport,
+  type ShadowCandidate,
+  type TenantRuntime,
+  decodeRequest,
+  type Dialect,
+  prepareDetached,
+  type DropReason,
+} from '@context-guru/engine';
 import { systemClock, totalTokens, type Clock } from '@context-guru/components';
 import type { Readable } from 'node:stream';
-import { errorText, type Logger } from '../observability/logger';
-import type { RequestReport } from '../observability/request-report';
-import type { ShadowCandidate, TenantRuntime } from '../tenancy/tenant-runtime';
-import { decodeRequest } from '../wire/request.wire';
-import type { Dialect } from '../wire/wire.types';
-import { prepareDetached } from './detached-prepare';
-import { actedComponents, type DropReason, type ShadowLedger } from './shadow-ledger';
+import { actedComponents, type ShadowLedger } from './shadow-ledger';
 import type { Pressure } from './shadow-pressure';
 import { ShadowSessionStore } from './shadow-session.store';
 import type { ShadowPair } from '@context-guru/storage';

@@ -2,7 +2,7 @@
 // probe over the compression gate, the runner the request path offers to, and — with a durable
 // store — the flush that sums every replica's figures in shadow_tallies.
 import type { SqlClient } from '@context-guru/storage';
-import type { Logger } from '../observability/logger';
+import { type Logger } from '@context-guru/engine';
 import type { GatewayMetrics } from '../observability/metrics';
 import type { CompressionGate } from '../proxy/compression-gate';
 import { ShadowFlush } from './shadow-flush';

@@ -4,10 +4,16 @@
 // the applied generation are re-read. A failed read changes nothing: the replica keeps serving
 // what it applied last and retries on the next tick until the read succeeds.
 import { composeTenantDocument, type GenerationSource, type SqlClient } from '@context-guru/storage';
-import { errorText, type Logger } from '../observability/logger';
+import {
+  errorText,
+  type Logger,
+  candidateRuntime,
+  createTenantRuntime,
+  type ShadowCandidate,
+  type TenantRuntime,
+} from '@context-guru/engine';
 import { readControl, readGenerationRow, type GenerationRow, type TenantRead } from './control-reader';
 import type { TenantDirectory, TenantEntry } from './tenant-directory';
-import { candidateRuntime, createTenantRuntime, type ShadowCandidate, type TenantRuntime } from './tenant-runtime';
 
 export interface ControlStatus {
   /** The first snapshot has been applied. */

@@ -2,7 +2,7 @@
 // connection; ioredis resubscribes after a reconnect). A message is only a hint to read Postgres
 // now; anything that is not a decimal generation is ignored.
 import { controlChannel, openRedis, type GenerationSource, type RedisClient, type RedisEndpoint } from '@context-guru/storage';
-import { errorText, type Logger } from '../observability/logger';
+import { errorText, type Logger } from '@context-guru/engine';
 
 export class RedisGenerationSource implements GenerationSource {
   private readonly listeners = new Set<(generation: number) => void>();

@@ -4,7 +4,7 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { replicasRepository, type SqlClient } from '@context-guru/storage';
-import { errorText, type Logger } from '../observability/logger';
+import { errorText, type Logger } from '@context-guru/engine';
 import type { ControlSync } from './control-sync';
 import type { TenantDirectory } from './tenant-directory';
 

@@ -3,14 +3,13 @@
 // or in-process announcements that wake it, and the replica heartbeat. Without a database the
 // directory serves the PRESET / CONFIG tenant alone and knows no keys.
 import type { GenerationSource, RedisEndpoint, SqlClient } from '@context-guru/storage';
-import type { Logger } from '../observability/logger';
+import { type Logger, type TenantRuntime } from '@context-guru/engine';
 import type { GatewayMetrics } from '../observability/metrics';
 import { ControlSync } from './control-sync';
 import { RedisGenerationSource } from './redis-generation.source';
 import { ReplicaHeartbeat, replicaId } from './replica-heartbeat';
 import { TenantDirectory } from './tenant-directory';
 import { recordControl, recordRevocations } from '../observability/metrics-record';
-import type { TenantRuntime } from './tenant-runtime';
 
 export interface TenancyOptions {
   fallback: TenantRuntime;

@@ -4,7 +4,7 @@
 // serving. Unknown, revoked and disabled keys get the same answer (nothing to probe for).
 import { findTenantKey } from './tenant-key';
 import { TenantAuthError, type TenantHeaders, type TenantResolver } from './tenant-resolver';
-import { DEFAULT_TENANT, type TenantRuntime } from './tenant-runtime';
+import { DEFAULT_TENANT, type TenantRuntime } from '@context-guru/engine';
 
 export interface TenantEntry {
   runtime: TenantRuntime;

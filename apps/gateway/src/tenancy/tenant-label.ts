@@ -1,7 +1,7 @@
 // The `tenant` label on metrics stays bounded: the first `cap` distinct tenants keep their own
 // value, every later one is folded into `other`, so a deployment with thousands of tenants cannot
 // blow up Prometheus. (The default tenant always keeps its name.)
-import { DEFAULT_TENANT } from './tenant-runtime';
+import { DEFAULT_TENANT } from '@context-guru/engine';
 
 const OTHER_TENANT = 'other';
 

@@ -2,7 +2,7 @@
 // in-memory cache of keys; without a control plane it holds none and every request gets its
 // fallback, the tenant built from PRESET / CONFIG. Resolution is synchronous on purpose: the hot path never waits on a store.
 import { GatewayError } from '../error-codes';
-import type { TenantRuntime } from './tenant-runtime';
+import { type TenantRuntime } from '@context-guru/engine';
 
 export interface TenantHeaders {
   [name: string]: string | string[] | undefined;

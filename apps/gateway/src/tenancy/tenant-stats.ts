@@ -6,8 +6,7 @@ import { SpendRecorder } from '../model/spend-recorder';
 import { CmdfilterLedgers } from '../ops/ledgers';
 import { SavingsTimeline } from '../observability/savings-timeline';
 import { StatsRollup } from '../observability/stats';
-import type { RequestReport } from '../observability/request-report';
-import { DEFAULT_TENANT } from './tenant-runtime';
+import { type RequestReport, DEFAULT_TENANT } from '@context-guru/engine';
 
 export class TenantStats {
   private readonly byTenant = new Map<string, StatsRollup>();

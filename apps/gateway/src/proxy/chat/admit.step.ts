@@ -1,7 +1,7 @@
 // Step 1 of a chat request: which tenant it belongs to (its key, or the default tenant). A bad or
 // revoked key is answered at once in the dialect's shape, before the body is read.
 import type { GatewayContext } from '../../gateway-context';
-import type { TenantRuntime } from '../../tenancy/tenant-runtime';
+import { type TenantRuntime } from '@context-guru/engine';
 import type { HotRequest } from '../hot-http';
 import { failureError } from '../request-errors';
 import type { ChatRoute } from './chat-exchange';

@@ -1,8 +1,7 @@
 // The end of a chat request: its trace closes and its report is recorded (stats, metrics, usage)
 // exactly once, whichever step ended it; a recording fault is logged, never surfaced.
-import { errorText } from '../../observability/logger';
+import { errorText, emptyReport, type RequestReport } from '@context-guru/engine';
 import { recordRequest } from '../../observability/metrics-record';
-import { emptyReport, type RequestReport } from '../../observability/request-report';
 import type { HotReply } from '../hot-http';
 import { sendError } from '../request-errors';
 import type { ChatExchange } from './chat-exchange';

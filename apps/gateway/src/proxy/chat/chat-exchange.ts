@@ -1,11 +1,9 @@
 // One chat request on its way through the gateway, as plain data every step reads: the route it
 // came in on, the tenant it belongs to, its trace, and the model calls the pipeline made for it.
 import type { GatewayContext } from '../../gateway-context';
-import type { ModelCall } from '../../observability/model-meter';
+import type { ModelCall, TenantRuntime, Dialect } from '@context-guru/engine';
 import type { RequestTrace } from '../../observability/request-trace';
 import type { ShadowTicket } from '../../shadow/shadow-runner';
-import type { TenantRuntime } from '../../tenancy/tenant-runtime';
-import type { Dialect } from '../../wire/wire.types';
 import type { HotRequest } from '../hot-http';
 
 const UPSTREAM_PATH: Record<Dialect, string> = { openai: '/v1/chat/completions', anthropic: '/v1/messages', responses: '/v1/responses' };

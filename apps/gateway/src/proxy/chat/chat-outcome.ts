@@ -1,10 +1,8 @@
 // What each step of a chat request decides, as a discriminated union the route switches on: go on
 // (forward upstream, then answer the client with the provider's reply) or stop here with an error.
 import type { Readable } from 'node:stream';
-import type { ClientReply } from '../../expand/expand.types';
-import type { RequestReport } from '../../observability/request-report';
+import { type ClientReply, type RequestReport, type Prepared } from '@context-guru/engine';
 import type { GatewayErrorBody } from '../gateway-errors';
-import type { Prepared } from '../prepare-request';
 import type { ClientAbort } from '../upstream.client';
 
 /** How a chat request ended: the outcome label of its metrics and trace. */

@@ -4,9 +4,7 @@
 import { contentKey, countTokens } from '@context-guru/components';
 import { trailSaver } from '../../expand/answer-trail';
 import { runExpandLoop } from '../../expand/expand-loop';
-import type { ExpandHooks, UpstreamReply } from '../../expand/expand.types';
-import { errorText } from '../../observability/logger';
-import type { RequestReport } from '../../observability/request-report';
+import { type ExpandHooks, type UpstreamReply, errorText, type RequestReport, upstreamBytes } from '@context-guru/engine';
 import { upstreamRequestHeaders } from '../forward-headers';
 import { gatewayError } from '../gateway-errors';
 import type { HotReply } from '../hot-http';
@@ -14,7 +12,6 @@ import { nonJsonSuccess } from '../upstream-checks';
 import { ClientAbort, isUpstreamTimeout } from '../upstream.client';
 import type { ChatExchange } from './chat-exchange';
 import { stop, type Answered, type Forward, type OutgoingBody, type Stop } from './chat-outcome';
-import { upstreamBytes } from './upstream-body';
 import { upstreamCall } from './upstream-call';
 
 export async function forwardStep(x: ChatExchange, f: Forward, reply: HotReply): Promise<Answered | Stop> {

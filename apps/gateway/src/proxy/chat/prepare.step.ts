@@ -4,14 +4,20 @@
 // wrong is answered precisely; a fault of ours fails open (the inbound bytes are forwarded).
 import type { GatewayContext } from '../../gateway-context';
 import { headModel, presetLabel } from '../../observability/labels';
-import { errorText } from '../../observability/logger';
+import {
+  errorText,
+  emptyReport,
+  BodyText,
+  WireError,
+  isTransparent,
+  prepareRequest,
+  type PrepareDeps,
+  type PrepareInput,
+  type Prepared,
+} from '@context-guru/engine';
 import { meterModelSources } from '../../observability/model-meter';
-import { emptyReport } from '../../observability/request-report';
 import { createModelSources } from '../../model/model-resolver';
-import { BodyText } from '../../wire/body-text';
-import { WireError } from '../../wire/wire.types';
 import { clientHints } from '../forward-headers';
-import { isTransparent, prepareRequest, type PrepareDeps, type PrepareInput, type Prepared } from '../prepare-request';
 import { failureError } from '../request-errors';
 import type { ChatExchange } from './chat-exchange';
 import { stop, type Forward, type Stop } from './chat-outcome';

@@ -2,7 +2,7 @@
 // recorded at once; a stream starts flowing as soon as the upstream headers (and any peek) arrive,
 // and is recorded when it ends — a stream that fails mid-way ends with the dialect's error event.
 import { isEventStream } from '../../expand/expand-loop';
-import { errorText } from '../../observability/logger';
+import { errorText } from '@context-guru/engine';
 import { clientResponseHeaders } from '../forward-headers';
 import { streamErrorEvent } from '../gateway-errors';
 import type { HotReply } from '../hot-http';

@@ -1,7 +1,7 @@
 // One upstream call of a chat request (the first, or an expand continuation): timed into the
 // upstream metrics, traced as its own span, and cancelled when the client goes away.
 import type { Readable } from 'node:stream';
-import type { UpstreamReply } from '../../expand/expand.types';
+import { type UpstreamReply } from '@context-guru/engine';
 import { recordUpstream } from '../../observability/metrics-record';
 import type { ClientAbort } from '../upstream.client';
 import type { ChatExchange } from './chat-exchange';

@@ -6,7 +6,7 @@
 // treated. Raising the fraction from f to g therefore holds out new sessions with a point below g;
 // sessions seen before keep their arm.
 import type { Arm } from '@context-guru/components';
-import { sessionPoint } from '../session/session-point';
+import { sessionPoint } from './session-point';
 
 /**
  * The session's point in [0, 1): the first 32 bits of SHA-256(tenant NUL session key).

@@ -10,7 +10,7 @@ type Family = ReturnType<typeof providerFamily>;
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { parse as parseYaml } from 'yaml';
-import type { EnvProblem } from '../env-errors';
+import type { EnvProblem } from '../env/env-errors';
 
 /** USD per million tokens. */
 export interface FamilyPrice {

@@ -1,20 +1,20 @@
 // Step 4: the pipeline's messages spliced back into the inbound bytes, the expand tool appended
 // when this session offers it, and the savings split into what was and was not provider-cached.
-import type { InjectMode } from '../../env';
-import type { RequestReport } from '../../observability/request-report';
-import { splitSavings } from '../../observability/money';
-import { rewrittenIndices } from '../../session/cache-guard';
-import { recordForwarded } from '../../tenancy/forwarded-replay';
-import { revisionOf } from '../../tenancy/tenant-runtime';
-import { pipelineCanEmitMarkers } from '../../wire/expand-tool';
-import { encodeRequest } from '../../wire/request.wire';
-import { trailEdits } from '../../expand/trail-edits';
-import type { EncodeResult, WireView } from '../../wire/wire.types';
+import type { InjectMode } from '../engine.types';
+import type { RequestReport } from '../report/request-report';
+import { splitSavings } from '../report/money';
+import { rewrittenIndices } from '../session/cache-guard';
+import { recordForwarded } from '../tenancy/forwarded-replay';
+import { revisionOf } from '../tenancy/tenant-runtime';
+import { pipelineCanEmitMarkers } from '../wire/expand-tool';
+import { encodeRequest } from '../wire/request.wire';
+import { trailEdits } from '../expand/trail-edits';
+import type { EncodeResult, WireView } from '../wire/wire.types';
 import type { Decoded } from './decode.step';
 import type { PipelineRan } from './pipeline-run.step';
 import type { OpenedSession } from './session-open.step';
 import type { Preparing } from './prepare.types';
-import { keepsOriginals } from '../../tenancy/tenant-runtime';
+import { keepsOriginals } from '../tenancy/tenant-runtime';
 
 export interface Encoded extends EncodeResult {
   /** This turn offers the expand tool (declared by the client or appended here). */

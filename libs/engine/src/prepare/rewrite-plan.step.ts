@@ -2,10 +2,10 @@
 // the planner keeps the one cut that pays back within the tenant's window and puts the rest back
 // as the client sent them, their freezes dropped, so a later turn may propose them again.
 import { messageText, type Message } from '@context-guru/components';
-import type { PlannedRewriteReport } from '../../observability/request-report';
-import { planRewrite, type RewriteRates } from '../../session/rewrite-planner';
-import type { SessionRun } from '../../session/session-run';
-import { messageOrigin } from '../../wire/request.wire';
+import type { PlannedRewriteReport } from '../report/request-report';
+import { planRewrite, type RewriteRates } from '../session/rewrite-planner';
+import type { SessionRun } from '../session/session-run';
+import { messageOrigin } from '../wire/request.wire';
 import type { Decoded } from './decode.step';
 import type { OpenedSession } from './session-open.step';
 import type { Preparing } from './prepare.types';

@@ -1,15 +1,15 @@
 // The request preparation's contract: what it depends on, what it is given, what it hands back,
 // and the plain record its steps share while they run.
 import type { Clock, HotStore, ModelSources, Pipeline } from '@context-guru/components';
-import type { CacheMode, InjectMode } from '../../env';
-import type { Logger } from '../../observability/logger';
-import type { PriceTable } from '../../observability/price-table';
-import type { RequestReport, RouteName } from '../../observability/request-report';
-import type { LearnedKeys } from '../../session/session-run';
-import type { TenantRuntime } from '../../tenancy/tenant-runtime';
-import type { BodyText } from '../../wire/body-text';
-import type { TurnCache } from '../../wire/turn-cache';
-import type { Dialect, WireView } from '../../wire/wire.types';
+import type { CacheMode, InjectMode } from '../engine.types';
+import type { Logger } from '../logger';
+import type { PriceTable } from '../report/price-table';
+import type { RequestReport, RouteName } from '../report/request-report';
+import type { LearnedKeys } from '../session/session-run';
+import type { TenantRuntime } from '../tenancy/tenant-runtime';
+import type { BodyText } from '../wire/body-text';
+import type { TurnCache } from '../wire/turn-cache';
+import type { Dialect, WireView } from '../wire/wire.types';
 import type { RepeatMemo } from './repeat-memo';
 
 export interface PrepareDeps {

@@ -1,10 +1,17 @@
 // What one request contributes to /stats and /metrics, assembled on the hot path as plain data
 // and folded into the rollups after the response has been handed to the client.
 import type { Arm, Dialect, Report } from '@context-guru/components';
-import type { FailOpenReason } from '../error-codes';
+import type { FailOpenReason } from '../engine.types';
 import type { Usage } from '../expand/expand.types';
-import type { ModelCall } from './model-meter';
 import type { SavedSplit } from './money';
+
+/** One compaction-model call a component made for this request, with the tokens it reported. */
+export interface ModelCall {
+  provider: Dialect;
+  model: string;
+  input: number;
+  output: number;
+}
 
 export type RouteName = Dialect | 'compact';
 

@@ -16,17 +16,17 @@ import {
   type ModelSources,
   type SessionSnapshot,
 } from '@context-guru/components';
-import { guardCachedPrefix } from '../../session/cache-guard';
+import { guardCachedPrefix } from '../session/cache-guard';
 import { planRewriteStep, pricesRewrites } from './rewrite-plan.step';
-import { firstRun, rerun, settled, type SessionRun, type SessionRunInput } from '../../session/session-run';
-import { forwardedText, replayForwarded } from '../../tenancy/forwarded-replay';
-import { revisionOf } from '../../tenancy/tenant-runtime';
-import { messageOrigin } from '../../wire/request.wire';
-import type { WireView } from '../../wire/wire.types';
+import { firstRun, rerun, settled, type SessionRun, type SessionRunInput } from '../session/session-run';
+import { forwardedText, replayForwarded } from '../tenancy/forwarded-replay';
+import { revisionOf } from '../tenancy/tenant-runtime';
+import { messageOrigin } from '../wire/request.wire';
+import type { WireView } from '../wire/wire.types';
 import type { Decoded } from './decode.step';
 import type { OpenedSession } from './session-open.step';
 import type { Preparing } from './prepare.types';
-import { keepsOriginals } from '../../tenancy/tenant-runtime';
+import { keepsOriginals } from '../tenancy/tenant-runtime';
 
 export interface PipelineRan extends SessionRun {
   models: ModelSources | undefined;

@@ -9,12 +9,12 @@
 // are skipped. A run that changed the session (new decisions, the expand tool, an arm), read keys
 // its prefetch missed, or asked a model is not remembered, so a hit never owes the store a commit.
 import { sameList, type CacheView, type Pipeline, type SessionSnapshot, type StashEntry, type TurnRecord } from '@context-guru/components';
-import type { CacheMode } from '../../env';
-import { joinedIfSmall } from '../upstream.client';
-import type { RequestReport } from '../../observability/request-report';
-import type { TurnCache as CachedTurn } from '../../session/cache-view';
-import type { LoadedSession } from '../../session/session-run';
-import type { TenantRuntime } from '../../tenancy/tenant-runtime';
+import type { CacheMode } from '../engine.types';
+import { joinedIfSmall } from '../wire/out-chunks';
+import type { RequestReport } from '../report/request-report';
+import type { TurnCache as CachedTurn } from '../session/cache-view';
+import type { LoadedSession } from '../session/session-run';
+import type { TenantRuntime } from '../tenancy/tenant-runtime';
 import type { Decoded } from './decode.step';
 import type { LoadStamp } from './session-open.step';
 import type { PrepareInput } from './prepare.types';

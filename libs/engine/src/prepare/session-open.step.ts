@@ -1,10 +1,10 @@
 // Step 2: where this turn stands — the store's record of the previous turn (advanced to this one)
 // and what the session already decided about this request's content, read together.
 import { SUMMARY_CHECKPOINT_KEY, contentKey, messageText, type TurnRecord } from '@context-guru/components';
-import { trailKeys } from '../../expand/trail-edits';
-import { cacheViewFor, isCacheAware, requestTtlMs, type TurnCache as CachedTurn } from '../../session/cache-view';
-import { conversationKey } from '../../session/conversation-key';
-import { loadSessionFor, type LoadedSession } from '../../session/session-run';
+import { trailKeys } from '../expand/trail-edits';
+import { cacheViewFor, isCacheAware, requestTtlMs, type TurnCache as CachedTurn } from '../session/cache-view';
+import { conversationKey } from '../session/conversation-key';
+import { loadSessionFor, type LoadedSession } from '../session/session-run';
 import type { Decoded } from './decode.step';
 import type { Preparing } from './prepare.types';
 

@@ -1,7 +1,7 @@
 // The bytes a prepared body goes upstream as. The route hands undici bytes, never a string: undici
 // would UTF-8-encode a string on its way out, and that encoding is part of what the gateway adds
 // to a request — the overhead bench counts it by calling this same function.
-import type { Prepared } from '../prepare-request';
+import type { Prepared } from './prepare-request';
 
 /** One buffer, or chunks sent one after another (never concatenated). */
 export type UpstreamBytes = Buffer | readonly Buffer[];

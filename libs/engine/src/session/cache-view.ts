@@ -1,7 +1,7 @@
 // The provider-cache view of one turn: which messages the provider already holds in its prompt
 // cache (and so must never change), and whether that cache has provably expired.
 import { isObject, type CacheView, type Dialect, type TurnRecord } from '@context-guru/components';
-import type { CacheMode } from '../env';
+import type { CacheMode } from '../engine.types';
 
 const FIVE_MINUTES = 5 * 60_000;
 const ONE_HOUR = 60 * 60_000;

@@ -7,3 +7,8 @@ import { createHash } from 'node:crypto';
 export function sessionPoint(...parts: readonly string[]): number {
   return createHash('sha256').update(parts.join('\u0000')).digest().readUInt32BE(0) / 2 ** 32;
 }
+
+/** A session key as traces and holdout figures name it: not the key itself, the same on every replica. */
+export function sessionHash(session: string): string {
+  return createHash('sha256').update(session).digest('hex').slice(0, 16);
+}

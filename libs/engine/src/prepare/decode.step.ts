@@ -2,11 +2,11 @@
 // byte-identical prefix), its session, and the decision whether the pipeline runs at all.
 // Decoding errors propagate: the caller answers them 400 in the dialect's shape.
 import { Pipeline } from '@context-guru/components';
-import { isAgentCompaction } from '../../session/agent-compaction';
-import { decodeRequest } from '../../wire/request.wire';
-import { resolveSessionKey } from '../../wire/session-key';
-import type { DecodedTurn } from '../../wire/turn-cache';
-import type { WireView } from '../../wire/wire.types';
+import { isAgentCompaction } from '../session/agent-compaction';
+import { decodeRequest } from '../wire/request.wire';
+import { resolveSessionKey } from '../wire/session-key';
+import type { DecodedTurn } from '../wire/turn-cache';
+import type { WireView } from '../wire/wire.types';
 import type { Preparing } from './prepare.types';
 
 export interface Decoded {

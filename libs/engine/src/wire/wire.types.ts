@@ -2,19 +2,29 @@
 // truth for what reaches the provider, everything else (parsed body, normalized messages, slots)
 // only tells the encoder where a change may be spliced into those raw bytes.
 import type { Dialect, Message } from '@context-guru/components';
-import { GatewayError } from '../error-codes';
 import type { BodyText } from './body-text';
 import type { RawIndex } from './raw-index';
 
 export type { Dialect };
 
 /** A body the gateway cannot decode: answered with its code before anything is forwarded. */
-export class WireError extends GatewayError {
-  constructor(code: 'malformed_json' | 'too_deep' | 'invalid_request', message: string) {
-    super(code, message);
+export class WireError extends Error {
+  constructor(
+    readonly code: WireErrorCode,
+    message: string,
+  ) {
+    super(message);
     this.name = 'WireError';
   }
+
+  /** Every decoding failure is the client's: the gateway's error table answers each with 400. */
+  get status(): number {
+    return 400;
+  }
 }
+
+/** The decoding failures, each a row of the gateway's error table (answered 400). */
+export type WireErrorCode = 'malformed_json' | 'too_deep' | 'invalid_request';
 
 /**
  * Where a normalized message lives in the raw body. `msg` is the index in the body's `messages`

@@ -4,17 +4,16 @@
 // Each step is a function in ./prepare/, called here in request order.
 import type { Pipeline } from '@context-guru/components';
 import { isStoreUnavailable } from '@context-guru/storage';
-import type { InjectMode } from '../env';
-import type { FailOpenReason } from '../error-codes';
-import { emptyReport } from '../observability/request-report';
-import { errorText } from '../observability/logger';
-import { LearnedKeys } from '../session/session-run';
+import type { FailOpenReason, InjectMode } from './engine.types';
+import { emptyReport } from './report/request-report';
+import { errorText } from './logger';
+import { LearnedKeys } from './session/session-run';
 import { decodeStep, type Decoded } from './prepare/decode.step';
 import { encodeStep } from './prepare/encode.step';
 import { flushStep } from './prepare/flush.step';
 import { runPipelineStep } from './prepare/pipeline-run.step';
 import { advanceBypassed, freshLoad, openSession, turnAt } from './prepare/session-open.step';
-import { holdoutStep } from '../holdout/holdout.step';
+import { holdoutStep } from './prepare/holdout.step';
 import { rememberRun, repeatDecoded, repeatHolds, repeatTurnAt, replayRepeat } from './prepare/repeat.step';
 import type { PrepareDeps, PrepareInput, Prepared, Preparing } from './prepare/prepare.types';
 

@@ -4,8 +4,8 @@
 // (model-backed components degrade as documented), a silent log. The admin's dry-run and the
 // shadow evaluation both run through here, so what they report is what the gateway would do.
 import { systemClock, type Clock, type HotStore } from '@context-guru/components';
-import type { Logger } from '../observability/logger';
-import { prepareRequest, type Prepared } from '../proxy/prepare-request';
+import type { Logger } from '../logger';
+import { prepareRequest, type Prepared } from '../prepare-request';
 import type { TenantRuntime } from '../tenancy/tenant-runtime';
 import type { Dialect } from '../wire/wire.types';
 import { KeepNothingStore } from './keep-nothing.store';
