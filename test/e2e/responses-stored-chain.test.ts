@@ -6,7 +6,7 @@
 // compresses those outputs, the model redeems markers in-band, and the chain never breaks: the id
 // the client gets is the response whose stored history holds the expand call and its answer, and
 // nothing is re-inserted into a body whose history the provider holds. Whole and streamed.
-import { validateProviderShape } from '../../apps/gateway/src/wire/shape-validator';
+import { validateProviderShape } from '../../libs/engine/src/wire/shape-validator';
 import { startFakeUpstream, type FakeUpstream, type RecordedRequest, type ScriptedReply } from '../support/fake-upstream';
 import { startGateway, type GatewayHarness } from '../support/gateway-harness';
 import { callItem, reasoningItem, responseJson, responseSse, responsesTurn, textItem } from '../support/responses-fixtures';
