@@ -17,8 +17,16 @@ export interface ResponsesEntry {
   id: string;
 }
 
+/** Ours: a top-level function call by that name (a call into a client's namespace tool is the client's). */
 export function isExpandItem(item: unknown): boolean {
-  return field(item, 'type') === 'function_call' && field(item, 'name') === EXPAND_TOOL_NAME;
+  return field(item, 'type') === 'function_call' && field(item, 'name') === EXPAND_TOOL_NAME && field(item, 'namespace') === undefined;
+}
+
+/** A call's tool name, qualified by its namespace when it has one (never the bare expand name then). */
+function callName(item: unknown): string | undefined {
+  const name = str(field(item, 'name'));
+  const ns = str(field(item, 'namespace'));
+  return ns !== undefined && name !== undefined ? `${ns}.${name}` : name;
 }
 
 /** Tool calls among a response's output items: function calls (ours or the client's) and custom tool calls. */
@@ -31,7 +39,7 @@ export function responsesEntries(response: unknown): ResponsesEntry[] {
       const isFunction = field(item, 'type') === 'function_call';
       const args = isFunction ? parseJson(str(field(item, 'arguments')) ?? '') : undefined;
       return {
-        name: isFunction ? str(field(item, 'name')) : undefined,
+        name: isFunction ? callName(item) : undefined,
         callId: str(field(item, 'call_id')),
         id: str(field(args, 'id')) ?? '',
       };
