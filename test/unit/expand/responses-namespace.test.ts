@@ -2,10 +2,10 @@
 // carry `namespace`): the body's tools and calls go upstream byte for byte beside the expand tool,
 // which stays a top-level function; a call named context_guru_expand inside a client's namespace
 // is the client's own call, never answered by the gateway nor hidden from the client.
-import { isExpandItem } from '../../../apps/gateway/src/expand/responses-expand';
-import { splitCalls } from '../../../apps/gateway/src/expand/expand-calls';
-import { decodeRequest, encodeRequest } from '../../../apps/gateway/src/wire/request.wire';
-import { validateProviderShape } from '../../../apps/gateway/src/wire/shape-validator';
+import { isExpandItem } from '../../../libs/engine/src/expand/responses-expand';
+import { splitCalls } from '../../../libs/engine/src/expand/expand-calls';
+import { decodeRequest, encodeRequest } from '../../../libs/engine/src/wire/request.wire';
+import { validateProviderShape } from '../../../libs/engine/src/wire/shape-validator';
 
 const NAMESPACE = {
   type: 'namespace',
