@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Makes a machine ready for `npm test`: the system tools the tests drive for real (Redis, PostgreSQL,
-# Prometheus + promtool, Chromium, unzip for helm), the services on loopback, the test database,
+# PgBouncer, Prometheus + promtool, Chromium, unzip for helm), the services on loopback, the test database,
 # helm under .tools/bin, and an up-to-date build. `npm test` runs it first (pretest) and .ci/run
 # calls it too, so a fresh clone needs only `npm ci && npm test`.
 #
@@ -34,6 +34,8 @@ ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || need+=(postgresql)
 command -v psql >/dev/null 2>&1 || need+=(postgresql-client)
 command -v unzip >/dev/null 2>&1 || need+=(unzip)
 { command -v prometheus && command -v promtool; } >/dev/null 2>&1 || need+=(prometheus)
+# The PgBouncer test starts its own pooler (transaction mode) in front of the test Postgres.
+command -v pgbouncer >/dev/null 2>&1 || [ -x /usr/sbin/pgbouncer ] || need+=(pgbouncer)
 [ -x "${CHROMIUM_PATH:-/usr/bin/chromium}" ] || need+=(chromium)
 
 if [ ${#need[@]} -gt 0 ]; then

@@ -7,6 +7,8 @@ export interface AdminEnv {
   adminPort: number;
   host: string;
   databaseUrl?: string;
+  /** PG_POOL_MAX: Postgres connections of this process (default 10). */
+  pgPoolMax: number;
   /** REDIS_URL, or the REDIS_CLUSTER_NODES / REDIS_SENTINELS target. */
   redisUrl?: RedisEndpoint;
   redisPrefix?: string;
@@ -37,6 +39,7 @@ export function parseAdminEnv(src: Record<string, string | undefined> = process.
     adminPort: int('ADMIN_PORT', 4001, 0, 65535),
     host: src.HOST || '127.0.0.1',
     databaseUrl: url('DATABASE_URL', undefined, POSTGRES_URL),
+    pgPoolMax: int('PG_POOL_MAX', 10, 1, 1000),
     redisUrl: redis(REDIS_URL),
     redisPrefix: src.REDIS_PREFIX || undefined,
     dataDir: src.DATA_DIR || './data',

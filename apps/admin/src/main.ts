@@ -14,6 +14,7 @@ async function main(): Promise<void> {
   const stores = await createStores({
     redisUrl: env.redisUrl,
     databaseUrl: env.databaseUrl,
+    poolMax: env.pgPoolMax,
     dataDir: env.dataDir,
     redisPrefix: env.redisPrefix,
     hot: env.hotStore,

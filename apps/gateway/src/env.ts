@@ -30,6 +30,8 @@ export interface Env {
   /** REDIS_URL as given, or the REDIS_CLUSTER_NODES / REDIS_SENTINELS target. */
   redisUrl: RedisEndpoint | undefined;
   databaseUrl: string | undefined;
+  /** PG_POOL_MAX: Postgres connections per process (replicas × this must fit max_connections, or PgBouncer's pool). */
+  pgPoolMax: number;
   /** memory | redis (default: redis when REDIS_URL is set). */
   hotStore: string | undefined;
   /** postgres | pglite | none (default: postgres when DATABASE_URL is set, else pglite). */
@@ -108,6 +110,7 @@ export function parseEnv(src: Source = process.env): Env {
     config: src.CONFIG || undefined,
     redisUrl: redis(),
     databaseUrl: url('DATABASE_URL', undefined),
+    pgPoolMax: int('PG_POOL_MAX', 10, 1, 1000),
     hotStore: oneOf('HOT_STORE', ['memory', 'redis'] as const, undefined),
     durableStore: oneOf('DURABLE_STORE', ['postgres', 'pglite', 'none'] as const, undefined),
     retentionDays: int('RETENTION_DAYS', 30, 1, 3650),

@@ -115,6 +115,7 @@ export async function createGatewayContext(env: Env, overrides: ContextOverrides
     stores = await createStores({
       redisUrl: env.redisUrl,
       databaseUrl: env.databaseUrl,
+      poolMax: env.pgPoolMax,
       dataDir: env.dataDir,
       ttlSeconds: runtime.built.store.ttl_seconds,
       maxEntries: runtime.built.store.max_entries,

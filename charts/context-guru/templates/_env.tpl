@@ -27,6 +27,7 @@ OPENAI_UPSTREAM: {{ .Values.config.openaiUpstream | quote }}
 ANTHROPIC_UPSTREAM: {{ .Values.config.anthropicUpstream | quote }}
 LOG_LEVEL: {{ .Values.config.logLevel | quote }}
 RETENTION_DAYS: {{ .Values.config.retentionDays | quote }}
+PG_POOL_MAX: {{ .Values.postgres.poolMax | quote }}
 CACHE_MODE: {{ .Values.config.cacheMode | quote }}
 REQUIRE_TENANT_KEY: {{ .Values.config.requireTenantKey | quote }}
 TENANT_LABEL_CAP: {{ .Values.config.tenantLabelCap | quote }}
@@ -91,6 +92,7 @@ HOT_STORE: redis
 DURABLE_STORE: postgres
 MIGRATE_ON_BOOT: "false"
 ADMIN_AUTH_FAILURES_PER_MINUTE: {{ .Values.admin.authFailuresPerMinute | quote }}
+PG_POOL_MAX: {{ .Values.postgres.poolMax | quote }}
 CG_ENCRYPTION_KEY_REQUIRED: "true"
 LOG_LEVEL: {{ .Values.config.logLevel | quote }}
 {{- with .Values.config.redisPrefix }}

@@ -103,3 +103,12 @@ tolerations:
   {{- toYaml . | nindent 2 }}
 {{- end }}
 {{- end -}}
+
+{{/* The most Postgres connections the release holds: every gateway pod the HPA may run, every
+     admin pod, each with postgres.poolMax, and the migration Job's one. */}}
+{{- define "cg.pgConnections" -}}
+{{- $g := .Values.gateway -}}
+{{- $gw := ternary $g.autoscaling.maxReplicas $g.replicaCount $g.autoscaling.enabled | int -}}
+{{- $adm := ternary .Values.admin.replicaCount 0 .Values.admin.enabled | int -}}
+{{- add (mul (add $gw $adm) (int .Values.postgres.poolMax)) 1 -}}
+{{- end -}}

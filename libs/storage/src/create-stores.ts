@@ -30,6 +30,8 @@ export interface CreateStoresOptions {
   /** REDIS_URL, or a Redis Cluster or Sentinel target (redis/redis-connection.ts). */
   redisUrl?: RedisEndpoint;
   databaseUrl?: string;
+  /** PG_POOL_MAX: Postgres connections this process may open (default 10). */
+  poolMax?: number;
   dataDir: string;
   ttlSeconds: number;
   maxEntries: number;
@@ -211,6 +213,7 @@ async function openSql(kind: DurableKind, o: CreateStoresOptions): Promise<SqlCl
     // Not queried here: DurableBoot reaches it (and waits, not ready, while it does not answer).
     return new PgSqlClient({
       connectionString: present(o.databaseUrl, 'DATABASE_URL (resolveKinds requires it for postgres)'),
+      max: o.poolMax,
       log: o.log,
     });
   }

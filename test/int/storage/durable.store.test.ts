@@ -29,8 +29,9 @@ describe.each(SQL_BACKENDS)('durable storage on %s', (_name, backend) => {
     try {
       const [a, b] = await Promise.all([migrate(sql), migrate(other)]);
       const names = loadMigrations().map((m) => `${String(m.version).padStart(4, '0')}_${m.name}`);
+      // Each file is locked on its own (a transaction-level lock, so PgBouncer's transaction mode
+      // keeps it): the runners may share the work, never a file.
       expect([...a.applied, ...b.applied].sort()).toEqual(names);
-      expect(a.applied.length === 0 || b.applied.length === 0).toBe(true);
       expect(a.current).toBe(b.current);
     } finally {
       if (other !== sql) await other.close();

@@ -1,11 +1,11 @@
-// Forward-only migrations: numbered SQL files applied once each, in order, under an advisory lock
-// so any number of runners (replicas, a Helm Job) can start at once; edited history is refused.
+// Forward-only migrations: numbered SQL files applied once each, in order, each under an advisory
+// lock so any number of runners (replicas, a Helm Job) can start at once; edited history is refused.
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { StorageError } from '../storage-errors';
 import { silentLogger, type StorageLogger } from '../storage-logger';
-import { col, inTransaction, type SqlClient, type SqlQueryable } from './sql-client';
+import { col, type SqlClient, type SqlQueryable } from './sql-client';
 
 export interface Migration {
   version: number;
@@ -51,39 +51,50 @@ const LEDGER = `CREATE TABLE IF NOT EXISTS schema_migrations (
   applied_at  timestamptz NOT NULL DEFAULT now()
 )`;
 
+/**
+ * Each pending migration in a transaction of its own that first takes a transaction-level
+ * advisory lock and re-reads the ledger: runners that start together apply each file once, and
+ * nothing holds session state between statements, so this works through a transaction-pooling
+ * PgBouncer as well as on a direct connection (a session-level lock would be released, or kept,
+ * on whichever server connection the pooler handed out).
+ */
 export async function migrate(client: SqlClient, o: { migrations?: Migration[]; log?: StorageLogger } = {}): Promise<MigrateResult> {
   const migrations = o.migrations ?? loadMigrations();
   const log = o.log ?? silentLogger;
-  return client.withConnection(async (c) => {
-    await c.query('SELECT pg_advisory_lock($1, hashtext(current_schema()))', [LOCK_CLASS]);
-    try {
-      await c.exec(LEDGER);
-      const rows = await c.query('SELECT version, name, checksum FROM schema_migrations ORDER BY version');
+  const applied: string[] = [];
+  for (;;) {
+    const step = await client.transaction(async (tx) => {
+      await tx.query('SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))', [LOCK_CLASS]);
+      await tx.exec(LEDGER);
+      const rows = await tx.query('SELECT version, checksum FROM schema_migrations ORDER BY version');
       const done = new Map(rows.map((r) => [col.num(r, 'version'), col.str(r, 'checksum')]));
-      const applied: string[] = [];
       for (const m of migrations) {
         const sum = done.get(m.version);
-        if (sum !== undefined) {
-          if (sum !== m.checksum)
-            throw new StorageError('migration_edited', `migration ${m.version}_${m.name} was edited after it was applied`);
-          continue;
-        }
-        // The file and its ledger row commit together: a failed migration leaves no trace.
-        await inTransaction(c, async (tx) => {
-          await tx.exec(m.sql);
-          await tx.query('INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)', [m.version, m.name, m.checksum]);
-        });
-        applied.push(`${String(m.version).padStart(4, '0')}_${m.name}`);
-        log.info('migration applied', { version: m.version, name: m.name });
+        if (sum !== undefined && sum !== m.checksum)
+          throw new StorageError('migration_edited', `migration ${m.version}_${m.name} was edited after it was applied`);
       }
-      const newest = Math.max(0, ...done.keys(), ...migrations.map((m) => m.version));
-      const known = Math.max(0, ...migrations.map((m) => m.version));
-      if (newest > known) log.warn('database schema is newer than this build', { database: newest, build: known });
-      return { applied, current: newest };
-    } finally {
-      await c.query('SELECT pg_advisory_unlock($1, hashtext(current_schema()))', [LOCK_CLASS]);
+      const next = migrations.find((m) => !done.has(m.version));
+      // The file and its ledger row commit together: a failed migration leaves no trace.
+      if (next) {
+        await tx.exec(next.sql);
+        await tx.query('INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)', [
+          next.version,
+          next.name,
+          next.checksum,
+        ]);
+      }
+      return { next, done };
+    });
+    if (step.next) {
+      applied.push(`${String(step.next.version).padStart(4, '0')}_${step.next.name}`);
+      log.info('migration applied', { version: step.next.version, name: step.next.name });
+      continue;
     }
-  });
+    const newest = Math.max(0, ...step.done.keys(), ...migrations.map((m) => m.version));
+    const known = Math.max(0, ...migrations.map((m) => m.version));
+    if (newest > known) log.warn('database schema is newer than this build', { database: newest, build: known });
+    return { applied, current: newest };
+  }
 }
 
 export interface SchemaStatus {
