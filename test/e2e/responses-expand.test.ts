@@ -10,7 +10,7 @@ import { startFakeUpstream, type FakeUpstream, type RecordedRequest, type Script
 import { startGateway, type GatewayHarness } from '../support/gateway-harness';
 import { callItem, reasoningItem, responseJson, responseSse, responsesTurn, textItem } from '../support/responses-fixtures';
 import { sha } from '../support/scripted-model';
-import { metricSum, scrape } from '../support/metrics-text';
+import { missingDialectFigures, scrape } from '../support/metrics-text';
 import { agentSteps } from '../support/transcripts';
 
 jest.setTimeout(60_000);
@@ -109,12 +109,6 @@ describe('the Responses dialect in the metrics', () => {
   it('upstream calls, billed usage by origin, money and saved tokens carry dialect="responses"', async () => {
     // After the expand sessions above (jest runs describes in order).
     const samples = await scrape(gateway.url);
-    const responses = { dialect: 'responses' };
-    expect(metricSum(samples, 'cg_upstream_responses_total', { ...responses, status: '2xx' })).toBeGreaterThan(0);
-    expect(metricSum(samples, 'cg_usage_tokens_total', { ...responses, origin: 'client', kind: 'cache_read' })).toBeGreaterThan(0);
-    expect(metricSum(samples, 'cg_usage_tokens_total', { ...responses, origin: 'expand', kind: 'fresh' })).toBeGreaterThan(0);
-    expect(metricSum(samples, 'cg_billed_usd_total', responses)).toBeGreaterThan(0);
-    expect(metricSum(samples, 'cg_saved_tokens_total', responses)).toBeGreaterThan(0);
-    expect(metricSum(samples, 'cg_upstream_responses_total', { dialect: 'openai' })).toBe(0);
+    expect(missingDialectFigures(samples, 'responses')).toEqual([]);
   });
 });

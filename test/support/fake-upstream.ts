@@ -46,7 +46,13 @@ export async function startFakeUpstream(script: Script): Promise<FakeUpstream> {
     req.on('end', () => {
       const raw = Buffer.concat(chunks).toString('utf8');
       const url = req.url ?? '';
-      const dialect: Dialect = url.includes('/messages') ? 'anthropic' : url.includes('/responses') ? 'responses' : 'openai';
+      const dialect: Dialect = url.includes('/messages')
+        ? 'anthropic'
+        : url.includes('/responses')
+          ? 'responses'
+          : url.includes('/models/')
+            ? 'gemini'
+            : 'openai';
       let body: Record<string, unknown> = {};
       try {
         if (raw !== '' || (req.method !== 'GET' && req.method !== 'DELETE')) body = JSON.parse(raw) as Record<string, unknown>;

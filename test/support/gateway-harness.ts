@@ -21,6 +21,7 @@ export async function startGateway(
   const parsed = parseEnv({
     OPENAI_UPSTREAM: upstreamUrl,
     ANTHROPIC_UPSTREAM: upstreamUrl,
+    GEMINI_UPSTREAM: upstreamUrl,
     PORT: '0',
     LOG_LEVEL: 'error',
     // Unit-speed default: memory only. Tests of the durable tier set DURABLE_STORE themselves.

@@ -36,3 +36,23 @@ export function metricSum(samples: readonly Sample[], name: string, match: Recor
   }
   return n;
 }
+
+/**
+ * What a dialect's expand sessions must leave in the metrics, by its own label: upstream calls,
+ * billed usage by origin (cache reads among the client's, fresh tokens among the continuations'),
+ * money and saved tokens, and no chat-completions call among them. The figures that are not so,
+ * by name ([] when all are).
+ */
+export function missingDialectFigures(samples: readonly Sample[], dialect: string): string[] {
+  const d = { dialect };
+  const positive: Record<string, number> = {
+    upstream2xx: metricSum(samples, 'cg_upstream_responses_total', { ...d, status: '2xx' }),
+    clientCacheRead: metricSum(samples, 'cg_usage_tokens_total', { ...d, origin: 'client', kind: 'cache_read' }),
+    expandFresh: metricSum(samples, 'cg_usage_tokens_total', { ...d, origin: 'expand', kind: 'fresh' }),
+    billedUsd: metricSum(samples, 'cg_billed_usd_total', d),
+    saved: metricSum(samples, 'cg_saved_tokens_total', d),
+  };
+  const missing = Object.keys(positive).filter((k) => !((positive[k] ?? 0) > 0));
+  if (metricSum(samples, 'cg_upstream_responses_total', { dialect: 'openai' }) !== 0) missing.push('no chat-completions calls');
+  return missing;
+}

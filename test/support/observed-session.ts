@@ -22,6 +22,7 @@ export const MODELS: Record<Dialect, string> = {
   anthropic: 'claude-sonnet-4-6',
   openai: 'gpt-4o-2024-08-06',
   responses: 'gpt-4o-2024-08-06',
+  gemini: 'gemini-2.5-pro',
 };
 
 /** tokens[origin][dialect][kind], as the fake provider reported them. */
@@ -74,8 +75,8 @@ function reply(req: RecordedRequest, bill: Bill, expand: boolean): ScriptedReply
 
 export async function startObservedUpstream(): Promise<ObservedUpstream> {
   const ledger: Ledger = {
-    client: { anthropic: zero(), openai: zero(), responses: zero() },
-    expand: { anthropic: zero(), openai: zero(), responses: zero() },
+    client: { anthropic: zero(), openai: zero(), responses: zero(), gemini: zero() },
+    expand: { anthropic: zero(), openai: zero(), responses: zero(), gemini: zero() },
   };
   let wantExpand = false;
   const sim = new PromptCacheSim();
@@ -114,6 +115,7 @@ const PATHS: Record<Dialect, string> = {
   anthropic: '/anthropic/v1/messages',
   openai: '/openai/v1/chat/completions',
   responses: '/openai/v1/responses',
+  gemini: '/gemini/v1beta/models/gemini-2.5-pro:generateContent',
 };
 
 export interface SessionOptions {

@@ -25,6 +25,8 @@ export interface Env {
   role: 'all' | 'gateway' | 'admin';
   openaiUpstream: string;
   anthropicUpstream: string;
+  /** Gemini's generateContent API (`/v1beta/models/…` is appended as the client asked for it). */
+  geminiUpstream: string;
   preset: string | undefined;
   config: string | undefined;
   /** REDIS_URL as given, or the REDIS_CLUSTER_NODES / REDIS_SENTINELS target. */
@@ -106,6 +108,7 @@ export function parseEnv(src: Source = process.env): Env {
     role: oneOf('CG_ROLE', ['all', 'gateway', 'admin'] as const, 'all'),
     openaiUpstream: url('OPENAI_UPSTREAM', 'https://api.openai.com', HTTP_URL),
     anthropicUpstream: url('ANTHROPIC_UPSTREAM', 'https://api.anthropic.com', HTTP_URL),
+    geminiUpstream: url('GEMINI_UPSTREAM', 'https://generativelanguage.googleapis.com', HTTP_URL),
     preset: src.PRESET || undefined,
     config: src.CONFIG || undefined,
     redisUrl: redis(),

@@ -15,6 +15,7 @@ import { type Logger, errorText } from '@context-guru/engine';
 import { drain } from './shutdown';
 import { RouteNotFoundFilter } from './ops/route-not-found.filter';
 import { openaiPassthroughHandler } from './proxy/openai-passthrough.route';
+import { geminiHandler } from './proxy/gemini.route';
 
 /**
  * Connections the kernel may hold for the gateway before it accepts them (node's default is 511,
@@ -43,11 +44,21 @@ export async function createGatewayServer(gw: GatewayContext): Promise<NestFasti
         dialect: 'responses' as const,
         handler: openaiPassthroughHandler(gw),
       })),
+      // Gemini's model and method are in the path: one prefix route, which tells calls from the rest.
+      ...(['GET', 'POST', 'DELETE', 'PATCH'] as const).map((method) => ({
+        method,
+        path: '/gemini/',
+        prefix: true,
+        dialect: 'gemini' as const,
+        handler: geminiHandler(gw),
+        lazyBody: true,
+      })),
       { method: 'POST', path: '/compact', dialect: 'openai', handler: compactHandler(gw), lazyBody: true },
       { method: 'GET', path: '/expand', dialect: 'openai', handler: expandHandler(gw) },
     ],
     { limit: gw.env.bodyLimitBytes, timeoutMs: gw.env.bodyReadTimeoutMs, discardBytes: gw.env.bodyDiscardBytes },
-    (err, url) => gw.log.error('unhandled route error', { error: errorText(err), url }),
+    // The query may carry a provider key (Gemini's `?key=`): only the path is logged.
+    (err, url) => gw.log.error('unhandled route error', { error: errorText(err), url: url.split('?', 1)[0] }),
     open,
   );
   const adapter = new FastifyAdapter({

@@ -40,14 +40,14 @@ export interface Message {
 }
 
 /**
- * The wire dialects the gateway speaks: OpenAI Chat Completions, Anthropic Messages and the OpenAI
- * Responses API (whose provider family is OpenAI's: `providerFamily`).
+ * The wire dialects the gateway speaks: OpenAI Chat Completions, Anthropic Messages, the OpenAI
+ * Responses API (whose provider family is OpenAI's: `providerFamily`) and Gemini generateContent.
  */
-export type Dialect = 'openai' | 'anthropic' | 'responses';
+export type Dialect = 'openai' | 'anthropic' | 'responses' | 'gemini';
 
 /** The provider a dialect's requests go to: the Responses API is OpenAI's. */
-export function providerFamily(dialect: Dialect): 'openai' | 'anthropic' {
-  return dialect === 'anthropic' ? 'anthropic' : 'openai';
+export function providerFamily(dialect: Dialect): 'openai' | 'anthropic' | 'gemini' {
+  return dialect === 'responses' ? 'openai' : dialect;
 }
 
 /** What the gateway knows about the provider prompt cache for this turn. */

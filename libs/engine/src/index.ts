@@ -32,10 +32,11 @@ export {
 export { field, isObject, num, parseJson, str, type JsonObject } from './expand/json-shape';
 export { valueAt } from './expand/raw-json';
 export { buildResponsesContinuation, isExpandItem, mergeResponses } from './expand/responses-expand';
+export { buildGeminiContinuation, chunkJson, contentParts, isExpandPart, mergeGemini } from './expand/gemini-expand';
 export { buildResponsesTrails, type ResponsesTrail } from './expand/responses-trail';
 export { SseDecoder, SseEventParser, SseLineSplitter, eventJson, parseSseEvents, type SseEvent } from './expand/sse-lines';
 export { TRAIL_COMPONENT, buildTrail, type AnswerRound, type Trail } from './expand/trail';
-export { SseUsageAccumulator, parseJsonUsage, parseUsage, sumUsage, sumUsageJson } from './expand/usage';
+export { SseUsageAccumulator, parseJsonUsage, parseUsage, sumUsage, sumUsageJson, usageKey } from './expand/usage';
 export { DEFAULT_PAYBACK_TURNS, type CacheMode, type FailOpenReason, type InjectMode } from './engine.types';
 export { createLogger, errorText, type Logger } from './logger';
 export { isTransparent, prepareRequest, type PrepareDeps, type PrepareInput, type Prepared } from './prepare-request';

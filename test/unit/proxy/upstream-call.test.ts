@@ -21,7 +21,7 @@ describe('upstreamCall', () => {
   it('sends while the client is there, and nothing once it went away', async () => {
     const posted: string[] = [];
     const abort = new ClientAbort();
-    const call = upstreamCall(exchange(posted), {}, abort);
+    const call = upstreamCall(exchange(posted), 'http://upstream.invalid/v1/messages', {}, abort);
     await call('{"first":true}');
     abort.abort();
     await expect(call('{"continuation":true}')).rejects.toThrow('the client went away');

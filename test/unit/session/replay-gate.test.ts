@@ -26,7 +26,7 @@ const sessions = trajectories().map(trajectorySession);
  * earlier 100/106-token wording. A miss growing past its bound, a new miss, or this one
  * disappearing (delete the entry) fails the gate. See README "Known gaps".
  */
-const LATE_4_OVER: Record<Dialect, number> = { anthropic: 0.0075, openai: 0.012, responses: 0.012 };
+const LATE_4_OVER: Record<Dialect, number> = { anthropic: 0.0075, openai: 0.012, responses: 0.012, gemini: 0.012 };
 const KNOWN_OVER_BYPASS: Record<string, Record<Dialect, number>> = { 'balanced/late-4': LATE_4_OVER, 'mcp/late-4': LATE_4_OVER };
 
 function verdict(dialect: Dialect, preset: string, session: string, withUsd: number, withoutUsd: number): string {

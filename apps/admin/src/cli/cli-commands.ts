@@ -16,7 +16,7 @@ export const USAGE = `usage: context-guru-admin <command> [args]   (ADMIN_URL, A
   config diff <tenant> <from> <to>             what changed between two versions
   filter push <tenant> <name> <file> [--activate]
   filter activate <tenant> <name> <version>
-  dry-run <tenant> <openai|anthropic|responses> <request.json> [--config FILE] [--version N]
+  dry-run <tenant> <openai|anthropic|responses|gemini> <request.json> [--config FILE] [--version N]
   shadow <tenant>                              the candidate version vs the active one, summed over replicas
   expand <tenant> <hash> --reason TEXT         an original by hash (operator; audited)
   audit list [--tenant T] [--action A] [--limit N]

@@ -6,7 +6,7 @@ import { DryRunService } from './dry-run.service';
 
 const DryRunBody = Type.Object(
   {
-    provider: Type.Union([Type.Literal('openai'), Type.Literal('anthropic'), Type.Literal('responses')]),
+    provider: Type.Union([Type.Literal('openai'), Type.Literal('anthropic'), Type.Literal('responses'), Type.Literal('gemini')]),
     /** The sample request body, as JSON or as its text. */
     body: Type.Union([Type.Object({}, { additionalProperties: true }), Type.String({ minLength: 1 })]),
     document: Type.Optional(Type.Union([Type.Object({}, { additionalProperties: true }), Type.String({ minLength: 1 })])),

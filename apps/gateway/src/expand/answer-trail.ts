@@ -24,7 +24,8 @@ export async function saveTrail(
   hooks: ExpandHooks,
   budget: ExpandBudget,
 ): Promise<void> {
-  if (!hooks.onTrail) return;
+  // Gemini answers leave no trail yet (docs/gemini.md): a later turn carries the client's bytes.
+  if (!hooks.onTrail || dialect === 'gemini') return;
   const calls = splitCalls(dialect, last.json).expand;
   if (rounds.length === 0 && calls.length === 0) return;
   const results = calls.length ? await resolveCalls(calls, hooks, budget) : [];

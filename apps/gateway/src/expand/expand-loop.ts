@@ -26,6 +26,7 @@ import {
 import { mergeTurns } from './merge-turns';
 import { observeStream, type Relay } from './stream-relay';
 import { responsesStreamLoop } from './responses-stream';
+import { geminiStreamLoop } from './gemini-stream';
 import { stitchStream } from './stream-stitch';
 import { toBuffer } from './to-buffer';
 
@@ -128,6 +129,7 @@ export async function runExpandLoop(o: ExpandLoopOptions): Promise<ClientReply> 
   if (!o.advertised || !ok || isEncoded(first.headers)) return ok && heldWhole(first) ? held(first, o.dialect) : passThrough(first, o);
   if (isEventStream(first.headers)) {
     if (o.dialect === 'responses') return responsesStreamLoop(o, maxRounds);
+    if (o.dialect === 'gemini') return geminiStreamLoop(o, maxRounds);
     const stitched = stitchStream({
       dialect: o.dialect,
       requestRaw: o.requestRaw,

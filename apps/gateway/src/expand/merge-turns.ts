@@ -12,6 +12,7 @@ import {
   str,
   type JsonObject,
   mergeResponses,
+  mergeGemini,
   sumUsageJson,
 } from '@context-guru/engine';
 
@@ -51,5 +52,6 @@ function mergeOpenAi(turns: readonly JsonObject[]): JsonObject {
 
 export function mergeTurns(dialect: Dialect, turns: readonly JsonObject[]): JsonObject {
   if (dialect === 'responses') return mergeResponses(turns);
+  if (dialect === 'gemini') return mergeGemini(turns);
   return dialect === 'anthropic' ? mergeAnthropic(turns) : mergeOpenAi(turns);
 }

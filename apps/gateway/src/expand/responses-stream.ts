@@ -6,7 +6,7 @@
 // continuation's events after the first round's — no second response.created, output_index values
 // consecutive over the visible items, one sequence_number run — and the one terminal event the
 // client gets carries every round's visible items and the summed usage.
-import { PassThrough, type Readable } from 'node:stream';
+import type { PassThrough, Readable } from 'node:stream';
 import { saveTrail } from './answer-trail';
 import {
   ExpandBudget,
@@ -31,6 +31,7 @@ import {
   parseUsage,
   sumUsage,
 } from '@context-guru/engine';
+import { stitchedReply } from './stitched-reply';
 import { toBuffer } from './to-buffer';
 
 const TERMINAL = new Set(['response.completed', 'response.incomplete', 'response.failed']);
@@ -117,25 +118,8 @@ function terminalFrame(type: string, response: JsonObject, seq: number): string 
 }
 
 export function responsesStreamLoop(o: ExpandLoopOptions, maxRounds: number): ClientReply {
-  const out = new PassThrough();
   const headers = Object.fromEntries(Object.entries(o.first.headers).filter(([k]) => k.toLowerCase() !== 'content-length'));
-  const reply: ClientReply = {
-    status: o.first.status,
-    headers,
-    body: out,
-    mode: 'streamed',
-    rounds: 0,
-    usage: null,
-    usageDone: Promise.resolve(null),
-    streamDone: Promise.resolve({ usage: null, expandAfterStream: false, bytes: 0 }),
-  };
-  reply.streamDone = stitch(o, maxRounds, out).then((d) => {
-    reply.usage = d.usage;
-    reply.rounds = d.rounds ?? 0;
-    return d;
-  });
-  reply.usageDone = reply.streamDone.then((d) => d.usage);
-  return reply;
+  return stitchedReply(o.first.status, headers, (out) => stitch(o, maxRounds, out));
 }
 
 async function stitch(o: ExpandLoopOptions, maxRounds: number, out: PassThrough): Promise<StreamOutcome> {

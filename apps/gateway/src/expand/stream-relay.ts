@@ -13,6 +13,7 @@ import {
   parseJsonUsage,
   parseUsage,
   SseUsageAccumulator,
+  usageKey,
 } from '@context-guru/engine';
 import { toBuffer } from './to-buffer';
 
@@ -26,14 +27,13 @@ const NAME = Buffer.from(EXPAND_TOOL_NAME, 'utf8');
  * @internal exported for tests
  */
 export function usageFromJsonTail(dialect: Dialect, tail: string): Usage | null {
-  const at = tail.lastIndexOf('"usage"');
+  const key = usageKey(dialect);
+  const at = tail.lastIndexOf(`"${key}"`);
   if (at < 0) return null;
-  const colon = tail.indexOf(':', at + 7);
+  const colon = tail.indexOf(':', at + key.length + 2);
   const span = colon < 0 ? null : valueAt(tail, colon + 1);
-  return span ? parseUsage(dialect, { usage: parseJson(tail.slice(span.start, span.end)) }) : null;
+  return span ? parseUsage(dialect, { [key]: parseJson(tail.slice(span.start, span.end)) }) : null;
 }
-
-const USAGE_KEY = Buffer.from('"usage"');
 
 /**
  * Usage of a whole JSON answer without parsing all of it: providers put `usage` after the content,
@@ -41,7 +41,7 @@ const USAGE_KEY = Buffer.from('"usage"');
  * is the whole body parsed.
  */
 function usageOfWholeJson(dialect: Dialect, body: Buffer): Usage | null {
-  const at = body.lastIndexOf(USAGE_KEY);
+  const at = body.lastIndexOf(`"${usageKey(dialect)}"`);
   if (at < 0) return null;
   return usageFromJsonTail(dialect, body.subarray(at).toString('utf8')) ?? parseJsonUsage(dialect, body);
 }

@@ -27,6 +27,7 @@ const DEFAULT_BASE: Record<Dialect, string> = {
   anthropic: 'https://api.anthropic.com',
   openai: 'https://api.openai.com',
   responses: 'https://api.openai.com',
+  gemini: 'https://generativelanguage.googleapis.com',
 };
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };

@@ -69,7 +69,8 @@ function cheapHeaders(c: CheapModel): Record<string, string> {
 
 export function createModelSources(env: ModelEnv, request: IncomingRequest, rt: ModelRuntime): ModelSources {
   const sources: ModelSources = { replies: rt.replies, sandbox: rt.sandbox };
-  if (typeof request.model === 'string' && request.model.trim()) {
+  // No compaction client speaks Gemini: its requests use the configured model only.
+  if (request.dialect !== 'gemini' && typeof request.model === 'string' && request.model.trim()) {
     const headers = incomingAuthHeaders(request.dialect, request.headers);
     sources.incoming = client(request.dialect, { base: request.upstreamBase, model: request.model, headers }, rt);
   }

@@ -24,7 +24,7 @@ export function compactHandler(gw: GatewayContext) {
   const limit = new RateLimit(gw.env.compactPerMinute);
   return async (req: HotRequest, reply: HotReply): Promise<HotReply> => {
     const q: CompactQuery = req.query;
-    const dialect: Dialect = q.provider === 'anthropic' || q.provider === 'responses' ? q.provider : 'openai';
+    const dialect: Dialect = q.provider === 'anthropic' || q.provider === 'responses' || q.provider === 'gemini' ? q.provider : 'openai';
     const cache = q.cache ?? gw.env.cacheMode;
     if (!['auto', 'on', 'off'].includes(cache)) {
       const e = gatewayError(dialect, 'invalid_query', `cache must be one of auto, on, off (got "${cache}")`);

@@ -24,11 +24,35 @@ const ANTHROPIC_TYPES: Record<number, string> = {
   504: 'api_error',
 };
 
+/** Google's canonical status names (google.rpc.Code) for the statuses the gateway answers with. */
+const GOOGLE_STATUS: Record<number, string> = {
+  400: 'INVALID_ARGUMENT',
+  401: 'UNAUTHENTICATED',
+  403: 'PERMISSION_DENIED',
+  404: 'NOT_FOUND',
+  408: 'DEADLINE_EXCEEDED',
+  426: 'FAILED_PRECONDITION',
+  429: 'RESOURCE_EXHAUSTED',
+  500: 'INTERNAL',
+  502: 'UNAVAILABLE',
+  503: 'UNAVAILABLE',
+  504: 'DEADLINE_EXCEEDED',
+};
+
 /** The dialect a request outside every route is answered in: its path's (or `provider=` query's). */
 export function dialectOfUrl(url: string): Dialect {
   const q = url.indexOf('?');
   if (url.startsWith('/anthropic/') || url === '/anthropic' || (q >= 0 && url.includes('provider=anthropic', q))) return 'anthropic';
+  if (url.startsWith('/gemini/') || url === '/gemini' || (q >= 0 && url.includes('provider=gemini', q))) return 'gemini';
   return 'openai';
+}
+
+/** Google's error JSON (`{error: {code, message, status, details}}`); our code as an ErrorInfo reason. */
+function googleError(status: number, code: GatewayErrorCode, message: string): string {
+  const details = [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: code, domain: 'context-guru' }];
+  return JSON.stringify({
+    error: { code: status, message: `context-guru: ${message}`, status: GOOGLE_STATUS[status] ?? 'UNKNOWN', details },
+  });
 }
 
 /** The error body for `code`, with the status the code table gives it. */
@@ -38,6 +62,7 @@ export function gatewayError(dialect: Dialect, code: GatewayErrorCode, message: 
     const type = ANTHROPIC_TYPES[status] ?? 'api_error';
     return { status, body: JSON.stringify({ type: 'error', error: { type, message: `context-guru: ${message}` } }) };
   }
+  if (dialect === 'gemini') return { status, body: googleError(status, code, message) };
   return {
     status,
     body: JSON.stringify({

@@ -140,7 +140,7 @@ export class HotReply {
 type HotHandler = (req: HotRequest, reply: HotReply) => Promise<unknown>;
 
 export interface HotRoute {
-  method: 'GET' | 'POST' | 'DELETE';
+  method: 'GET' | 'POST' | 'DELETE' | 'PATCH';
   path: string;
   /** `path` is a prefix: the route serves every path under it no exact route claims. */
   prefix?: boolean;
@@ -252,6 +252,7 @@ class Incoming implements HotRequest {
 function routeDialect(route: HotRoute, url: string, q: number): Dialect {
   if (route.dialect !== 'openai' || q < 0) return route.dialect;
   if (url.includes('provider=anthropic', q)) return 'anthropic';
+  if (url.includes('provider=gemini', q)) return 'gemini';
   return url.includes('provider=responses', q) ? 'responses' : 'openai';
 }
 

@@ -95,7 +95,7 @@ export class UpstreamClient {
 
   /** Any method (the pass-through routes); `body` undefined sends none. */
   async send(
-    method: 'GET' | 'POST' | 'DELETE',
+    method: 'GET' | 'POST' | 'DELETE' | 'PATCH',
     url: string,
     headers: Record<string, string>,
     body: string | Buffer | readonly Buffer[] | Readable | undefined,

@@ -5,6 +5,7 @@ import type { Dialect, ExpandHooks } from './expand.types';
 import { field } from './json-shape';
 import { appendToArray, locate, type PathStep } from './raw-json';
 import { buildResponsesContinuation } from './responses-expand';
+import { buildGeminiContinuation } from './gemini-expand';
 
 const HASH_RE = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -150,6 +151,7 @@ export function resultItem(dialect: Dialect): (r: Pick<ExpandResult, 'callId' | 
 
 export function buildContinuation(dialect: Dialect, requestRaw: string, turn: ModelTurn, results: readonly ExpandResult[]): string | null {
   if (dialect === 'responses') return buildResponsesContinuation(requestRaw, turn, results);
+  if (dialect === 'gemini') return buildGeminiContinuation(requestRaw, turn, results);
   const items = continuationItems(dialect, turn, results);
   return items ? appendToArray(requestRaw, ['messages'], items) : null;
 }

@@ -5,6 +5,7 @@ import { EXPAND_TOOL_NAME, expandIdOf } from '@context-guru/components';
 import type { Dialect } from './expand.types';
 import { field, isObject, parseJson, str } from './json-shape';
 import { responsesEntries } from './responses-expand';
+import { geminiEntries } from './gemini-expand';
 
 export { EXPAND_TOOL_NAME, expandIdOf };
 
@@ -70,6 +71,7 @@ function openAiEntries(message: Record<string, unknown> | undefined): Entry[] {
 export function splitCalls(dialect: Dialect, response: unknown): CallSplit {
   if (dialect === 'anthropic') return split(anthropicEntries(response));
   if (dialect === 'responses') return split(responsesEntries(response));
+  if (dialect === 'gemini') return split(geminiEntries(response));
   const message = openAiMessage(response);
   return split(openAiEntries(message), isObject(message?.['function_call']));
 }

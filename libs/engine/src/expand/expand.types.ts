@@ -90,4 +90,6 @@ export interface ExpandLoopOptions {
   maxRounds?: number;
   /** Expand calls answered per round and bytes of originals per answer (DEFAULT_EXPAND_LIMITS). */
   limits?: ExpandLimits;
+  /** Gemini: the client asked for the stream as a JSON array; upstream was asked for SSE. */
+  jsonArray?: boolean;
 }

@@ -28,6 +28,8 @@ function anchorOf(dialect: Dialect, m: unknown): string | null {
 export function trailKeys(view: WireView): string[] {
   const out: string[] = [];
   if (view.dialect === 'responses') return responsesTrailKeys(view);
+  // Gemini answers leave no trail yet (docs/gemini.md): nothing to load or re-insert.
+  if (view.dialect === 'gemini') return out;
   for (const m of view.body.messages as unknown[]) {
     const a = anchorOf(view.dialect, m);
     if (a !== null) out.push(a);
@@ -38,7 +40,7 @@ export function trailKeys(view: WireView): string[] {
 /** One group of edits per re-inserted trail, in message order (a group applies whole or not at all). */
 export function trailEdits(view: WireView, snapshot: SessionSnapshot): Edit[][] {
   const groups: Edit[][] = [];
-  if (snapshot.frozen.size === 0) return groups;
+  if (snapshot.frozen.size === 0 || view.dialect === 'gemini') return groups;
   if (view.dialect === 'responses') return responsesTrailEdits(view, snapshot);
   const messages = view.body.messages as unknown[];
   messages.forEach((m, i) => {

@@ -10,10 +10,35 @@ import { eventJson, parseSseEvents, type SseEvent } from './sse-lines';
  * `response.usage` (the Responses API's response.completed / .incomplete / .failed events).
  */
 export function parseUsage(dialect: Dialect, json: unknown): Usage | null {
+  if (dialect === 'gemini') {
+    const meta = field(json, 'usageMetadata');
+    const usage = isObject(meta) ? geminiUsage(meta) : null;
+    return usage && !isZero(usage) ? usage : null;
+  }
   const u = field(json, 'usage') ?? field(field(json, dialect === 'responses' ? 'response' : 'message'), 'usage');
   if (!isObject(u)) return null;
   const usage = dialect === 'anthropic' ? anthropicUsage(u) : dialect === 'responses' ? responsesUsage(u) : openAiUsage(u);
   return isZero(usage) ? null : usage;
+}
+
+/** The member a dialect's usage object sits under (`usageMetadata` on Gemini). */
+export function usageKey(dialect: Dialect): string {
+  return dialect === 'gemini' ? 'usageMetadata' : 'usage';
+}
+
+/**
+ * Gemini's usageMetadata: promptTokenCount includes the implicitly (or explicitly) cached
+ * cachedContentTokenCount and the tool-use prompt is billed as input; thinking is billed as output.
+ */
+function geminiUsage(u: Record<string, unknown>): Usage {
+  const cached = num(u['cachedContentTokenCount']);
+  const prompt = num(u['promptTokenCount']) + num(u['toolUsePromptTokenCount']);
+  return {
+    fresh: Math.max(0, prompt - cached),
+    cacheRead: cached,
+    cacheWrite: 0,
+    output: num(u['candidatesTokenCount']) + num(u['thoughtsTokenCount']),
+  };
 }
 
 function anthropicUsage(u: Record<string, unknown>): Usage {
@@ -92,11 +117,15 @@ export function sumUsageJson(a: unknown, b: unknown): Record<string, unknown> {
 export class SseUsageAccumulator {
   usage: Usage | null = null;
 
-  constructor(private readonly dialect: Dialect) {}
+  private readonly key: string;
+
+  constructor(private readonly dialect: Dialect) {
+    this.key = `"${usageKey(dialect)}"`;
+  }
 
   add(ev: SseEvent): void {
     // Cheap pre-filter: most events are deltas without usage and are not worth a JSON parse.
-    if (!ev.data.includes('"usage"')) return;
+    if (!ev.data.includes(this.key)) return;
     this.usage = maxUsage(this.usage, parseUsage(this.dialect, eventJson(ev)));
   }
 }

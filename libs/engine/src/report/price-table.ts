@@ -1,5 +1,5 @@
 // What a provider bills per token, per model family. Defaults are list prices in USD per million
-// tokens as published by Anthropic and OpenAI when this table was written; an operator overrides
+// tokens as published by Anthropic, OpenAI and Google when this table was written; an operator overrides
 // or extends them with PRICE_TABLE (a YAML/JSON document) — a price is configuration, not code.
 // A model no entry matches is priced by its dialect's default family and reported under that name,
 // so a dashboard never shows $0 for traffic it merely failed to recognise.
@@ -61,10 +61,24 @@ const OPENAI: FamilyPrice[] = [
   M('o1', ['o1'], 15, 15, 7.5, 60),
 ];
 
+/**
+ * Gemini (prompts up to 200k tokens): implicit caching bills no write, and cached input at the
+ * published cache rate. Output includes thinking tokens.
+ */
+const GEMINI: FamilyPrice[] = [
+  M('gemini-3-pro', ['gemini-3-pro', 'gemini-3.0-pro'], 2, 2, 0.2, 12),
+  M('gemini-2.5-pro', ['gemini-2.5-pro'], 1.25, 1.25, 0.125, 10),
+  M('gemini-2.5-flash-lite', ['gemini-2.5-flash-lite'], 0.1, 0.1, 0.01, 0.4),
+  M('gemini-2.5-flash', ['gemini-2.5-flash'], 0.3, 0.3, 0.03, 2.5),
+  M('gemini-2.0-flash-lite', ['gemini-2.0-flash-lite'], 0.075, 0.075, 0.075, 0.3),
+  M('gemini-2.0-flash', ['gemini-2.0-flash'], 0.1, 0.1, 0.025, 0.4),
+];
+
 /** Unrecognised models: the dialect's mainstream family, under a name that says it was a guess. */
 const FALLBACK: Record<Family, FamilyPrice> = {
   anthropic: M('anthropic-default', [], 3, 3.75, 0.3, 15),
   openai: M('openai-default', [], 2, 2, 0.5, 8),
+  gemini: M('gemini-default', [], 1.25, 1.25, 0.125, 10),
 };
 
 const PriceEntry = Type.Object(
@@ -97,6 +111,7 @@ export function createPriceTable(overrides: readonly FamilyPrice[] = []): PriceT
   const table: Record<Family, FamilyPrice[]> = {
     anthropic: [...overrides, ...ANTHROPIC.filter((p) => !names.has(p.family))],
     openai: [...overrides, ...OPENAI.filter((p) => !names.has(p.family))],
+    gemini: [...overrides, ...GEMINI.filter((p) => !names.has(p.family))],
   };
   const memo = new Map<string, FamilyPrice>();
   return {
@@ -112,7 +127,8 @@ export function createPriceTable(overrides: readonly FamilyPrice[] = []): PriceT
       return hit;
     },
     families() {
-      return [...new Set([...table.anthropic, ...table.openai, FALLBACK.anthropic, FALLBACK.openai].map((p) => p.family))];
+      const all = [...table.anthropic, ...table.openai, ...table.gemini, FALLBACK.anthropic, FALLBACK.openai, FALLBACK.gemini];
+      return [...new Set(all.map((p) => p.family))];
     },
   };
 }

@@ -17,7 +17,8 @@ export function isCacheAware(mode: CacheMode): boolean {
 
 /**
  * The cache TTL this request asks for: Anthropic 1 h when any structural breakpoint (system, tools,
- * message, content block, tool_result part) says `ttl: "1h"`, else 5 min; OpenAI (both APIs) 1 h. Structural on
+ * message, content block, tool_result part) says `ttl: "1h"`, else 5 min; OpenAI (both APIs) 1 h; Gemini
+ * 1 h (its implicit cache publishes no lifetime: the longest one cold cache may assume is the safe one). Structural on
  * purpose: a tool call's input or a tool schema carrying `"ttl": "1h"` must not stretch the TTL,
  * since the widening is monotonic and would keep the conversation from ever reading cold.
  * `mentionsOneHour`: the body's text contains "1h" anywhere (a cheap pre-filter the decode keeps).

@@ -125,8 +125,12 @@ function callBreakpoints(raw: BodyText, msgSpan: Span, rawMsg: Record<string, un
 
 type AnthropicSlot = Extract<Slot, { kind: 'text' | 'result' | 'result_part' | 'blocks' }>;
 
+const ANTHROPIC_KINDS = new Set<Slot['kind']>(['text', 'result', 'result_part', 'blocks']);
+
+const isAnthropicSlot = (slot: Slot): slot is AnthropicSlot => ANTHROPIC_KINDS.has(slot.kind);
+
 export function planAnthropic(index: RawIndex, body: Record<string, unknown>, slot: Slot, before: Message, after: Message): Plan | null {
-  if (slot.kind === 'openai' || slot.kind === 'item' || slot.kind === 'output' || slot.kind === 'output_part') return null;
+  if (!isAnthropicSlot(slot)) return null;
   const raw = index.text;
   const msgSpan = index.message(slot.msg);
   const rawMsg = (body.messages as unknown[])[slot.msg];

@@ -27,22 +27,37 @@ const RESPONSES_JSON = JSON.stringify({
   strict: false,
 });
 
-const TOOL_JSON: Record<Dialect, string> = { openai: OPENAI_JSON, anthropic: ANTHROPIC_JSON, responses: RESPONSES_JSON };
+// A Gemini function declaration (it goes inside a tool's `functionDeclarations`): the schema in
+// the API's own OpenAPI subset, whose type names every model version accepts.
+const GEMINI_JSON = JSON.stringify({
+  name: EXPAND_TOOL_NAME,
+  description: EXPAND_DESCRIPTION,
+  parameters: { type: 'OBJECT', properties: { id: { type: 'STRING' } }, required: ['id'] },
+});
+
+const TOOL_JSON: Record<Dialect, string> = {
+  openai: OPENAI_JSON,
+  anthropic: ANTHROPIC_JSON,
+  responses: RESPONSES_JSON,
+  gemini: GEMINI_JSON,
+};
 
 export function expandToolJson(dialect: Dialect): string {
   return TOOL_JSON[dialect];
 }
 
-/** The declared name of one tools[] entry in either dialect's shape. */
-function toolName(tool: unknown): string | undefined {
-  if (!isObject(tool)) return undefined;
-  if (typeof tool.name === 'string') return tool.name;
+/** The declared names of one tools[] entry in any dialect's shape (a Gemini tool declares several). */
+function toolNames(tool: unknown): string[] {
+  if (!isObject(tool)) return [];
+  if (typeof tool.name === 'string') return [tool.name];
   const fn = tool.function;
-  return isObject(fn) && typeof fn.name === 'string' ? fn.name : undefined;
+  if (isObject(fn) && typeof fn.name === 'string') return [fn.name];
+  const declared = tool.functionDeclarations;
+  return Array.isArray(declared) ? declared.flatMap((d) => (isObject(d) && typeof d.name === 'string' ? [d.name] : [])) : [];
 }
 
 export function expandDeclared(tools: unknown): boolean {
-  return Array.isArray(tools) && tools.some((t) => toolName(t) === EXPAND_TOOL_NAME);
+  return Array.isArray(tools) && tools.some((t) => toolNames(t).includes(EXPAND_TOOL_NAME));
 }
 
 /** Injection is only safe when the caller lets the model pick tools freely. */

@@ -18,6 +18,9 @@ function inside(pos: number, spans: readonly Span[]): boolean {
  * Position of the first match of `re` at or after `from` that lies inside `messages` or `system`,
  * or -1; the index is walked only on a hit.
  */
+/** Where each body shape keeps its system prompt, by its list of turns. */
+const SYSTEM_KEY: Record<string, string> = { messages: 'system', input: 'instructions', contents: 'systemInstruction' };
+
 export function firstFieldMatch(index: RawIndex, re: RegExp, from = 0): number {
   const text = index.text;
   const g = new RegExp(re.source, 'g');
@@ -27,7 +30,7 @@ export function firstFieldMatch(index: RawIndex, re: RegExp, from = 0): number {
     const { s, at } = text.local(pos);
     g.lastIndex = pos - at;
     for (let m = g.exec(s); m; m = g.exec(s)) {
-      spans ??= [index.topLevel(index.listKey), index.topLevel(index.listKey === 'input' ? 'instructions' : 'system')].filter(
+      spans ??= [index.topLevel(index.listKey), index.topLevel(SYSTEM_KEY[index.listKey] ?? 'system')].filter(
         (x): x is Span => x !== undefined,
       );
       if (inside(m.index + at, spans)) return m.index + at;

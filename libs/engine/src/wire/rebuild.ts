@@ -208,8 +208,9 @@ export function checkedBody(view: WireView, rendered: readonly string[], inj: Ed
 
 /** The rebuilt body, or null to decline. `inj` is the expand-tool edit when one is wanted. */
 export function rebuildRequest(view: WireView, out: readonly Message[], inj: Edit | null, planFn: PlanFn): Rebuilt | null {
-  // Responses items have their own rebuild (rebuild-responses.ts).
-  if (view.dialect === 'responses') return null;
+  // Responses items have their own rebuild (rebuild-responses.ts); Gemini contents are never
+  // restructured: only function responses are rewritten, in place.
+  if (view.dialect === 'responses' || view.dialect === 'gemini') return null;
   const map = alignRebuild(view.original, out);
   const fates = map ? bodyFates(view, map) : null;
   if (!map || !fates) return null;

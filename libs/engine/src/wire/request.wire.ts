@@ -12,6 +12,8 @@ import { elements } from './text-scan';
 import { firstFieldMatch, RAW_MARKER_RE, RAW_SENTINEL_RE } from './markers-raw';
 import { normalizeOpenAI, planOpenAI, type Normalized } from './openai.wire';
 import { normalizeResponses, planResponses, responsesHeads } from './responses.wire';
+import { geminiAllowsInjection, geminiHeads, normalizeGemini, planGemini } from './gemini.wire';
+import { geminiInjection } from './gemini-tool';
 import type { OutChunks } from './out-chunks';
 import { rebuildRequest } from './rebuild';
 import { rebuildResponses } from './rebuild-responses';
@@ -65,9 +67,9 @@ export function decodeRequest(dialect: Dialect, raw: string): WireView {
   return assembleView(dialect, parsed, norm, norm.messages.map(cloneMessage), new RawIndex(raw, undefined, listKey(dialect)));
 }
 
-/** The body's list of turns: `messages`, or the Responses API's `input` items. */
-export function listKey(dialect: Dialect): 'messages' | 'input' {
-  return dialect === 'responses' ? 'input' : 'messages';
+/** The body's list of turns: `messages`, the Responses API's `input` items or Gemini's `contents`. */
+export function listKey(dialect: Dialect): 'messages' | 'input' | 'contents' {
+  return dialect === 'responses' ? 'input' : dialect === 'gemini' ? 'contents' : 'messages';
 }
 
 function normalized(dialect: Dialect, body: Record<string, unknown>): Normalized {
@@ -77,6 +79,10 @@ function normalized(dialect: Dialect, body: Record<string, unknown>): Normalized
     if (input !== undefined && typeof input !== 'string' && !Array.isArray(input))
       throw new WireError('invalid_request', '`input` must be a string or an array of items');
     return normalizeResponses(body);
+  }
+  if (dialect === 'gemini') {
+    if (!Array.isArray(body.contents)) throw new WireError('invalid_request', '`contents` must be an array');
+    return normalizeGemini(body);
   }
   if (!Array.isArray(body.messages)) throw new WireError('invalid_request', '`messages` must be an array');
   return dialect === 'openai' ? normalizeOpenAI(body) : normalizeAnthropic(body);
@@ -88,6 +94,7 @@ function heads(
   messages: readonly Message[],
 ): { systemHead: string; firstUserText: string } {
   if (dialect === 'responses') return responsesHeads(body);
+  if (dialect === 'gemini') return geminiHeads(body);
   const systemHead = dialect === 'anthropic' ? anthropicSystemHead(body.system) : plainText(messages.find((m) => m.role === 'system'));
   return { systemHead, firstUserText: plainText(messages.find((m) => m.role === 'user')) };
 }
@@ -129,7 +136,7 @@ export function assembleView(
     hasMarkers: firstMarkerAt >= 0,
     hasPlaceholder: firstMarkerAt >= 0 || firstSentinelAt >= 0,
     toolsDeclared: Array.isArray(tools) && tools.length > 0,
-    toolChoiceAllowsInjection: toolChoiceAllows(dialect, body.tool_choice),
+    toolChoiceAllowsInjection: dialect === 'gemini' ? geminiAllowsInjection(body) : toolChoiceAllows(dialect, body.tool_choice),
     expandToolDeclared: expandDeclared(tools),
     slots,
     original,
@@ -150,6 +157,7 @@ function plan(view: WireView, slot: Slot, before: Message, after: Message): Plan
   try {
     if (slot.kind === 'openai') return planOpenAI(view.index, view.body, slot, before, after);
     if (view.dialect === 'responses') return planResponses(view.index, slot, before, after);
+    if (view.dialect === 'gemini') return planGemini(view.index, slot, before, after);
     return planAnthropic(view.index, view.body, slot, before, after);
   } catch {
     return null; // a scan or parse surprise on one message: that message keeps its bytes
@@ -159,6 +167,7 @@ function plan(view: WireView, slot: Slot, before: Message, after: Message): Plan
 /** Appends the expand tool last to `tools`, creating `tools` when absent; null when not allowed. */
 function injection(view: WireView): Edit | null {
   if (!view.toolChoiceAllowsInjection || view.expandToolDeclared) return null;
+  if (view.dialect === 'gemini') return geminiInjection(view);
   const tool = expandToolJson(view.dialect);
   const span = view.index.topLevel('tools');
   if (span) {

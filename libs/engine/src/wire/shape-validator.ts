@@ -4,6 +4,7 @@
 import { countBreakpoints, MAX_BREAKPOINTS } from './breakpoints';
 import { isObject } from '@context-guru/components';
 import { validateResponses } from './responses-shape';
+import { validateGemini } from './gemini-shape';
 import type { Dialect } from './wire.types';
 
 type Obj = Record<string, unknown>;
@@ -142,6 +143,7 @@ function validateOpenAI(body: Obj, out: string[]): void {
 export function validateProviderShape(dialect: Dialect, body: unknown): string[] {
   if (!isObject(body)) return ['body: not a JSON object'];
   if (dialect === 'responses') return validateResponses(body);
+  if (dialect === 'gemini') return validateGemini(body);
   if (!Array.isArray(body.messages)) return ['messages: missing or not an array'];
   if (body.messages.length === 0) return ['messages: empty'];
   const out: string[] = [];

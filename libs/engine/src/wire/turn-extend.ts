@@ -51,6 +51,8 @@ export function prefixOf(prev: PrefixSource, text: BodyText, k: number): PrefixM
 function normalizeAdded(dialect: Dialect, prevList: readonly unknown[], k: number, added: unknown[]): Normalized | null {
   if (dialect === 'openai') return normalizeOpenAI({ messages: added });
   if (dialect === 'anthropic') return normalizeAnthropic({ messages: added });
+  // Gemini's call ids and pairings depend on the contents before the new ones: decoded whole.
+  if (dialect === 'gemini') return null;
   return responsesResumable(prevList, k, added) ? normalizeResponses({ input: added }) : null;
 }
 

@@ -46,7 +46,14 @@ export type Slot =
   /** Responses tool output item whose `output` is a string (`function_call_output`, `custom_tool_call_output`). */
   | { kind: 'output'; msg: number }
   /** One `{type:"input_text"}` element of a Responses tool output whose `output` is an array. */
-  | { kind: 'output_part'; msg: number; part: number };
+  | { kind: 'output_part'; msg: number; part: number }
+  /** A Gemini content read but never rewritten (a model turn, or a user content's other parts). */
+  | { kind: 'content'; msg: number }
+  /**
+   * A Gemini functionResponse part: its `response` member `key` holds the text, or (key null) the
+   * whole `response` value is the text as JSON.
+   */
+  | { kind: 'function_response'; msg: number; part: number; key: string | null };
 
 export interface WireView {
   dialect: Dialect;

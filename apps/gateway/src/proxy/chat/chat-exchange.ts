@@ -5,12 +5,27 @@ import type { ModelCall, TenantRuntime, Dialect } from '@context-guru/engine';
 import type { RequestTrace } from '../../observability/request-trace';
 import type { ShadowTicket } from '../../shadow/shadow-runner';
 import type { HotRequest } from '../hot-http';
+import { geminiCall, type GeminiCall } from '../gemini-path';
 
-const UPSTREAM_PATH: Record<Dialect, string> = { openai: '/v1/chat/completions', anthropic: '/v1/messages', responses: '/v1/responses' };
+const UPSTREAM_PATH: Record<Dialect, string> = {
+  openai: '/v1/chat/completions',
+  anthropic: '/v1/messages',
+  responses: '/v1/responses',
+  // The model and method are in the path: each request's own (geminiCall), this is its route's name.
+  gemini: '/v1beta/models',
+};
 const ROUTE: Record<Dialect, string> = {
   openai: '/openai/v1/chat/completions',
   anthropic: '/anthropic/v1/messages',
   responses: '/openai/v1/responses',
+  gemini: '/gemini/v1beta/models',
+};
+
+const UPSTREAM_BASE: Record<Dialect, (gw: GatewayContext) => string> = {
+  openai: (gw) => gw.env.openaiUpstream,
+  responses: (gw) => gw.env.openaiUpstream,
+  anthropic: (gw) => gw.env.anthropicUpstream,
+  gemini: (gw) => gw.env.geminiUpstream,
 };
 
 /** A chat route, fixed at boot: its dialect, its own path and the provider URL it forwards to. */
@@ -23,7 +38,7 @@ export interface ChatRoute {
 }
 
 export function chatRoute(gw: GatewayContext, dialect: Dialect): ChatRoute {
-  const upstreamBase = dialect === 'anthropic' ? gw.env.anthropicUpstream : gw.env.openaiUpstream;
+  const upstreamBase = UPSTREAM_BASE[dialect](gw);
   return { dialect, path: ROUTE[dialect], upstreamBase, upstreamUrl: `${upstreamBase}${UPSTREAM_PATH[dialect]}` };
 }
 
@@ -39,9 +54,12 @@ export interface ChatExchange {
   readonly modelCalls: ModelCall[];
   /** Picked for shadow evaluation of the tenant's candidate config (apps/gateway/src/shadow). */
   readonly shadow: ShadowTicket | undefined;
+  /** A Gemini request: the model, method and stream form its path and query name. */
+  readonly gemini?: GeminiCall;
 }
 
 export function openExchange(gw: GatewayContext, route: ChatRoute, req: HotRequest, tenant: TenantRuntime, started: number): ChatExchange {
   const trace = gw.tracing?.begin(req.headers, route.dialect, route.path);
-  return { gw, route, req, started, tenant, trace, modelCalls: [], shadow: gw.shadow.runner.pick(tenant) };
+  const gemini = route.dialect === 'gemini' ? geminiCall(route.upstreamBase, req.url) : null;
+  return { gw, route, req, started, tenant, trace, modelCalls: [], shadow: gw.shadow.runner.pick(tenant), ...(gemini ? { gemini } : {}) };
 }

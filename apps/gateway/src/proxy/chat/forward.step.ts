@@ -6,6 +6,7 @@ import { trailSaver } from '../../expand/answer-trail';
 import { runExpandLoop } from '../../expand/expand-loop';
 import { type ExpandHooks, type UpstreamReply, errorText, type RequestReport, upstreamBytes } from '@context-guru/engine';
 import { upstreamRequestHeaders } from '../forward-headers';
+import { geminiUpstreamUrl } from '../gemini-path';
 import { gatewayError } from '../gateway-errors';
 import type { HotReply } from '../hot-http';
 import { nonJsonSuccess } from '../upstream-checks';
@@ -35,7 +36,9 @@ async function callUpstream(x: ChatExchange, f: Forward, reply: HotReply): Promi
   const abort = new ClientAbort().watch(reply.raw);
   const headers = upstreamRequestHeaders(req.headers);
   if (f.streamed) headers['content-length'] = String(req.headers['content-length']);
-  const call = upstreamCall(x, headers, abort);
+  const { advertised } = f.prepared;
+  const url = x.gemini ? geminiUpstreamUrl(x.gemini, advertised) : route.upstreamUrl;
+  const call = upstreamCall(x, url, headers, abort);
   const keptKeys: string[] = [];
   const upstreamStarted = performance.now();
   try {
@@ -47,7 +50,6 @@ async function callUpstream(x: ChatExchange, f: Forward, reply: HotReply): Promi
     }
     report.upstreamMs = performance.now() - upstreamStarted;
     report.upstreamStatus = first.status;
-    const { advertised } = f.prepared;
     const result = await runExpandLoop({
       dialect: route.dialect,
       requestRaw: f.prepared.outgoing,
@@ -56,6 +58,7 @@ async function callUpstream(x: ChatExchange, f: Forward, reply: HotReply): Promi
       call,
       maxRounds: gw.env.maxExpandRounds,
       limits: gw.env.expandLimits,
+      jsonArray: advertised && x.gemini?.jsonArray === true,
       // Without the expand tool on offer the loop only relays: no hooks to build for it.
       hooks: advertised
         ? { ...expandHooks(x, f.prepared.session, report, keptKeys), onTrail: trailSaver(gw.store, x.tenant.id, f.prepared.session) }

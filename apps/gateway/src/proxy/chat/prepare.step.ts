@@ -75,6 +75,8 @@ export async function prepareStep(x: ChatExchange): Promise<Forward | Stop> {
     report.preset = presetLabel(tenant);
     report.modelCalls = x.modelCalls;
     if (transparent && Buffer.isBuffer(inbound)) report.model = headModel(inbound);
+    // Gemini names the model in the path, not the body.
+    if (x.gemini) report.model = x.gemini.model;
     x.trace?.prepared({ tenant: tenant.id, configVersion: tenant.configVersion, preset: report.preset, session: prepared.session }, report);
     return { kind: 'forward', prepared, transparent, streamed, inbound, raw, releaseBody };
   } catch (err) {

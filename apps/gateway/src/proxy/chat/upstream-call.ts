@@ -15,15 +15,16 @@ class ClientGone extends Error {
 
 export type UpstreamCall = (body: string | Buffer | readonly Buffer[] | Readable) => Promise<UpstreamReply>;
 
-export function upstreamCall(x: ChatExchange, headers: Record<string, string>, abort: ClientAbort): UpstreamCall {
+export function upstreamCall(x: ChatExchange, url: string, headers: Record<string, string>, abort: ClientAbort): UpstreamCall {
   const { gw, route, trace } = x;
+  // `url`: the route's, or the Gemini path this request named (geminiUpstreamUrl).
   return async (body) => {
     // A continuation the expand loop asks for after the client went away is never sent.
     if (abort.aborted) throw new ClientGone();
     const t0 = performance.now();
     const span = trace?.upstream(headers);
     try {
-      const r = await gw.upstream.post(route.upstreamUrl, span?.headers ?? headers, body, abort);
+      const r = await gw.upstream.post(url, span?.headers ?? headers, body, abort);
       recordUpstream(gw.metrics, route.dialect, r.status, (performance.now() - t0) / 1000);
       span?.end(r.status);
       return r;
