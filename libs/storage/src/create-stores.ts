@@ -167,7 +167,7 @@ export async function createStores(o: CreateStoresOptions): Promise<Stores> {
       ? setInterval(() => {
           durable
             .purgeExpired()
-            .then((r) => log.info('retention purge', { ...r }))
+            .then((r) => log.info(r ? 'retention purge' : 'retention purge: another replica holds it', { ...r }))
             .catch((err: unknown) => log.warn('retention purge failed', { err: errorText(err) }));
         }, every).unref()
       : undefined;

@@ -121,7 +121,7 @@ describe.each(SQL_BACKENDS)('durable storage on %s', (_name, backend) => {
     expect(await store.getArchivedStash('tr', 'cccccccccccccccc')).toBeNull();
     expect(await store.getArchivedStash('tr', 'dddddddddddddddd')).toBe('renewed');
     const purged = await store.purgeExpired();
-    expect(purged.stashes).toBeGreaterThanOrEqual(1);
+    expect(purged?.stashes).toBeGreaterThanOrEqual(1);
     expect(await sql.query("SELECT id FROM stash_archive WHERE tenant = 'tr' ORDER BY id")).toEqual([{ id: 'dddddddddddddddd' }]);
   });
 

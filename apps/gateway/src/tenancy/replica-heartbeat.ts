@@ -1,6 +1,8 @@
-// Every second each replica upserts what it serves into gateway_replicas (GET /v1/replicas): its
-// id, start time, applied generation, per-tenant config versions and last propagation time. A
-// failed heartbeat is only logged: the replica keeps serving, and the row ages out of the list.
+// Every second each replica records what it serves in gateway_replicas (GET /v1/replicas): its
+// id, start time, applied generation, per-tenant config versions and last propagation time. The
+// tenant map is written only when it changed since the last beat that landed; the other beats
+// touch the time and generation alone. A failed heartbeat is only logged: the replica keeps
+// serving, and the row ages out of the list.
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { replicasRepository, type SqlClient } from '@context-guru/storage';
@@ -17,10 +19,18 @@ export class ReplicaHeartbeat {
   private timer: NodeJS.Timeout | undefined;
   private failing = false;
   private inFlight: Promise<void> | undefined;
+  /** The tenant map the row holds (as last written), undefined until a full beat landed. */
+  private written: string | undefined;
 
   constructor(
     readonly id: string,
-    private readonly o: { sql: SqlClient; sync: ControlSync; directory: TenantDirectory; log: Logger; everyMs?: number },
+    private readonly o: {
+      sql: SqlClient;
+      sync: Pick<ControlSync, 'status'>;
+      directory: Pick<TenantDirectory, 'versions'>;
+      log: Logger;
+      everyMs?: number;
+    },
   ) {}
 
   start(): void {
@@ -33,14 +43,21 @@ export class ReplicaHeartbeat {
     if (this.inFlight) return this.inFlight;
     const s = this.o.sync.status();
     if (!s.loaded) return Promise.resolve();
-    this.inFlight = replicasRepository
-      .heartbeat(this.o.sql, {
-        id: this.id,
-        startedAt: this.startedAt,
-        generation: s.generation,
-        tenantVersions: this.o.directory.versions(),
-        lastPropagationMs: s.lastPropagationMs === undefined ? null : Math.round(s.lastPropagationMs),
-      })
+    const tenantVersions = this.o.directory.versions();
+    const map = JSON.stringify(tenantVersions);
+    const beat = {
+      id: this.id,
+      generation: s.generation,
+      lastPropagationMs: s.lastPropagationMs === undefined ? null : Math.round(s.lastPropagationMs),
+    };
+    const full = async () => {
+      await replicasRepository.heartbeat(this.o.sql, { ...beat, startedAt: this.startedAt, tenantVersions });
+      this.written = map;
+    };
+    const write = async () => {
+      if (this.written !== map || !(await replicasRepository.touch(this.o.sql, beat))) await full();
+    };
+    this.inFlight = write()
       .then(() => {
         this.failing = false;
       })

@@ -46,6 +46,21 @@ export const replicasRepository = {
     );
   },
 
+  /**
+   * A heartbeat whose tenant versions did not change: only the time, generation and propagation
+   * are written, so the (possibly large, TOASTed) tenant map is not rewritten every second.
+   * False when the row is gone (removed, or purged as dead): then heartbeat() writes it whole.
+   */
+  async touch(c: SqlQueryable, h: Omit<ReplicaHeartbeat, 'startedAt' | 'tenantVersions'>): Promise<boolean> {
+    const rows = await c.query(
+      `UPDATE gateway_replicas SET heartbeat_at = now(), generation = $2,
+         last_propagation_ms = COALESCE($3, last_propagation_ms)
+       WHERE id = $1 RETURNING 1 AS hit`,
+      [h.id, h.generation, h.lastPropagationMs ?? null],
+    );
+    return rows.length > 0;
+  },
+
   async live(c: SqlQueryable, withinMs: number = REPLICA_LIVE_MS): Promise<ReplicaRecord[]> {
     const rows = await c.query(
       `SELECT id, started_at, heartbeat_at, generation, tenant_versions, last_propagation_ms FROM gateway_replicas

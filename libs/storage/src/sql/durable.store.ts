@@ -334,8 +334,9 @@ export class DurableStore {
   }
 
   /** Deletes everything past retention; run periodically (createStores schedules it). */
-  purgeExpired(): Promise<PurgeResult> {
-    return purgeExpired(this.sql, new Date(this.now()), this.cutoff());
+  /** Undefined when another replica is purging (retention-purge.ts). */
+  purgeExpired(batch?: number): Promise<PurgeResult | undefined> {
+    return purgeExpired(this.sql, new Date(this.now()), this.cutoff(), batch);
   }
 
   async ping(): Promise<void> {
