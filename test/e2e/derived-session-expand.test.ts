@@ -3,6 +3,7 @@
 // HTTP (issue 29): GET /expand refuses it, while the in-band expand of that same session (which
 // carries the whole conversation anyway) and an explicitly named session keep working.
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
+import { markerIdOf } from '../support/forwarded-bytes';
 import { startGateway, type GatewayHarness } from '../support/gateway-harness';
 import { jsonScript, sha } from '../support/scripted-model';
 import { agentSteps, openaiTurn } from '../support/transcripts';
@@ -60,6 +61,6 @@ describe('derived session ids and GET /expand', () => {
     const { marker } = await turn(93, 'explicit-session-93-f0e1d2');
     const res = await expand(marker, 'explicit-session-93-f0e1d2');
     expect(res.status).toBe(200);
-    expect(sha(await res.text()).slice(0, 16)).toBe(marker);
+    expect(await markerIdOf(gateway.gw.keys, await res.text())).toBe(marker);
   });
 });

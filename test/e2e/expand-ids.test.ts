@@ -3,6 +3,7 @@
 // on the chat route and on GET /expand, by header or query), and an expand id may be the
 // bare HASH or the whole marker — through GET /expand and through the model's expand call.
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
+import { markerIdOf } from '../support/forwarded-bytes';
 import { startGateway, type GatewayHarness } from '../support/gateway-harness';
 import { jsonScript, sha } from '../support/scripted-model';
 import { agentSteps, anthropicTurn, openaiTurn } from '../support/transcripts';
@@ -62,7 +63,7 @@ describe('explicit session ids', () => {
       const id = await markerUnder(session, asHeader);
       const res = await expand(id, session);
       expect(res.status).toBe(200);
-      expect(sha(await res.text()).slice(0, 16)).toBe(id);
+      expect(await markerIdOf(gateway.gw.keys, await res.text())).toBe(id);
       if (asHeader) {
         const viaHeader = await fetch(`${gateway.url}/expand?id=${id}`, { headers: { 'x-context-guru-session': session } });
         expect(viaHeader.status).toBe(200);
@@ -78,7 +79,7 @@ describe('marker-shaped expand ids', () => {
     const id = await markerUnder('marker-ids', true);
     const res = await expand(`  <<cg:${id}>> `, 'marker-ids');
     expect(res.status).toBe(200);
-    expect(sha(await res.text()).slice(0, 16)).toBe(id);
+    expect(await markerIdOf(gateway.gw.keys, await res.text())).toBe(id);
     expect((await expand('<<cg:not a hash>>', 'marker-ids')).status).toBe(400);
   });
 

@@ -2,8 +2,9 @@
 // in session B naming a marker id that session A stashed gets the "unavailable" answer, and A's
 // original reaches neither B's model nor B's client (issue 29).
 import { startFakeUpstream, type FakeUpstream, type RecordedRequest, type ScriptedReply } from '../support/fake-upstream';
+import { markerIdOf } from '../support/forwarded-bytes';
 import { startGateway, type GatewayHarness } from '../support/gateway-harness';
-import { openaiJson, sha } from '../support/scripted-model';
+import { openaiJson } from '../support/scripted-model';
 import { agentSteps, openaiTurn, type AgentStep } from '../support/transcripts';
 
 const CONFIG = 'pipeline: [mask]\ncomponents:\n  mask: { keep_recent: 2 }\n';
@@ -57,10 +58,12 @@ afterAll(async () => {
 describe('in-band expand ownership', () => {
   const stepsA = withCanary(agentSteps(8, 71));
   const stepsB = agentSteps(8, 72);
-  const canaryId = sha(stepsA[0]!.output).slice(0, 16);
+  /** A's marker id for the canary (keyed: computed with the gateway's key ring). */
+  let canaryId = '';
 
   it("session B's model naming session A's marker gets 'unavailable'", async () => {
     askFor = undefined;
+    canaryId = await markerIdOf(gateway.gw.keys, stepsA[0]!.output);
     await turn('owner-a', stepsA);
     // A's forwarded body carried the canary's marker: the id is real and stashed.
     expect(upstream.requests[upstream.requests.length - 1]!.raw).toContain(`<<cg:${canaryId}>>`);

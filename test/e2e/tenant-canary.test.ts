@@ -2,9 +2,9 @@
 // the embedded process (`npm start`) with three tenants — `default` (keyless), acme and beta.
 // acme's agent reads a `.env` whose first line is the canary; then every route is asked by every
 // other caller: /stats, /readyz, /metrics, GET /expand, and an in-band expand naming acme's id.
-import { createHash } from 'node:crypto';
 import { embeddedAdmin, useEmbedded } from '../support/embedded-harness';
 import { startFakeUpstream, type FakeUpstream, type RecordedRequest, type ScriptedReply } from '../support/fake-upstream';
+import { markerIdOf } from '../support/forwarded-bytes';
 import { openaiJson } from '../support/scripted-model';
 
 jest.setTimeout(60_000);
@@ -13,12 +13,13 @@ const ADMIN_TOKEN = 'tenant-canary-admin-token';
 const OPS_TOKEN = 'tenant-canary-ops-token-0123456789';
 const CANARY = 'DATABASE_URL=postgres://admin:canary-29a-s3cret@db.internal/prod';
 const ENV_FILE = `${CANARY}\n${Array.from({ length: 80 }, (_, i) => `SETTING_${i}=value-${i}`).join('\n')}`;
-const CANARY_ID = createHash('sha256').update(ENV_FILE).digest('hex').slice(0, 16);
 const DOCUMENT = { pipeline: ['cmdfilter', 'mask'], components: { mask: { keep_recent: 1 } } };
 
 let upstream: FakeUpstream;
 /** The id the model asks for in-band on the next request (undefined: it answers). */
 let askFor: string | undefined;
+/** acme's marker id for the canary output (keyed: docs/security.md). */
+let CANARY_ID = '';
 
 function script(req: RecordedRequest): ScriptedReply {
   const messages = req.body.messages as Array<{ role: string; content?: unknown; tool_call_id?: string }>;
@@ -81,6 +82,7 @@ describe('a canary in one tenant reaches no other caller', () => {
       if (key) keys[id] = key;
     }
     askFor = undefined;
+    CANARY_ID = await markerIdOf(running().gw.keys, ENV_FILE, 'acme');
     await chat({ 'x-context-guru-key': keys.acme!, 'x-context-guru-session': 'acme-1' }, turn());
     // The canary was stashed (its marker left) and missed by every filter (the selector ledger saw it).
     expect(upstream.requests[upstream.requests.length - 1]!.raw).toContain(`<<cg:${CANARY_ID}>>`);

@@ -3,9 +3,9 @@
 // the archive, on the record; ops expand and GET /expand answer 404 afterwards, and no table of
 // the archive holds the tenant's plaintext. Before this, DELETE only disabled the tenant and ops
 // expand still answered its originals.
-import { createHash } from 'node:crypto';
 import { embeddedAdmin, useEmbedded } from '../support/embedded-harness';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
+import { markerIdOf } from '../support/forwarded-bytes';
 import { jsonScript } from '../support/scripted-model';
 import { agentSteps, openaiTurn, type AgentStep } from '../support/transcripts';
 
@@ -13,7 +13,6 @@ jest.setTimeout(90_000);
 
 const ADMIN_TOKEN = 'tenant-erasure-admin-token';
 const DOCUMENT = { pipeline: ['mask'], components: { mask: { keep_recent: 2 } } };
-const sha16 = (s: string) => createHash('sha256').update(s).digest('hex').slice(0, 16);
 const withCanary = (steps: AgentStep[], canary: string) =>
   steps.map((s, i) => (i === 0 ? { ...s, output: `${canary}\n${'a line of the log\n'.repeat(50)}` } : s));
 const ERASED = withCanary(agentSteps(8, 101), 'ERASE_ME_CANARY=one');
@@ -28,6 +27,8 @@ afterAll(async () => upstream.close());
 
 describe('erasure through the admin API', () => {
   const running = useEmbedded('tenant-erasure', () => ({ ADMIN_TOKEN, OPENAI_UPSTREAM: upstream.url }));
+  /** acme's (keyed) marker id of an original. */
+  const idOf = (original: string) => markerIdOf(running().gw.keys, original, 'acme');
   let key = '';
   const { call: admin, tenantWithKey } = embeddedAdmin(running, ADMIN_TOKEN);
   const opsExpand = async (id: string) => (await admin('POST', '/v1/ops/expand', { tenant: 'acme', id, reason: 'erasure test' })).status;
@@ -76,12 +77,12 @@ describe('erasure through the admin API', () => {
       ['erase-me', ERASED],
       ['keep-me', KEPT],
     ] as const)
-      expect(await archivedOf(session, sha16(steps[0]!.output))).toBe(1);
+      expect(await archivedOf(session, await idOf(steps[0]!.output))).toBe(1);
   });
 
   it('DELETE /v1/tenants/{id}/sessions/{session} erases that session only, audited', async () => {
-    const erasedId = sha16(ERASED[0]!.output);
-    const keptId = sha16(KEPT[0]!.output);
+    const erasedId = await idOf(ERASED[0]!.output);
+    const keptId = await idOf(KEPT[0]!.output);
     expect(await opsExpand(erasedId)).toBe(200);
     const res = await admin('DELETE', '/v1/tenants/acme/sessions/erase-me');
     expect([res.status, res.json]).toEqual([200, { tenant: 'acme', session: 'erase-me', erased: true }]);
@@ -100,7 +101,7 @@ describe('erasure through the admin API', () => {
   });
 
   it('DELETE /v1/tenants/{id} disables and erases everything the tenant sent, audited', async () => {
-    const keptId = sha16(KEPT[0]!.output);
+    const keptId = await idOf(KEPT[0]!.output);
     const res = await admin('DELETE', '/v1/tenants/acme');
     expect(res.status).toBe(200);
     expect(res.json).toMatchObject({ id: 'acme', disabled: true, erased: true });

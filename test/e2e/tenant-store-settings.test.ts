@@ -1,9 +1,9 @@
 // A tenant version's `store` block is applied to that tenant (issue 29): a tenant that asked for
 // nothing to be kept (`store: {enabled: false}`) gets no marker, no expand tool and nothing stashed
 // in the hot store or the archive, while a tenant beside it on the same process keeps its markers.
-import { createHash } from 'node:crypto';
 import { embeddedAdmin, useEmbedded } from '../support/embedded-harness';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
+import { markerIdOf } from '../support/forwarded-bytes';
 import { jsonScript } from '../support/scripted-model';
 import { agentSteps, openaiTurn } from '../support/transcripts';
 
@@ -12,7 +12,6 @@ jest.setTimeout(60_000);
 const ADMIN_TOKEN = 'tenant-store-settings-admin';
 const PIPELINE = { pipeline: ['mask'], components: { mask: { keep_recent: 2 } } };
 const steps = agentSteps(8, 81);
-const sha16 = (s: string) => createHash('sha256').update(s).digest('hex').slice(0, 16);
 
 let upstream: FakeUpstream;
 beforeAll(async () => {
@@ -53,14 +52,17 @@ describe('tenant store settings', () => {
     const sent = await forwarded('keeps');
     expect(sent).toMatch(/<<cg:[A-Za-z0-9_-]{16}>>/);
     expect(sent).toContain('context_guru_expand');
-    expect(await running().gw.store.getStash('keeps', sha16(steps[0]!.output))).toBe(steps[0]!.output);
+    expect(await running().gw.store.getStash('keeps', await markerIdOf(running().gw.keys, steps[0]!.output, 'keeps'))).toBe(
+      steps[0]!.output,
+    );
   });
 
   it('a store-disabled tenant gets no marker, no expand tool, and nothing is stashed', async () => {
     const sent = await forwarded('quiet');
     expect(sent).not.toContain('<<cg:');
     expect(sent).not.toContain('context_guru_expand');
-    for (const s of steps.slice(0, 6)) expect(await running().gw.store.getStash('quiet', sha16(s.output))).toBeNull();
+    for (const s of steps.slice(0, 6))
+      expect(await running().gw.store.getStash('quiet', await markerIdOf(running().gw.keys, s.output, 'quiet'))).toBeNull();
     // The archive (PGlite here) holds no original of the tenant either.
     const rows = await running().gw.durable!.sql.query<{ n: number }>('SELECT count(*)::int AS n FROM stash_archive WHERE tenant = $1', [
       'quiet',

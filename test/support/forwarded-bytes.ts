@@ -1,6 +1,7 @@
 // What a test compares of the bodies the gateway forwarded: each message's raw bytes, the prompt's
 // head, and the marker ids, as the provider's cache key and the expand tool see them.
-import { createHash } from 'node:crypto';
+import type { MarkerIdSource } from '@context-guru/components';
+import { KeyRing, LocalKeyProvider, PgSqlClient, SqlDataKeyStore } from '@context-guru/storage';
 import { RawIndex } from '../../libs/engine/src/wire/raw-index';
 
 export const MARKER = /<<cg:([A-Za-z0-9_-]{1,64})>>/g;
@@ -35,7 +36,14 @@ export function markerIds(raw: string): Set<string> {
   return new Set([...rawMessages(raw).join('\n').matchAll(MARKER)].map((m) => m[1] ?? ''));
 }
 
-/** The marker id of an original: the first 16 hex digits of its SHA-256. */
-export function markerIdOf(original: string): string {
-  return createHash('sha256').update(original).digest('hex').slice(0, 16);
+/** The marker id a deployment gives an original in a tenant: keyed by its key ring (docs/security.md). */
+export async function markerIdOf(keys: MarkerIdSource | undefined, original: string, tenant = 'default'): Promise<string> {
+  if (!keys) throw new Error('this gateway has no key ring (a store handed in by the test): its ids are unkeyed');
+  return (await keys.idsFor(tenant))(original);
+}
+
+/** The key ring of gateway processes on `databaseUrl` with CG_ENCRYPTION_KEY `kek` (base64), read from outside. */
+export function deploymentKeys(databaseUrl: string, kek: string): { keys: KeyRing; close(): Promise<void> } {
+  const sql = new PgSqlClient({ connectionString: databaseUrl });
+  return { keys: new KeyRing(new LocalKeyProvider(Buffer.from(kek, 'base64')), new SqlDataKeyStore(sql)), close: () => sql.close() };
 }

@@ -3,6 +3,7 @@
 // byte, bar a planned rewrite the response announced) and every marker forwarded resolves.
 import { REWRITE_HEADER } from '../../apps/gateway/src/proxy/chat/respond.step';
 import type { FakeUpstream, RecordedRequest } from './fake-upstream';
+import type { MarkerIdSource } from '@context-guru/components';
 import { head, markerIds, markerIdOf, rawMessages, withoutBreakpoints } from './forwarded-bytes';
 import { agentSteps, anthropicTurn } from './transcripts';
 
@@ -54,13 +55,13 @@ export function expectNoBust(sent: readonly Sent[]): void {
 }
 
 /** Every marker in `raw` expands through the gateway to its original, for `session`. */
-export async function expectResolvable(gateway: string, session: string, raw: string): Promise<void> {
+export async function expectResolvable(gateway: string, keys: MarkerIdSource, session: string, raw: string): Promise<void> {
   const ids = [...markerIds(raw)];
   expect(ids.length).toBeGreaterThan(0);
   for (const id of ids) {
     const res = await fetch(`${gateway}/expand?id=${id}`, { headers: { 'x-context-guru-session': session } });
     expect([id, res.status]).toEqual([id, 200]);
-    expect(markerIdOf(await res.text())).toBe(id);
+    expect(await markerIdOf(keys, await res.text())).toBe(id);
   }
 }
 

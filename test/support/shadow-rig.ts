@@ -7,7 +7,7 @@
 import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import { createAdminServer } from '@context-guru/admin';
-import type { PipelineDocument } from '@context-guru/components';
+import { stashId, type PipelineDocument } from '@context-guru/components';
 import { statsDocument } from '../../apps/gateway/src/ops/stats-document';
 import { createControlSeed, type ControlSeed } from './control-seed';
 import { startFakeUpstream, type FakeUpstream } from './fake-upstream';
@@ -27,9 +27,13 @@ export interface ShadowRig {
   redis: Redis;
   prefix: string;
   admin(method: string, path: string, body?: unknown): Promise<{ status: number; json: any }>;
-  /** Posts one turn as `tenant`; returns the body the upstream received for it. */
+  /**
+   * Posts one turn as `tenant`; returns the body the upstream received for it, each marker id
+   * turned into its original's unkeyed id: ids are keyed per tenant (docs/security.md), so two
+   * tenants' bodies compare only by what their markers name.
+   */
   post(tenant: RigTenant, dialect: RigDialect, session: string, body: Json): Promise<string>;
-  /** Redis keys of the tenant, with the tenant's name blanked out of them (comparable across tenants). */
+  /** Redis keys of the tenant, with the tenant's name blanked out of them and stash ids unkeyed (comparable across tenants). */
   redisKeys(tenant: RigTenant): Promise<string[]>;
   /** Rows per session-state table for the tenant. */
   durableRows(tenant: RigTenant): Promise<Record<string, number>>;
@@ -40,6 +44,8 @@ export interface ShadowRig {
 }
 
 const TOKEN = 'shadow-rig-admin-token-0123456789';
+const MARKER_ID = /<<cg:([A-Za-z0-9_-]{1,64})>>/g;
+const STASH_KEY = /^s:(.+)$/g;
 const SESSION_TABLES = ['stash_archive', 'ownership', 'session_checkpoint', 'session_state', 'session_turn', 'kept'];
 const ROUTE: Record<RigDialect, string> = {
   openai: '/openai/v1/chat/completions',
@@ -102,6 +108,15 @@ export async function startShadowRig(o: {
   }
   const redis = new Redis(redisUrl);
   let posted = 0;
+  /** `text` with every id `pattern` captures replaced by the unkeyed id of the original the tenant stashed under it. */
+  const unkeyed = async (tenant: RigTenant, text: string, pattern: RegExp): Promise<string> => {
+    const originals = new Map<string, string>();
+    for (const [, id] of text.matchAll(pattern)) {
+      const original = id === undefined ? null : await gateway.gw.store.getStash(tenant, id);
+      if (id !== undefined && original !== null) originals.set(id, stashId(original));
+    }
+    return text.replace(pattern, (whole: string, id: string) => whole.replace(id, originals.get(id) ?? `unresolved-${id}`));
+  };
   return {
     gateway,
     upstream,
@@ -126,17 +141,15 @@ export async function startShadowRig(o: {
       if (res.status !== 200) throw new Error(`${tenant} ${dialect} turn answered ${res.status}`);
       const got = upstream.requests.filter((r) => r.headers['x-rig-request'] === id);
       if (got.length !== 1) throw new Error(`expected one upstream request for ${id}, got ${got.length}`);
-      return got[0]!.raw;
+      return unkeyed(tenant, got[0]!.raw, MARKER_ID);
     },
     async redisKeys(tenant) {
       const own = `${prefix}{${tenant}}:`;
-      return (
-        (await scanKeys(redis, prefix))
-          .filter((k) => k.startsWith(own))
-          // Session keys name their tenant too (`turn:<tenant>:<session>…`): that part is blanked.
-          .map((k) => k.slice(own.length).split(tenant).join('<tenant>'))
-          .sort()
-      );
+      const keys = (await scanKeys(redis, prefix))
+        .filter((k) => k.startsWith(own))
+        // Session keys name their tenant too (`turn:<tenant>:<session>…`): that part is blanked.
+        .map((k) => k.slice(own.length).split(tenant).join('<tenant>'));
+      return (await Promise.all(keys.map((k) => (k.startsWith('s:') ? unkeyed(tenant, k, STASH_KEY) : k)))).sort();
     },
     async durableRows(tenant) {
       await (gateway.gw.store as { flush?: () => Promise<void> }).flush?.();

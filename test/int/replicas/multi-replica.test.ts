@@ -3,9 +3,10 @@
 // another, a Redis FLUSHALL mid-session changes no forwarded byte and loses no marker, and a
 // replica killed mid-stream leaves the others serving. A session whose model expands in-band and
 // beside its own calls keeps the same guarantees: the trails come back from Postgres after the flush.
+import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { REWRITE_HEADER } from '../../../apps/gateway/src/proxy/chat/respond.step';
-import { MARKER, head, markerIdOf, rawMessages, withoutBreakpoints } from '../../support/forwarded-bytes';
+import { MARKER, deploymentKeys, head, markerIdOf, rawMessages, withoutBreakpoints } from '../../support/forwarded-bytes';
 import { startFakeUpstream, type FakeUpstream, type RecordedRequest } from '../../support/fake-upstream';
 import { anthropicTextSse } from '../../support/fake-upstream-sse';
 import { freshDatabase, type FreshDatabase } from '../../support/fresh-database';
@@ -26,6 +27,9 @@ let replicas: Replica[] = [];
 let db: FreshDatabase;
 let dbUrl: string;
 let env: Record<string, string>;
+/** The replicas' shared CG_ENCRYPTION_KEY, and their key ring read from outside: what marker ids are keyed by. */
+const KEK = randomBytes(32).toString('base64');
+let kek: ReturnType<typeof deploymentKeys>;
 
 beforeAll(async () => {
   db = await freshDatabase('replicas');
@@ -37,13 +41,16 @@ beforeAll(async () => {
     DATABASE_URL: dbUrl,
     OPENAI_UPSTREAM: upstream.url,
     ANTHROPIC_UPSTREAM: upstream.url,
+    CG_ENCRYPTION_KEY: KEK,
     CONFIG: 'pipeline: [format, dedup, collapse, mask]\ncomponents:\n  mask: { keep_recent: 3 }\n',
   };
   // All three boot at once: migrations run under an advisory lock.
   replicas = await Promise.all([startReplica(env), startReplica(env), startReplica(env)]);
+  kek = deploymentKeys(dbUrl, KEK);
 });
 
 afterAll(async () => {
+  await kek?.close();
   await Promise.all(replicas.map((r) => r.stop()));
   await upstream?.close();
   await redis?.stop();
@@ -104,7 +111,7 @@ describe('three replicas sharing Redis and Postgres', () => {
       const r = replicas[i % 3]!;
       const res = await fetch(`${r.url}/expand?id=${id}`, { headers: { 'x-context-guru-session': 'replicated' } });
       expect(res.status).toBe(200);
-      expect(markerIdOf(await res.text())).toBe(id);
+      expect(await markerIdOf(kek.keys, await res.text())).toBe(id);
     }
   });
 

@@ -4,9 +4,10 @@
 // resolvable — and keeps compressing the tail; a Postgres that stalls while Redis answers changes
 // nothing on the request path. Real processes: a private redis-server (restarted on its own port),
 // the gateway entry, Postgres (through a TCP proxy that can stall it).
+import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream';
-import { markerIds } from '../../support/forwarded-bytes';
+import { deploymentKeys, markerIds } from '../../support/forwarded-bytes';
 import { freshDatabase, type FreshDatabase } from '../../support/fresh-database';
 import { startPrivateRedis, startReplica, type PrivateRedis, type Replica } from '../../support/replicas';
 import { jsonScript } from '../../support/scripted-model';
@@ -32,6 +33,9 @@ let redis: PrivateRedis;
 let db: FreshDatabase;
 let pgProxy: TcpProxy;
 let gateway: Replica;
+/** The replica's CG_ENCRYPTION_KEY, and its key ring read from outside: what marker ids are keyed by. */
+const KEK = randomBytes(32).toString('base64');
+let kek: ReturnType<typeof deploymentKeys>;
 
 beforeAll(async () => {
   db = await freshDatabase('redis_outage');
@@ -45,11 +49,14 @@ beforeAll(async () => {
     DATABASE_URL: pg.toString(),
     OPENAI_UPSTREAM: upstream.url,
     ANTHROPIC_UPSTREAM: upstream.url,
+    CG_ENCRYPTION_KEY: KEK,
     CONFIG,
   });
+  kek = deploymentKeys(db.url, KEK);
 });
 
 afterAll(async () => {
+  await kek?.close();
   await gateway?.stop();
   await upstream?.close();
   await redis?.stop();
@@ -71,7 +78,7 @@ function turnsToNewMarker(sent: readonly Sent[], from: number): number | undefin
   return undefined;
 }
 
-const expectResolvable = (session: string, raw: string) => expectResolvableAt(gateway.url, session, raw);
+const expectResolvable = (session: string, raw: string) => expectResolvableAt(gateway.url, kek.keys, session, raw);
 const failOpen = () => failOpenAt(gateway.url);
 const storeStatus = () => storeStatusAt(gateway.url);
 

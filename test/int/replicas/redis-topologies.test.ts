@@ -4,8 +4,10 @@
 // Sentinel's primary) is killed mid-session: the replica is promoted and the gateway keeps
 // serving — no bust of the provider's cached prefix, no fail-open, every marker still resolvable,
 // and the turns after the promotion land on the new primary. Failover figures are printed.
+import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream';
+import { deploymentKeys } from '../../support/forwarded-bytes';
 import { freshDatabase, type FreshDatabase } from '../../support/fresh-database';
 import { startRedisCluster, startSentinels, type RedisClusterSetup, type SentinelSetup } from '../../support/redis-topologies';
 import { startReplica, type Replica } from '../../support/replicas';
@@ -23,13 +25,18 @@ const DEFAULT_KEYS = `${PREFIX}{default}:`;
 
 let upstream: FakeUpstream;
 let db: FreshDatabase;
+/** The gateways' CG_ENCRYPTION_KEY, and their key ring read from outside: what marker ids are keyed by. */
+const KEK = randomBytes(32).toString('base64');
+let kek: ReturnType<typeof deploymentKeys>;
 
 beforeAll(async () => {
   db = await freshDatabase('redis_topologies');
   upstream = await startFakeUpstream(jsonScript({ expand: false }));
+  kek = deploymentKeys(db.url, KEK);
 });
 
 afterAll(async () => {
+  await kek?.close();
   await upstream?.close();
   await db?.drop();
 });
@@ -39,6 +46,7 @@ function gatewayOn(redisEnv: Record<string, string>): Promise<Replica> {
     ...redisEnv,
     REDIS_PREFIX: PREFIX,
     DATABASE_URL: db.url,
+    CG_ENCRYPTION_KEY: KEK,
     OPENAI_UPSTREAM: upstream.url,
     ANTHROPIC_UPSTREAM: upstream.url,
     CONFIG,
@@ -126,7 +134,7 @@ describe('Redis Cluster', () => {
 
     expectNoBust(sent);
     expect(await failOpen(gw.url)).toBe(failedBefore);
-    await expectResolvable(gw.url, 'cluster', sent[sent.length - 1]!.forwarded.raw);
+    await expectResolvable(gw.url, kek.keys, 'cluster', sent[sent.length - 1]!.forwarded.raw);
     expect(gw.stderr()).not.toMatch(/CROSSSLOT/);
     // The session's turn record moved on where the promoted replica now serves its slot.
     expect(changed(before, await turnRecords(ports)).length).toBeGreaterThan(0);
@@ -165,7 +173,7 @@ describe('Redis Sentinel', () => {
 
     expectNoBust(sent);
     expect(await failOpen(gw.url)).toBe(failedBefore);
-    await expectResolvable(gw.url, 'sentinel', sent[sent.length - 1]!.forwarded.raw);
+    await expectResolvable(gw.url, kek.keys, 'sentinel', sent[sent.length - 1]!.forwarded.raw);
     // Written after the promotion, so by the gateway to the new primary.
     expect(changed(before, await turnRecords([sentinel.replica.port])).length).toBeGreaterThan(0);
     console.log(`redis sentinel: primary killed, replica promoted after ${promotedMs.toFixed(0)} ms; 24 turns, no bust`);

@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readConversation } from './agent-conversation';
-import { sha256Hex } from '@context-guru/components';
+import { markerIdOf } from '../forwarded-bytes';
 import {
   addedShapeViolations,
   clientOf,
@@ -143,7 +143,7 @@ export function defineAgentSuite(kind: AgentKind, o: SuiteOptions = { beside: tr
       expect(exchanges.map((x) => x.hash).sort()).toEqual([...marked.keys()].sort());
       expect(exchanges.length).toBeGreaterThanOrEqual(2);
       for (const x of exchanges) {
-        expect(sha256Hex(x.result).slice(0, 16)).toBe(x.hash);
+        expect(await markerIdOf(viaGateway.gateway?.gw.keys, x.result)).toBe(x.hash);
         const { r, callId } = marked.get(x.hash)!;
         const own = readConversation(clientOf(r, viaGateway.client)!)
           .rounds.find((round) => round.results.has(callId))!
@@ -209,7 +209,7 @@ function defineBeside(scenario: () => Scenario): void {
       const exchanges = expandExchanges(forwarded);
       expect(exchanges.map((x) => x.hash).sort()).toEqual([...markedResults(forwarded).keys()].sort());
       for (const x of exchanges) {
-        expect(sha256Hex(x.result).slice(0, 16)).toBe(x.hash);
+        expect(await markerIdOf(beside.gateway?.gw.keys, x.result)).toBe(x.hash);
         const stashed = await fetch(`${beside.gateway!.url}/expand?id=${x.hash}`, {
           headers: { 'x-context-guru-session': beside.session },
         });

@@ -7,20 +7,39 @@ export interface StashEntry {
   text: string;
 }
 
+/**
+ * How a deployment names an original. The gateway keys it per tenant (docs/security.md, marker
+ * ids) so an id confirms nothing about a guessed original without the key; the library default
+ * is the unkeyed `stashId`. Must be a pure function: replays and replicas re-derive the same id.
+ */
+export type StashIdOf = (original: string) => string;
+
+/** Per-tenant marker ids (the storage key ring's; a load may take a round trip the first time). */
+export interface MarkerIdSource {
+  idsFor(tenant: string): StashIdOf | Promise<StashIdOf>;
+}
+
 export interface StashWriter {
   /** False when the store cannot persist: `marker_mode: full` then degrades to off. */
   readonly persistent: boolean;
-  /** Queue an original and return its id (first 16 hex of its SHA-256). */
-  put(original: string): string;
+  /** The id `put` gives an original, without queuing it. */
+  idOf(original: string): string;
+  /**
+   * Queue an original and return its id. `id` names it otherwise: a frozen decision replayed with
+   * an id minted before ids were keyed keeps that id resolvable.
+   */
+  put(original: string, id?: string): string;
 }
 
 /** Collects puts for one request; the gateway flushes `entries` to the hot store. */
 export class BufferedStash implements StashWriter {
   readonly entries = new Map<string, string>();
-  constructor(readonly persistent: boolean = true) {}
+  constructor(
+    readonly persistent: boolean = true,
+    readonly idOf: StashIdOf = stashId,
+  ) {}
 
-  put(original: string): string {
-    const id = stashId(original);
+  put(original: string, id: string = this.idOf(original)): string {
     this.entries.set(id, original);
     return id;
   }
@@ -28,4 +47,16 @@ export class BufferedStash implements StashWriter {
   list(): StashEntry[] {
     return [...this.entries].map(([id, text]) => ({ id, text }));
   }
+}
+
+/**
+ * The id under which a decision's replacement `rep` refers to `original`: the current id, or the
+ * unkeyed one a replacement frozen before ids were keyed carries. Undefined: `rep` has no marker for it.
+ */
+export function frozenMarkerId(rep: readonly string[], original: string, stash: Pick<StashWriter, 'idOf'>): string | undefined {
+  if (rep.length === 0) return undefined;
+  const id = stash.idOf(original);
+  if (rep.includes(id)) return id;
+  const legacy = stashId(original);
+  return rep.includes(legacy) ? legacy : undefined;
 }

@@ -1,5 +1,6 @@
-// Markers are the only reversible trace a lossy component leaves: `<<cg:` + first 16 hex of
-// SHA-256(original) + `>>`. The content key (24 hex over whitespace-folded, marker-free text) is a
+// Markers are the only reversible trace a lossy component leaves: `<<cg:` + the stash's id of the
+// original + `>>` (the gateway keys it per tenant: docs/security.md; unkeyed, the first 16 hex of
+// SHA-256(original), `stashId`). The content key (24 hex over whitespace-folded, marker-free text) is a
 // different hash on purpose: it names content for replay and kept-verbatim, not a stash entry.
 import { sha256Hex } from './hash';
 import { textMemo } from './text-memo';
@@ -13,7 +14,7 @@ export const HINT_FULL_TRAJECTORY = ` [full earlier trajectory: call ${EXPAND_TO
 
 export type MarkerMode = 'full' | 'summary' | 'off';
 
-/** First 16 hex of SHA-256(original); memoised because replays re-derive it every turn. */
+/** The unkeyed id: first 16 hex of SHA-256(original); memoised because replays re-derive it every turn. */
 export const stashId: (original: string) => string = textMemo((original) => sha256Hex(original).slice(0, 16));
 
 export function marker(id: string): string {

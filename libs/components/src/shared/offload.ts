@@ -1,7 +1,8 @@
 // The steps every Offload shares: gate counting, the provider-cache tail gate, replay of frozen
 // decisions, and the marker-inclusive never-worse commit that stashes before it rewrites.
 import type { Ctx, GateHistogram, Message } from '../component';
-import { type MarkerMode, contentKey, hasPlaceholder, markerIds, markerToken, stashId } from './marker';
+import { frozenMarkerId } from '../ports/stash.port';
+import { type MarkerMode, contentKey, hasPlaceholder, markerIds, markerToken } from './marker';
 import { messageText, setText } from './message-text';
 import { countTokens } from './tokens';
 
@@ -45,10 +46,10 @@ export function replayFrozen(component: string, m: Message, text: string, ctx: C
   ctx.state.countReplay(rep !== undefined);
   if (rep === undefined) return { kind: 'miss' };
   if (countTokens(rep) >= countTokens(text)) return { kind: 'stale' };
-  let id: string | undefined;
-  if (markerIds(rep).includes(stashId(text))) {
+  let id = frozenMarkerId(markerIds(rep), text, ctx.stash);
+  if (id !== undefined) {
     if (!ctx.stash.persistent) return { kind: 'stale' };
-    id = ctx.stash.put(text);
+    id = ctx.stash.put(text, id);
   }
   setText(m, rep);
   return { kind: 'replayed', id };
@@ -122,7 +123,7 @@ export function commitOffload(
   freezeAs?: string,
 ): CommitResult {
   const effective: MarkerMode = mode === 'full' && !ctx.stash.persistent ? 'off' : mode;
-  const id = stashId(original);
+  const id = ctx.stash.idOf(original);
   const candidate = build(markerToken(effective, id, hint));
   if (countTokens(candidate) >= countTokens(original)) return { ok: false };
   if (effective === 'full') ctx.stash.put(original);

@@ -64,9 +64,12 @@ export async function runPipelineStep(p: Preparing, d: Decoded, s: OpenedSession
   const priced = pricesRewrites(p, s);
   // The last run's proposals are the ones its messages carry.
   let proposals = new Map<number, Message>();
+  // Loaded once per tenant and process: then a map read, no await.
+  const ids = deps.ids?.idsFor(input.tenant.id);
   const runInput: SessionRunInput = {
     store: deps.store,
     persistent: keepsOriginals(input.tenant, deps.store),
+    idOf: ids instanceof Promise ? await ids : ids,
     tenant: input.tenant.id,
     session,
     keys: s.keys,

@@ -1,6 +1,6 @@
 // The request preparation's contract: what it depends on, what it is given, what it hands back,
 // and the plain record its steps share while they run.
-import type { Clock, HotStore, ModelSources, Pipeline } from '@context-guru/components';
+import type { Clock, HotStore, MarkerIdSource, ModelSources, Pipeline } from '@context-guru/components';
 import type { CacheMode, InjectMode } from '../engine.types';
 import type { Logger } from '../logger';
 import type { PriceTable } from '../report/price-table';
@@ -14,6 +14,11 @@ import type { RepeatMemo } from './repeat-memo';
 
 export interface PrepareDeps {
   store: HotStore;
+  /**
+   * Keyed marker ids per tenant (the stores' key ring). Absent — a store handed in without one,
+   * the dry-run and the shadow, whose markers never leave the process — ids are the unkeyed hash.
+   */
+  ids?: MarkerIdSource;
   /** Reuses the previous turn's decode and encode for the byte-identical prefix (optional). */
   turns?: TurnCache;
   /** Reuses the forwarded bytes of a byte-identical turn the store answers identically (optional). */

@@ -11,6 +11,7 @@ import {
   type HotStore,
   type PipelineResult,
   type SessionSnapshot,
+  type StashIdOf,
   deleteOldest,
 } from '@context-guru/components';
 import { knowsAnything } from '@context-guru/storage';
@@ -89,6 +90,8 @@ export interface SessionRunInput {
   store: HotStore;
   /** The tenant's originals may be kept (keepsOriginals): false runs every offloader markerless. */
   persistent: boolean;
+  /** The tenant's marker ids (absent: the unkeyed library default). */
+  idOf?: StashIdOf;
   tenant: string;
   session: string;
   /** Content keys of the messages as received. */
@@ -126,7 +129,7 @@ function merge(a: SessionSnapshot, b: SessionSnapshot): SessionSnapshot {
 }
 
 async function runOnce(i: SessionRunInput, loaded: LoadedSession, runs: number): Promise<SessionRun> {
-  const stash = new BufferedStash(i.persistent);
+  const stash = new BufferedStash(i.persistent, i.idOf);
   const state = new RecordingSessionView(loaded.snapshot);
   const result = await i.run(stash, state);
   const missing = [...state.asked].filter((k) => !loaded.asked.has(k));

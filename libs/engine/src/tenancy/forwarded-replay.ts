@@ -13,10 +13,10 @@
 import {
   cloneMessage,
   contentKey,
+  frozenMarkerId,
   markerIds,
   messageText,
   setText,
-  stashId,
   type BufferedStash,
   type CacheView,
   type Message,
@@ -73,7 +73,8 @@ export function replayForwarded(
     setText(m, sent);
     output[i] = m;
     // The marker inside stays resolvable: its original is stashed again (refreshing its TTL).
-    if (stash.persistent && markerIds(sent).includes(stashId(text))) stash.put(text);
+    const id = stash.persistent ? frozenMarkerId(markerIds(sent), text, stash) : undefined;
+    if (id !== undefined) stash.put(text, id);
     n++;
   }
   return n;

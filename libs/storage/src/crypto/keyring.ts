@@ -3,6 +3,7 @@
 // read and no KMS call. From a data key HKDF derives the sealing key and, from the scope's first
 // version only, the marker-id key: ids must stay byte-identical for as long as the tenant lives.
 import { createHmac, hkdfSync, randomBytes } from 'node:crypto';
+import { stashId, type MarkerIdSource, type StashIdOf } from '@context-guru/components';
 import { StorageError } from '../storage-errors';
 import type { DataKeyStore } from './data-keys';
 import type { KeyProvider } from './key-provider';
@@ -77,7 +78,11 @@ export class ScopeKeys {
     return !isSealed(stored) || this.sealing.has(sealedVersion(stored));
   }
 
-  /** The keyed marker id of an original, given its SHA-256 hex: 16 hex of HMAC(idKey, digest). */
+  /**
+   * The keyed marker id of an original, given its unkeyed id (`stashId`, 16 hex of SHA-256):
+   * 16 hex of HMAC(idKey, unkeyed id). Keying the memoised unkeyed id keeps a warm turn at one
+   * map read per replayed marker; the HMAC hides it, so the id confirms nothing without the key.
+   */
   markerId(digestHex: string): string {
     const hit = this.ids.get(digestHex);
     if (hit !== undefined) return hit;
@@ -87,13 +92,16 @@ export class ScopeKeys {
     return id;
   }
 
+  /** The tenant's `StashIdOf`: what the gateway mints `<<cg:ID>>` markers with. */
+  readonly idOf: StashIdOf = (original) => this.markerId(stashId(original));
+
   /** A key for another purpose of this scope (the audit chain's MAC), stable across rotations. */
   macKey(purpose: string): Buffer {
     return derive(this.firstKey, `mac ${purpose}`);
   }
 }
 
-export class KeyRing {
+export class KeyRing implements MarkerIdSource {
   private readonly cache = new Map<string, Promise<ScopeKeys>>();
   /** The loads that resolved, readable without a microtask (the hot path's case). */
   private readonly ready = new Map<string, ScopeKeys>();
@@ -110,6 +118,12 @@ export class KeyRing {
   /** The tenant's keys when already loaded, else the load (await only then: no microtask on a hit). */
   tenantKeys(tenant: string): ScopeKeys | Promise<ScopeKeys> {
     return this.ready.get(tenantScope(tenant)) ?? this.forTenant(tenant);
+  }
+
+  /** The tenant's marker ids: synchronous once its keys are loaded. */
+  idsFor(tenant: string): StashIdOf | Promise<StashIdOf> {
+    const keys = this.tenantKeys(tenant);
+    return keys instanceof Promise ? keys.then((k) => k.idOf) : keys.idOf;
   }
 
   /** Cached after the first call; a failed load is forgotten so the next call tries again. */

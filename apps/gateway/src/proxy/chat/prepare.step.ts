@@ -102,9 +102,9 @@ function bodyText(x: ChatExchange, inbound: Buffer): BodyText {
 
 /** What request preparation needs from the gateway (the chat and /compact routes share it). */
 export function prepareDeps(gw: GatewayContext): PrepareDeps {
-  const { store, turns, repeats, clock, log, learned } = gw;
+  const { store, turns, repeats, clock, log, learned, keys } = gw;
   const rewrites = { paybackTurns: gw.env.rewritePaybackTurns, prices: gw.usage.prices };
-  return { store, turns, repeats, clock, log, injectMode: gw.env.injectExpand, learned, rewrites };
+  return { store, ...(keys && { ids: keys }), turns, repeats, clock, log, injectMode: gw.env.injectExpand, learned, rewrites };
 }
 
 /** The body as text: a repeat of the session's last body is recognised on its bytes and not decoded again. */

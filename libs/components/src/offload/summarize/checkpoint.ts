@@ -3,7 +3,8 @@
 // a rewritten history never gets a summary of something else.
 import type { Message } from '../../component';
 import type { SessionView } from '../../ports/session-state.port';
-import { markerIds, stashId } from '../../shared/marker';
+import { frozenMarkerId, type StashWriter } from '../../ports/stash.port';
+import { markerIds } from '../../shared/marker';
 import { spanHash, spanStashText } from './span';
 
 const SUMMARIZE = 'summarize';
@@ -56,11 +57,17 @@ export function writeCheckpoint(state: SessionView, cp: Checkpoint): void {
  * covered messages changed, the cut no longer lands on an assistant turn, it would eat into the
  * kept tail, or its marker would not resolve to the same stash entry.
  */
-export function coveredEnd(cp: Checkpoint, messages: readonly Message[], start: number, maxEnd: number): number | null {
+export function coveredEnd(
+  cp: Checkpoint,
+  messages: readonly Message[],
+  start: number,
+  maxEnd: number,
+  stash: Pick<StashWriter, 'idOf'>,
+): number | null {
   const end = start + cp.count;
   if (cp.count < 1 || end > maxEnd || messages[end]?.role !== 'assistant') return null;
   if (spanHash(messages, start, end) !== cp.spanHash) return null;
   const ids = markerIds(cp.text);
-  if (ids.length && !ids.includes(stashId(spanStashText(messages, start, end)))) return null;
+  if (ids.length && frozenMarkerId(ids, spanStashText(messages, start, end), stash) === undefined) return null;
   return end;
 }

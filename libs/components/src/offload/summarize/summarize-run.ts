@@ -4,7 +4,8 @@
 // Every way of not acting names a gate; a failed call keeps the previous checkpoint if one applies.
 import type { ComponentOutcome, Ctx, Message } from '../../component';
 import { pickModel, type ModelClient, type ModelSource } from '../../ports/model.port';
-import { HINT_FULL_TRAJECTORY, markerIds, markerToken, stashId, type MarkerMode } from '../../shared/marker';
+import { frozenMarkerId } from '../../ports/stash.port';
+import { HINT_FULL_TRAJECTORY, markerIds, markerToken, type MarkerMode } from '../../shared/marker';
 import { requestTriggerFires } from '../../shared/model-options';
 import { Gates } from '../../shared/offload';
 import { countTokens } from '../../shared/tokens';
@@ -38,7 +39,12 @@ export interface SummarizeSettings {
 /** Replaces messages[start, end) with one user-role summary message; returns the outcome. */
 function apply(messages: Message[], ctx: Ctx, start: number, end: number, text: string, gates: Gates): ComponentOutcome {
   let keys: string[] | undefined;
-  if (markerIds(text).length) keys = [ctx.stash.put(spanStashText(messages, start, end))];
+  const ids = markerIds(text);
+  if (ids.length) {
+    // A replayed checkpoint keeps the id it was frozen with (unkeyed, when frozen before ids were keyed).
+    const span = spanStashText(messages, start, end);
+    keys = [ctx.stash.put(span, frozenMarkerId(ids, span, ctx.stash))];
+  }
   messages.splice(start, end - start, { role: 'user', content: text });
   return keys ? { keys, gates: gates.counts } : { irreversible: true, gates: gates.counts };
 }
@@ -53,7 +59,7 @@ interface Replay {
 function replayable(messages: Message[], ctx: Ctx, start: number, end: number): Replay | null {
   const cp = readCheckpoint(ctx.state);
   if (!cp || (markerIds(cp.text).length && !ctx.stash.persistent)) return null;
-  const covered = coveredEnd(cp, messages, start, end);
+  const covered = coveredEnd(cp, messages, start, end, ctx.stash);
   ctx.state.countReplay(covered !== null);
   return covered === null ? null : { cp, covered };
 }
@@ -116,7 +122,7 @@ export async function runSummarize(messages: Message[], ctx: Ctx, o: SummarizeSe
   if (summary === null) return notActing();
 
   const mode: MarkerMode = o.marker_mode === 'full' && !ctx.stash.persistent ? 'off' : o.marker_mode;
-  const id = stashId(spanStashText(messages, start, end));
+  const id = ctx.stash.idOf(spanStashText(messages, start, end));
   const text = summaryMessageText(summary, end - start, markerToken(mode, id, HINT_FULL_TRAJECTORY));
   if (countTokens(text) >= spanTokens) return notActing('summary_not_smaller');
   writeCheckpoint(ctx.state, { v: 1, spanHash: spanHash(messages, start, end), count: end - start, summary, text });
