@@ -3,7 +3,7 @@
 // bodies ("without") and what the gateway forwards ("with"). A bust is a turn that changed what
 // the provider still held from the previous turn — a message prefix or the tools/system head.
 // Shared by the billing benchmark and the test-tier replay gate.
-import type { Dialect } from '@context-guru/components';
+import type { Dialect, MarkerIdSource } from '@context-guru/components';
 import { MemoryHotStore } from '@context-guru/storage';
 import {
   prepareRequest,
@@ -27,6 +27,8 @@ export interface Variant {
   paybackTurns?: number;
   /** INJECT_EXPAND for this variant (default auto). */
   injectMode?: 'auto' | 'never';
+  /** The marker ids of the gateway this replay stands for (default: unkeyed): ids are part of the billed bytes. */
+  ids?: MarkerIdSource;
 }
 
 export interface SessionSpec {
@@ -85,7 +87,14 @@ export async function replaySession(
   const tenant = createTenantRuntime('bench', loadConfigDocument(v.preset, v.config), 1);
   // The tenant's price table is the simulator's, so the gateway prices rewrites as it is billed.
   const rewrites = { paybackTurns: v.paybackTurns ?? DEFAULT_PAYBACK_TURNS, prices: createPriceTable([SIMULATED_PRICES]) };
-  const deps = { store, clock, log: createLogger('error', () => undefined), injectMode: v.injectMode ?? 'auto', rewrites };
+  const deps = {
+    store,
+    ...(v.ids && { ids: v.ids }),
+    clock,
+    log: createLogger('error', () => undefined),
+    injectMode: v.injectMode ?? 'auto',
+    rewrites,
+  };
   const simWithout = new PromptCacheSim({ now: clock.now });
   const simWith = new PromptCacheSim({ now: clock.now });
   const session = `bill-${v.name}-${dialect}-${spec.name}-${schedule}`;

@@ -105,8 +105,11 @@ export async function runHoldoutReplay(o: HoldoutReplayOptions): Promise<Holdout
     let withUsd = 0;
     let withoutUsd = 0;
     let maxSessionGap = 0;
+    // The replay mints the gateway's (keyed) marker ids for its default tenant: ids are billed bytes.
+    const keys = gateway.gw.keys;
+    const ids = keys && { idsFor: () => keys.idsFor('default') };
     for (const [i, spec] of o.specs.entries()) {
-      const bill = await replaySession({ name: o.preset, preset: o.preset }, o.dialect, spec, 'steady');
+      const bill = await replaySession({ name: o.preset, preset: o.preset, ...(ids && { ids }) }, o.dialect, spec, 'steady');
       withUsd += bill.with.usd;
       withoutUsd += bill.without.usd;
       const arm = replayArm(i, o.fraction);
