@@ -4,8 +4,10 @@
 // serves through it replays a session whose Redis state was lost from the durable copies it
 // wrote through the pooler: no bust, markers resolvable, nothing failed open.
 import { loadMigrations, migrate, PgSqlClient } from '@context-guru/storage';
+import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream';
+import { deploymentKeys } from '../../support/forwarded-bytes';
 import { freshDatabase, type FreshDatabase } from '../../support/fresh-database';
 import { startPgBouncer, type PgBouncer } from '../../support/pgbouncer';
 import { startPrivateRedis, startReplica, type PrivateRedis, type Replica } from '../../support/replicas';
@@ -69,21 +71,27 @@ describe('a gateway on Postgres through PgBouncer', () => {
   let upstream: FakeUpstream;
   let redis: PrivateRedis;
   let gw: Replica;
+  /** The gateway's CG_ENCRYPTION_KEY, and its key ring read from outside: what marker ids are keyed by. */
+  const KEK = randomBytes(32).toString('base64');
+  let kek: ReturnType<typeof deploymentKeys>;
 
   beforeAll(async () => {
     const db = await database('bouncer_gateway');
+    kek = deploymentKeys(db.url, KEK);
     redis = await startPrivateRedis();
     upstream = await startFakeUpstream(jsonScript({ expand: false }));
     gw = await startReplica({
       REDIS_URL: redis.url,
       DATABASE_URL: bouncer.through(db.url),
       PG_POOL_MAX: '4',
+      CG_ENCRYPTION_KEY: KEK,
       OPENAI_UPSTREAM: upstream.url,
       ANTHROPIC_UPSTREAM: upstream.url,
       CONFIG: 'pipeline: [format, dedup, collapse, mask]\ncomponents:\n  mask: { keep_recent: 3 }\n',
     });
   });
   afterAll(async () => {
+    await kek?.close();
     await gw?.stop();
     await upstream?.close();
     await redis?.stop();
@@ -102,7 +110,7 @@ describe('a gateway on Postgres through PgBouncer', () => {
 
     expectNoBust(sent);
     expect(await failOpen(gw.url)).toBe(failedBefore);
-    await expectResolvable(gw.url, 'bounced', sent[sent.length - 1]!.forwarded.raw);
+    await expectResolvable(gw.url, kek.keys, 'bounced', sent[sent.length - 1]!.forwarded.raw);
     expect(gw.stderr()).not.toMatch(/prepared statement|advisory|unsupported/i);
     expect(bouncer.log()).not.toMatch(/ERROR|WARNING/);
   });

@@ -5,10 +5,10 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { KeyRing, LocalKeyProvider, MemoryDataKeyStore, MemoryHotStore } from '@context-guru/storage';
-import { createLogger } from '../../../apps/gateway/src/observability/logger';
-import { prepareRequest, type PrepareDeps } from '../../../apps/gateway/src/proxy/prepare-request';
-import { createTenantRuntime } from '../../../apps/gateway/src/tenancy/tenant-runtime';
-import { validateProviderShape } from '../../../apps/gateway/src/wire/shape-validator';
+import { createLogger } from '../../../libs/engine/src/logger';
+import { prepareRequest, type PrepareDeps } from '../../../libs/engine/src/prepare-request';
+import { createTenantRuntime } from '../../../libs/engine/src/tenancy/tenant-runtime';
+import { validateProviderShape } from '../../../libs/engine/src/wire/shape-validator';
 import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream';
 import { markerIds, rawMessages, withoutBreakpoints } from '../../support/forwarded-bytes';
 import { startGateway, type GatewayHarness } from '../../support/gateway-harness';
