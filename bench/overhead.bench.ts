@@ -7,10 +7,15 @@
 import { MemoryHotStore } from '@context-guru/storage';
 import { tuneHeap, upstreamBytes, prepareRequest, createTenantRuntime } from '@context-guru/engine';
 import { prepareDeps } from '../test/support/prepare-deps';
-import { agentSteps, openaiTurn, anthropicTurn } from '../test/support/transcripts';
+import { responsesTurn } from '../test/support/responses-fixtures';
+import { agentSteps, openaiTurn, anthropicTurn, type AgentStep } from '../test/support/transcripts';
 import { percentile, table } from './bench-util';
 
-const TURNS = 100; // 100 tool exchanges → 202 messages
+const TURNS = 100; // 100 tool exchanges → 202 messages (Responses: 302 items, a reasoning item per exchange)
+const DIALECTS = ['openai', 'anthropic', 'responses'] as const;
+const TURN_BODY = { openai: openaiTurn, anthropic: anthropicTurn, responses: responsesTurn };
+const turnBytes = (dialect: (typeof DIALECTS)[number], steps: AgentStep[], t: number) =>
+  Buffer.from(JSON.stringify(TURN_BODY[dialect](steps, t)));
 const WARM_TURNS = Number(process.env.BENCH_WARM_TURNS ?? 20);
 // A gateway that has served traffic, not one compiling its code: the warm-turn path is optimised
 // by V8 only after a few hundred calls of its per-turn functions (--trace-opt still showed ~1
@@ -28,13 +33,13 @@ export async function runOverhead(): Promise<string> {
   const steps = agentSteps(TURNS + WARM_TURNS, 11);
   const jitSteps = agentSteps(TURNS + JIT_WARMUP_TURNS, 12);
   const rows: string[][] = [];
-  for (const dialect of ['openai', 'anthropic'] as const) {
+  for (const dialect of DIALECTS) {
     for (const preset of ['off', 'agent']) {
       const store = new MemoryHotStore({ ttlSeconds: 10_000, maxEntries: 100_000 });
       const tenant = createTenantRuntime('bench', { preset }, 1);
       const deps = prepareDeps(store);
       // Bodies arrive as bytes, exactly as the route gets them; decoding them is part of the cost.
-      const body = (t: number) => Buffer.from(JSON.stringify(dialect === 'openai' ? openaiTurn(steps, t) : anthropicTurn(steps, t)));
+      const body = (t: number) => turnBytes(dialect, steps, t);
       const run = async (bytes: Buffer, session: string) => {
         const t0 = performance.now();
         // As the chat route: bytes in, decoded to text unless the pipeline is empty (preset off) —
@@ -62,7 +67,7 @@ export async function runOverhead(): Promise<string> {
       const cold = await run(first, `cold-${preset}-${dialect}`);
       // A new session over already-seen content (memo warm, session state empty).
       const newSession = await run(first, `fresh-${preset}-${dialect}`);
-      const other = (t: number) => Buffer.from(JSON.stringify(dialect === 'openai' ? openaiTurn(jitSteps, t) : anthropicTurn(jitSteps, t)));
+      const other = (t: number) => turnBytes(dialect, jitSteps, t);
       for (let t = TURNS; t < TURNS + JIT_WARMUP_TURNS; t++) await run(other(t), `jit-${preset}-${dialect}`);
       // Warm: the first session one turn later, then each turn adding one tool exchange.
       const warm: number[] = [];
