@@ -18,15 +18,17 @@ export const PRESETS: Readonly<Record<string, readonly string[]>> = {
   agent: ['format', 'dedup', 'failed_run', 'mask', 'extract', 'cacheinject'],
   // Run alone: it restructures the whole transcript.
   summarize: ['summarize'],
-  // Not a seed preset (nor yet the default: docs/known-gaps.md): balanced's offloaders plus mask,
-  // which offloads a large output once the model has answered it; the gateway prices that rewrite
-  // inside the cached prefix and makes it only where it pays back (docs/cache.md).
+  // The default (not a seed preset): balanced's offloaders plus mask, which offloads a large output
+  // once the model has answered it; the gateway prices that rewrite inside the cached prefix and
+  // makes it only where it pays back (docs/cache.md).
   auto: ['format', 'dedup', 'failed_run', 'cmdfilter', 'mask', 'cacheinject'],
 };
 
 /** Component options a preset sets (a config's own `components` block overrides them, key by key). */
 export const PRESET_OPTIONS: Readonly<Record<string, Readonly<Record<string, Readonly<Record<string, unknown>>>>>> = {
-  auto: { mask: { read_min_tokens: 300 } },
+  auto: { mask: { read_min_tokens: 300, keep_head_chars: 48 } },
+  // keep_recent alone cuts behind three newer outputs, which never pays back on a priced cache.
+  agent: { mask: { read_min_tokens: 300, keep_head_chars: 48 } },
 };
 
 export const PRESET_NAMES = Object.keys(PRESETS);

@@ -97,6 +97,12 @@ const headOf = (r: RecordedRequest): string =>
     .join('\u0000');
 
 /** First index where `next` no longer carries `prev`'s message unchanged (shorter counts), or -1. */
+/** The first message a planned rewrite announced for this client request changes, if any. */
+function plannedFrom(r: RecordedRequest & { rewrite?: string }): number | undefined {
+  const m = /^planned; from=(\d+)$/.exec(r.rewrite ?? '');
+  return m ? Number(m[1]) : undefined;
+}
+
 function firstChange(prev: string[], next: string[]): number {
   for (let i = 0; i < prev.length; i++) if (prev[i] !== next[i]) return i;
   return -1;
@@ -106,14 +112,16 @@ function firstChange(prev: string[], next: string[]): number {
  * Every way the gateway changed, between two consecutive forwarded main-loop requests, something
  * it had already forwarded and the client had not changed itself: the head (tools, system) or a
  * message up to where the client's own history first changed (all of it when the client only
- * appended). Messages compare as JSON without cache_control, the provider's cache identity.
+ * appended). Messages compare as JSON without cache_control, the provider's cache identity. A
+ * change from exactly the message a planned rewrite announced for that client turn
+ * (`x-context-guru-rewrite: planned; from=<i>`, docs/cache.md) is counted under `planned`.
  */
 export function prefixChanges(
   forwarded: RecordedRequest[],
   client: RecordedRequest[],
   expanded: ReadonlySet<string> = new Set(),
-): { head: string[]; messages: string[]; unmasked: string[] } {
-  const out = { head: [] as string[], messages: [] as string[], unmasked: [] as string[] };
+): { head: string[]; messages: string[]; unmasked: string[]; planned: string[] } {
+  const out = { head: [] as string[], messages: [] as string[], unmasked: [] as string[], planned: [] as string[] };
   for (let k = 1; k < forwarded.length; k++) {
     const [fp, fn] = [forwarded[k - 1]!, forwarded[k]!];
     const [cp, cn] = [clientOf(fp, client), clientOf(fn, client)];
@@ -132,7 +140,10 @@ export function prefixChanges(
       // back to the client's own bytes on the next turn.
       const unmask = next[i] === own[i] && [...(prev[i] ?? '').matchAll(/<<cg:([A-Za-z0-9_-]{1,64})>>/g)].some((m) => expanded.has(m[1]!));
       if (unmask) out.unmasked.push(`forwarded request ${k}: messages[${i}]`);
-      else {
+      else if (plannedFrom(cn) === i) {
+        out.planned.push(`forwarded request ${k}: from messages[${i}]`);
+        break;
+      } else {
         out.messages.push(`forwarded request ${k}: messages[${i}] changed (the client kept messages[0..${kept - 1}])`);
         break;
       }

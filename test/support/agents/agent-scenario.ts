@@ -1,5 +1,5 @@
 // One agent run of the coding task, directly against the scripted provider or through the real
-// gateway (in-process, preset `agent` unless told otherwise) with a recording tap in front of it.
+// gateway (in-process, the default preset unless told otherwise) with a recording tap in front of it.
 // Everything the assertions need is kept: the CLI's transcript, the client's own request bodies,
 // every body the provider received, the egress trap's log, and the gateway for GET /expand.
 import { rmSync } from 'node:fs';
@@ -41,7 +41,7 @@ export async function runScenario(o: ScenarioOptions): Promise<Scenario> {
   const scratch = scratchRun();
   const trap = await startEgressTrap();
   const provider = await startAgentProvider({ tools, workdir: scratch.workdir, expandBeside: o.expandBeside }, TASK_HEAD);
-  const gateway = o.via === 'gateway' ? await startGateway(provider.url, { PRESET: 'agent', ...o.gatewayEnv }) : undefined;
+  const gateway = o.via === 'gateway' ? await startGateway(provider.url, { ...o.gatewayEnv }) : undefined;
   const tap = gateway ? await startRecordingTap(gateway.url) : undefined;
   const baseUrl = tap ? `${tap.url}${dialectPath(o.kind)}` : o.kind === 'claude' ? provider.url : `${provider.url}/v1`;
   const session = `e2e-${o.kind}-${o.via}${o.expandBeside ? '-beside' : ''}`;

@@ -50,7 +50,8 @@ export function defineAgentSuite(kind: AgentKind, o: SuiteOptions = { beside: tr
   beforeAll(async () => {
     direct = await runScenario({ kind, via: 'direct' });
     viaGateway = await runScenario({ kind, via: 'gateway' });
-    if (o.beside) beside = await runScenario({ kind, via: 'gateway', expandBeside: true });
+    // Beside needs an output offloaded on first sight (extract), which the default never does.
+    if (o.beside) beside = await runScenario({ kind, via: 'gateway', expandBeside: true, gatewayEnv: { PRESET: 'agent' } });
   }, SCENARIO_TIMEOUT_MS);
   afterAll(async () => {
     await direct?.close();
@@ -77,7 +78,7 @@ export function defineAgentSuite(kind: AgentKind, o: SuiteOptions = { beside: tr
     });
   });
 
-  describe('through the gateway (preset agent)', () => {
+  describe('through the gateway (the default preset)', () => {
     it('the CLI completes the run', () => {
       expect({ code: viaGateway.run.code, stderr: viaGateway.run.code === 0 ? '' : viaGateway.run.stderr }).toEqual({
         code: 0,
@@ -139,9 +140,10 @@ export function defineAgentSuite(kind: AgentKind, o: SuiteOptions = { beside: tr
       const forwarded = mainLoop(viaGateway, viaGateway.provider.requests);
       const marked = markedResults(forwarded);
       const exchanges = expandExchanges(forwarded);
-      // Both suite runs were offloaded: one expand per marker, no more.
+      // The first suite run is offloaded once the model has read it, and redeemed before the
+      // verdict that needs its counts: one expand per marker, no more.
       expect(exchanges.map((x) => x.hash).sort()).toEqual([...marked.keys()].sort());
-      expect(exchanges.length).toBeGreaterThanOrEqual(2);
+      expect(exchanges.length).toBeGreaterThanOrEqual(1);
       for (const x of exchanges) {
         expect(await markerIdOf(viaGateway.gateway?.gw.keys, x.result)).toBe(x.hash);
         const { r, callId } = marked.get(x.hash)!;
@@ -167,7 +169,11 @@ export function defineAgentSuite(kind: AgentKind, o: SuiteOptions = { beside: tr
       // The model keeps each original through its re-inserted expand call (docs/cache.md), so not even
       // the message it expanded goes back to the client's bytes.
       expect(expanded.size).toBeGreaterThan(0);
-      expect(prefixChanges(turns, viaGateway.client, expanded)).toEqual({ head: [], messages: [], unmasked: [] });
+      // A change is allowed only from the message a planned rewrite announced (docs/cache.md);
+      // the default preset makes one: the suite's first run, masked once the model has read it.
+      const changes = prefixChanges(turns, viaGateway.client, expanded);
+      expect(changes).toEqual({ head: [], messages: [], unmasked: [], planned: expect.any(Array) });
+      expect(changes.planned.length).toBeGreaterThan(0);
     });
 
     it('the tool list is the same on every turn: the expand tool is offered from the first one', () => {
@@ -224,7 +230,7 @@ function defineBeside(scenario: () => Scenario): void {
     it('no message the client kept and no tool changes between client turns', () => {
       const turns = turnRequests(mainLoop(beside, beside.provider.requests));
       expect(turns).toHaveLength(5);
-      expect(prefixChanges(turns, beside.client)).toEqual({ head: [], messages: [], unmasked: [] });
+      expect(prefixChanges(turns, beside.client)).toEqual({ head: [], messages: [], unmasked: [], planned: expect.any(Array) });
     });
 
     it('stays on loopback', () => {

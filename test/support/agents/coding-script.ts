@@ -5,9 +5,9 @@
 //   2. read src/stats.js          3. fix the loop bound          4. re-run the suite
 //   5. answer with a VERDICT line built from what the tool results say.
 // Like a real model it writes before it acts (thinking with a signature, then a text preamble),
-// and whenever the newest tool results carry a `<<cg:HASH>>` marker it has not redeemed yet, it
-// first calls context_guru_expand for it (by bare hash, later by the whole marker), then reads the
-// original from the expand result. The verdict counts the suite's `ok` / `not ok` lines, so it
+// and whenever the newest tool results — or, before the verdict, the earlier results it reads —
+// carry a `<<cg:HASH>>` marker it has not redeemed yet, it first calls context_guru_expand for it
+// (by bare hash, later by the whole marker), then reads the original from the expand result. The verdict counts the suite's `ok` / `not ok` lines, so it
 // comes out right only if the model saw the originals: a projection or a lost expand changes it.
 import { BUGGY_LINE, FIXED_LINE, SOURCE_FILE, TEST_COMMAND } from './scratch-repo';
 import type { Conversation, Round } from './agent-conversation';
@@ -109,10 +109,15 @@ function resolved(text: string, originals: Map<string, string>): string {
   return hash !== undefined && originals.has(hash) ? originals.get(hash)! : text;
 }
 
-function resultOf(c: Conversation, step: number, n: number): string {
+/** The result of plan step `step`'s call n as the newest request carries it. */
+function rawResultOf(c: Conversation, step: number, n: number): string {
   const id = callId(c.dialect, `S${step}`, n);
   const round = c.rounds.find((r) => r.calls.some((x) => x.id === id));
-  return resolved(round?.results.get(id) ?? '', expandedOriginals(c));
+  return round?.results.get(id) ?? '';
+}
+
+function resultOf(c: Conversation, step: number, n: number): string {
+  return resolved(rawResultOf(c, step, n), expandedOriginals(c));
 }
 
 function suiteCounts(output: string): { ok: number; notOk: number } {
@@ -127,11 +132,21 @@ function verdict(c: Conversation): string {
   return `VERDICT: ${found}; after the fix in ${SOURCE_FILE} the suite went from ${before.ok} ok / ${before.notOk} not ok to ${after.ok} ok / ${after.notOk} not ok.`;
 }
 
-function unredeemedMarker(c: Conversation): string | undefined {
+/** The plan steps whose tool results the verdict reads (see verdict()). */
+const VERDICT_READS = [1, 2, 4];
+
+/**
+ * The first marker the model wants redeemed before it answers: one in the newest tool results, or,
+ * when the next answer is the verdict, one in an earlier result the verdict reads — a real model
+ * that finds a fact it needs offloaded since it read it asks for it back (one expand away).
+ */
+function unredeemedMarker(c: Conversation, nextStep: number): string | undefined {
   const last = c.rounds[c.rounds.length - 1];
   if (!last) return undefined;
   const originals = expandedOriginals(c);
-  for (const text of last.results.values()) for (const h of markerHashes(text)) if (!originals.has(h)) return h;
+  const needed = [...last.results.values()];
+  if (nextStep > 4) needed.push(...VERDICT_READS.map((step) => rawResultOf(c, step, step === 1 ? 1 : 0)));
+  for (const text of needed) for (const h of markerHashes(text)) if (!originals.has(h)) return h;
   return undefined;
 }
 
@@ -184,8 +199,8 @@ function expandArg(c: Conversation, hash: string): string {
 
 /** The model's next answer to the main loop's request. */
 export function decide(c: Conversation, o: ScriptOptions): Decision {
-  const hash = unredeemedMarker(c);
   const done = Math.max(0, ...c.rounds.map(stepOf));
+  const hash = unredeemedMarker(c, done + 1);
   if (hash === undefined) return planStep(done + 1, c, o);
   const expand = { id: callId(c.dialect, `X${hash.slice(0, 6)}`, 0), name: EXPAND_TOOL, args: { id: expandArg(c, hash) } };
   const next = planStep(done + 1, c, o);

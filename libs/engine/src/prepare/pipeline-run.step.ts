@@ -5,6 +5,7 @@ import {
   cloneMessage,
   messageText,
   sameMessage,
+  setText,
   type DepthProposals,
   type Message,
   type SessionView,
@@ -120,19 +121,29 @@ export async function runPipelineStep(p: Preparing, d: Decoded, s: OpenedSession
 }
 
 /**
- * Proposals at depth, each over the message as the proposing component found it — accepted only
- * when that is what the provider holds: the client's message where the previous turn forwarded it
- * verbatim, else the text the previous turn forwarded (its `forwarded` record).
+ * Proposals at depth, each over the message as the proposing component found it, priced against
+ * what the provider holds there: the client's message where the previous turn forwarded it
+ * verbatim, else the text the previous turn forwarded (its `forwarded` record). A component early
+ * in the pipeline finds the client's message where a later one rewrote it (mask before extract in
+ * `agent`): its proposal replaces the whole output, so it is priced against the rewrite held.
  */
 function depthProposals(input: readonly Message[], s: OpenedSession, state: SessionView, into: Map<number, Message>): DepthProposals {
   const rewritten = new Set(s.prev?.rewritten ?? []);
   return {
     propose(i, before) {
-      const held = rewritten.has(i)
-        ? forwardedText(state, input[i], i) === (messageText(before) ?? undefined)
-        : sameMessage(input[i], before);
-      if (held) into.set(i, cloneMessage(before));
-      return held;
+      const client = input[i];
+      if (!rewritten.has(i)) {
+        const held = sameMessage(client, before);
+        if (held) into.set(i, cloneMessage(before));
+        return held;
+      }
+      const sent = forwardedText(state, client, i);
+      const found = messageText(before) ?? undefined;
+      if (sent === undefined || (found !== sent && (client === undefined || !sameMessage(client, before)))) return false;
+      const held = cloneMessage(before);
+      setText(held, sent);
+      into.set(i, held);
+      return true;
     },
   };
 }

@@ -21,7 +21,8 @@ export const DEFAULT_TENANT = 'default';
 export function keepsOriginals(tenant: Pick<TenantRuntime, 'built'>, store: { readonly persistent: boolean }): boolean {
   return store.persistent && tenant.built.store.enabled;
 }
-const DEFAULT_PRESET = 'balanced';
+// What a tenant with no configuration runs (`npm start` with nothing set): see docs/cache.md.
+const DEFAULT_PRESET = 'auto';
 
 export interface TenantRuntime {
   readonly id: string;
