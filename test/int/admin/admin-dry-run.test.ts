@@ -7,6 +7,7 @@ import { startAdmin, type AdminHarness } from '../../support/admin-harness';
 import { REDIS_URL, scanKeys } from '../storage/redis-support';
 import { agentSteps, anthropicTurn, openaiTurn } from '../../support/transcripts';
 import { responsesTurn } from '../../support/responses-fixtures';
+import { geminiTurn } from '../../support/gemini-fixtures';
 import { validateProviderShape } from '../../../libs/engine/src/wire/shape-validator';
 
 jest.setTimeout(60_000);
@@ -65,6 +66,20 @@ describe('admin dry-run', () => {
     expect(r.json.markers.length).toBeGreaterThan(0);
     for (const item of sample.input as Array<{ type: string }>)
       if (item.type === 'reasoning' || item.type === 'compaction') expect(r.json.forwarded.input).toContainEqual(item);
+    expect(await trace()).toEqual(empty);
+  });
+
+  it('runs a Gemini request (provider: gemini): function responses offloaded, model contents byte-kept, no trace', async () => {
+    const empty = await trace();
+    const sample = geminiTurn(agentSteps(12, 4), 12);
+    const r = await h.call('POST', '/v1/tenants/acme/dry-run', { body: { provider: 'gemini', body: sample } });
+    expect(r.status).toBe(200);
+    expect(r.json.tokens.after).toBeLessThan(r.json.tokens.before);
+    expect(validateProviderShape('gemini', r.json.forwarded)).toEqual([]);
+    expect(r.json.markers.length).toBeGreaterThan(0);
+    const contents = sample.contents as Array<{ role: string }>;
+    expect(r.json.forwarded.contents.length).toBe(contents.length);
+    for (const c of contents) if (c.role === 'model') expect(r.json.forwarded.contents).toContainEqual(c);
     expect(await trace()).toEqual(empty);
   });
 
