@@ -76,7 +76,7 @@ export interface Env {
   compactPresetOverride: boolean;
   /** EXPAND_CALLS_PER_ROUND / EXPAND_BYTES_PER_ANSWER: what a model's expand calls may add to a continuation. */
   expandLimits: ExpandLimits;
-  /** STORE_MAX_MB_PER_TENANT: what one tenant may hold in the in-process hot store (originals first), in MiB. */
+  /** STORE_MAX_MB_PER_TENANT: what one tenant may hold in the hot store (in-process: evicted past it; Redis: refused), in MiB. */
   storeMaxMbPerTenant: number;
   /** REWRITE_PAYBACK_TURNS (2): a priced rewrite inside the cached prefix must pay back within this many turns; 0 = never rewrite there. */
   rewritePaybackTurns: number;

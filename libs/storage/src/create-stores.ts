@@ -35,7 +35,7 @@ export interface CreateStoresOptions {
   dataDir: string;
   ttlSeconds: number;
   maxEntries: number;
-  /** Bytes of values per tenant in the in-process hot store (unbounded when unset). */
+  /** Bytes of values per tenant in the hot store (unbounded when unset): the in-process one evicts past it, Redis refuses new originals. */
   maxBytes?: number;
   /** Archive, checkpoint and mark retention (default 30 days). */
   retentionDays?: number;
@@ -143,6 +143,7 @@ export async function createStores(o: CreateStoresOptions): Promise<Stores> {
         prefix: o.redisPrefix,
         ttlSeconds: o.ttlSeconds,
         maxEntries: o.maxEntries,
+        maxBytes: o.maxBytes,
         log,
         keys,
       });

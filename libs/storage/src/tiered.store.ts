@@ -331,7 +331,11 @@ export class TieredHotStore implements HotStore {
 
   health(): StoreHealth {
     const h = this.hot.health();
-    return { frozenDropped: h.frozenDropped + this.restored, frozenRepaired: h.frozenRepaired + this.restored };
+    return {
+      frozenDropped: h.frozenDropped + this.restored,
+      frozenRepaired: h.frozenRepaired + this.restored,
+      ...(h.stashRefused && { stashRefused: h.stashRefused }),
+    };
   }
 
   queueStats(): WriteBehindStats {

@@ -89,7 +89,7 @@ describe('TieredHotStore', () => {
     expect(snap.offloaded).toBe(true);
     expect([...snap.kept]).toEqual([ck(3)]);
     // Counted as a loss and its repair: no frozen flip.
-    expect(store.health()).toEqual({ frozenDropped: 2, frozenRepaired: 2 });
+    expect(store.health()).toEqual({ frozenDropped: 2, frozenRepaired: 2, stashRefused: new Map() });
 
     // The hot store was re-warmed: the next turn needs no durable read.
     expect(await hot.getStash(T, '0123456789abcdef')).toBe(ORIGINAL);

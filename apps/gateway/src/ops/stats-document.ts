@@ -20,7 +20,13 @@ export async function statsDocument(gw: GatewayContext, tenant: string, operator
       frozen_flips: Math.max(0, h.frozenDropped - h.frozenRepaired),
     };
   }
-  const own = { ...gw.stats.ledgers(tenant).snapshot(), ...gw.stats.spend(tenant).snapshot() };
+  // The tenant's own count of turns whose new originals its byte budget refused (docs/security.md).
+  const refused = gw.store.health().stashRefused;
+  const own = {
+    ...gw.stats.ledgers(tenant).snapshot(),
+    ...gw.stats.spend(tenant).snapshot(),
+    ...(refused && { stash_refused: refused.get(tenant) ?? 0 }),
+  };
   // Measured savings come from the figures every replica shares (holdout/holdout-figures.ts).
   const runtime = gw.tenants.all().find((t) => t.id === tenant);
   const holdout = runtime ? await gw.holdout.statsBlock(runtime) : undefined;

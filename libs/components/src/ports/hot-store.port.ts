@@ -54,6 +54,8 @@ export interface StoreHealth {
   frozenDropped: number;
   /** Lost frozen entries written again. */
   frozenRepaired: number;
+  /** Turns whose new originals a tenant's byte budget refused, per tenant (absent: the store has no such budget). */
+  stashRefused?: ReadonlyMap<string, number>;
 }
 
 export interface HotStore {

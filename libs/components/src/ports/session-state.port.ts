@@ -38,6 +38,11 @@ export interface SessionSnapshot {
   offloaded?: boolean;
   /** The arm recorded at the session's first sight (absent: never recorded). */
   arm?: Arm;
+  /**
+   * The store refused this turn's new originals (the tenant's byte budget is spent): the turn runs
+   * again with a stash that takes no new original, so no output is offloaded and no marker minted.
+   */
+  stashFull?: boolean;
 }
 
 /** Slot names handed out, per component then content key; dropped whole past SLOT_NAMES_MAX. */

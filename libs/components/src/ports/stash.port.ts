@@ -22,6 +22,11 @@ export interface MarkerIdSource {
 export interface StashWriter {
   /** False when the store cannot persist: `marker_mode: full` then degrades to off. */
   readonly persistent: boolean;
+  /**
+   * The tenant's stash budget is spent: an offloader that would stash a new original leaves the
+   * output as it is (a replayed decision still re-puts the original it names).
+   */
+  readonly full?: boolean;
   /** The id `put` gives an original, without queuing it. */
   idOf(original: string): string;
   /**
@@ -37,6 +42,7 @@ export class BufferedStash implements StashWriter {
   constructor(
     readonly persistent: boolean = true,
     readonly idOf: StashIdOf = stashId,
+    readonly full = false,
   ) {}
 
   put(original: string, id: string = this.idOf(original)): string {

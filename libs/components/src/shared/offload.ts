@@ -111,7 +111,8 @@ export interface CommitResult {
 /**
  * Writes `build(token)` over message m only if it has strictly fewer tokens than the original
  * (marker and hint included). In full mode the original is stashed first; a store that cannot
- * persist degrades full to off so no unresolvable marker is ever emitted.
+ * persist degrades full to off so no unresolvable marker is ever emitted; a stash that is full
+ * (the tenant's byte budget) refuses the rewrite.
  */
 export function commitOffload(
   m: Message,
@@ -123,6 +124,8 @@ export function commitOffload(
   freezeAs?: string,
 ): CommitResult {
   const effective: MarkerMode = mode === 'full' && !ctx.stash.persistent ? 'off' : mode;
+  // No room for a new original: the output stays as it is rather than lose it or mint a dead marker.
+  if (effective === 'full' && ctx.stash.full === true) return { ok: false };
   const id = ctx.stash.idOf(original);
   const candidate = build(markerToken(effective, id, hint));
   if (countTokens(candidate) >= countTokens(original)) return { ok: false };

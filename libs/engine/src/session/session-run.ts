@@ -125,11 +125,12 @@ function merge(a: SessionSnapshot, b: SessionSnapshot): SessionSnapshot {
     kept: new Set([...a.kept, ...b.kept]),
     offloaded: a.offloaded === true || b.offloaded === true,
     ...((a.arm ?? b.arm) && { arm: a.arm ?? b.arm }),
+    ...((a.stashFull === true || b.stashFull === true) && { stashFull: true }),
   };
 }
 
 async function runOnce(i: SessionRunInput, loaded: LoadedSession, runs: number): Promise<SessionRun> {
-  const stash = new BufferedStash(i.persistent, i.idOf);
+  const stash = new BufferedStash(i.persistent, i.idOf, loaded.snapshot.stashFull === true);
   const state = new RecordingSessionView(loaded.snapshot);
   const result = await i.run(stash, state);
   const missing = [...state.asked].filter((k) => !loaded.asked.has(k));

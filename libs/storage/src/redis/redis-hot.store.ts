@@ -11,6 +11,7 @@ import type { KeyRing } from '../crypto/keyring';
 import { frozenAad, sealEntries, stashAad } from '../crypto/sealed-value';
 import { openRedis, scanKeys, type RedisClient, type RedisConnectOptions, type RedisEndpoint } from './redis-connection';
 import { RedisDataKeyStore } from './redis-data-keys';
+import { StashBudget } from './redis-stash-budget';
 import { parseTurn, unavailable, unavailableReply, waitReady } from './redis-replies';
 import { ADVANCE_TURN, GET_STASH, LOAD_SESSION, WRITE_TURN } from './redis-scripts';
 
@@ -23,6 +24,8 @@ export interface RedisHotStoreOptions {
   ttlSeconds?: number;
   /** Stash entries per tenant (default 10 000), trimmed least-recently-used first on write. */
   maxEntries?: number;
+  /** Bytes of stored originals per tenant (0 or unset: unbounded); past it a turn's new originals are refused. */
+  maxBytes?: number;
   /** The frozen index outlives the values by this factor so a lost value is detected (default 4). */
   indexTtlFactor?: number;
   connectTimeoutMs?: number;
@@ -41,12 +44,12 @@ interface Scripts {
   cgAdvanceTurn(key: string, rwKey: string, n: number, at: number, ttlMs: number, ex: number): Promise<[string, string] | null>;
   cgGetStash(stashKey: string, lruKey: string, ttl: number, now: number, id: string): Promise<string | null>;
   cgLoadSession(numKeys: number, ...args: (string | number)[]): Promise<LoadReply>;
-  cgWriteTurn(numKeys: number, ...args: (string | number)[]): Promise<[1, number] | [0, LoadReply]>;
+  cgWriteTurn(numKeys: number, ...args: (string | number)[]): Promise<[1, number] | [0, LoadReply] | [2, number]>;
 }
 /** frozen flat [slot, replacement, …], lost slots, kept content keys, offloaded 0|1, newly lost, arm. */
 type LoadReply = [string[], string[], string[], number, number, string | null];
 /** What one write script call carries (a turn's, or one method's part of it). */
-type WriteParts = Pick<TurnWrites, 'session' | 'conversation' | 'stash' | 'writes' | 'rewritten' | 'unknown'>;
+type WriteParts = Omit<TurnWrites, 'seen'> & Partial<Pick<TurnWrites, 'seen'>>;
 type ScriptedRedis = RedisClient & Scripts;
 
 export class RedisHotStore implements HotStore {
@@ -61,6 +64,7 @@ export class RedisHotStore implements HotStore {
   private readonly ttl: number;
   private readonly indexTtl: number;
   private readonly maxEntries: number;
+  private readonly budget: StashBudget;
   private readonly prefix: string;
   private readonly now: () => number;
   private readonly commandTimeoutMs: number;
@@ -77,6 +81,7 @@ export class RedisHotStore implements HotStore {
     this.ttl = o.ttlSeconds ?? 10_000;
     this.indexTtl = this.ttl * (o.indexTtlFactor ?? 4);
     this.maxEntries = o.maxEntries ?? 10_000;
+    this.budget = new StashBudget(o.maxBytes ?? 0);
     this.prefix = o.prefix ?? 'cg:';
     this.now = o.now ?? Date.now;
     this.commandTimeoutMs = o.commandTimeoutMs ?? 1000;
@@ -208,9 +213,11 @@ export class RedisHotStore implements HotStore {
   async eraseSession(tenant: string, session: string): Promise<void> {
     const t = this.tenantPrefix(tenant);
     const ids = await this.answered(this.redis.smembers(`${t}own:${session}`));
+    const sizes = ids.length ? await this.answered(this.redis.hmget(`${t}stashsz`, ...ids)) : [];
     const p = this.redis.pipeline();
     for (const id of ids) p.unlink(`${t}s:${id}`);
     if (ids.length) p.zrem(`${t}lru`, ...ids);
+    this.budget.release(p, t, ids, sizes);
     p.unlink(...this.sessionKeys(t, session), `${t}own:${session}`, `${t}turn:${session}`, `${t}turnrw:${session}`);
     await this.exec(p);
     // Turn records of the session's conversations: `${session}#${alias}`.
@@ -229,7 +236,7 @@ export class RedisHotStore implements HotStore {
   }
 
   health(): StoreHealth {
-    return { frozenDropped: this.dropped, frozenRepaired: this.repaired };
+    return { frozenDropped: this.dropped, frozenRepaired: this.repaired, stashRefused: this.budget.refused };
   }
 
   async ping(): Promise<void> {
@@ -259,6 +266,7 @@ export class RedisHotStore implements HotStore {
       `${t}lru`,
       `${t}own:${w.session}`,
       `${t}turnrw:${w.conversation}`,
+      ...this.budget.keys(t),
       ...cks.map((ck) => `${t}kept:${ck}`),
     ];
     // Awaited only on a tenant's first write in this process: a cached key adds no microtask.
@@ -279,6 +287,10 @@ export class RedisHotStore implements HotStore {
         w.writes?.offloaded ? '1' : '0',
         w.writes?.arm ?? '',
         w.rewritten ? w.rewritten.join(',') : '-',
+        this.budget.maxBytes,
+        // Only a turn's guarded write can be refused (it runs again); a turn already run on a refusal
+        // stashes only what its replays name, and a lone putStash cannot run again: written regardless.
+        w.seen === undefined || w.seen.stashFull === true ? '1' : '0',
         cks.length,
         ...cks,
         stash.length,
@@ -288,6 +300,7 @@ export class RedisHotStore implements HotStore {
       ),
     );
     if (res[0] === 0) return this.snapshotOf(tenant, w.session, res[1]);
+    if (res[0] === 2) return this.budget.refuse(tenant);
     this.repaired += Number(res[1]);
     return null;
   }

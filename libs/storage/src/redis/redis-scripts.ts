@@ -39,12 +39,50 @@ return v
  * The popped stash keys share the zset's hash tag, so they live in the same cluster slot.
  */
 const TRIM_FN = `
-local function trim_stash(lru, max, pfx)
+local function trim_stash(lru, max, pfx, sz, bytes)
   local over = redis.call('ZCARD', lru) - tonumber(max)
   if over <= 0 then return 0 end
   local popped = redis.call('ZPOPMIN', lru, over)
-  for i = 1, #popped, 2 do redis.call('UNLINK', pfx .. popped[i]) end
+  for i = 1, #popped, 2 do
+    redis.call('UNLINK', pfx .. popped[i])
+    redis.call('DECRBY', bytes, tonumber(redis.call('HGET', sz, popped[i]) or '0'))
+    redis.call('HDEL', sz, popped[i])
+  end
   return over
+end
+`;
+
+/**
+ * The tenant's byte budget (docs/security.md, abuse bounds): sz the hash id → bytes stored, bytes
+ * the tenant's total. Entries scored before now − ttl have expired: they are uncounted first (a
+ * bounded batch per call). A new original that does not fit refuses the whole turn's stash
+ * (returns false) unless forced; otherwise the sizes are recorded and true comes back.
+ * The pairs are ARGV from `from`: s (id, original) pairs.
+ */
+const BUDGET_FN = `
+local function stash_fits(lru, sz, bytes, pfx, now, ttl, budget, force, from, s)
+  local total = tonumber(redis.call('GET', bytes) or '0')
+  local stale = redis.call('ZRANGEBYSCORE', lru, '-inf', tonumber(now) - tonumber(ttl) * 1000, 'LIMIT', 0, 256)
+  for _, id in ipairs(stale) do
+    if redis.call('EXISTS', pfx .. id) == 0 then
+      total = total - tonumber(redis.call('HGET', sz, id) or '0')
+      redis.call('HDEL', sz, id)
+      redis.call('ZREM', lru, id)
+    end
+  end
+  if total < 0 then total = 0 end
+  local add = 0
+  for i = from, from + 2 * s - 1, 2 do
+    add = add + string.len(ARGV[i + 1]) - tonumber(redis.call('HGET', sz, ARGV[i]) or '0')
+  end
+  if tonumber(budget) > 0 and force ~= '1' and add > 0 and total + add > tonumber(budget) then
+    redis.call('SET', bytes, total, 'EX', ttl)
+    return false
+  end
+  for i = from, from + 2 * s - 1, 2 do redis.call('HSET', sz, ARGV[i], string.len(ARGV[i + 1])) end
+  redis.call('SET', bytes, total + add, 'EX', ttl)
+  redis.call('EXPIRE', sz, ttl)
+  return true
 end
 `;
 
@@ -114,23 +152,26 @@ return load_session(KEYS, slice(KEYS, 6, #KEYS), ARGV[1], ARGV[2], slice(ARGV, 3
 
 /**
  * A turn's writes, atomically, guarded. KEYS: 1–5 as loadSession's, 6 the tenant's LRU zset, 7 the
- * session's ownership set, 8 the conversation's rewrites, then one kept key per guarded content
- * key. ARGV: 1 ttlSeconds, 2 indexTtlSeconds, 3 maxEntries, 4 stash key prefix, 5 nowMs,
- * 6 offloaded '1'|'0', 7 arm or '', 8 rewrites "i,j,…" or '-' (none), 9 u, then u guarded content
- * keys, then s and s (id, original) pairs, then f and f (slot, replacement) pairs.
+ * session's ownership set, 8 the conversation's rewrites, 9 the tenant's stash sizes, 10 its byte
+ * total, then one kept key per guarded content key. ARGV: 1 ttlSeconds, 2 indexTtlSeconds,
+ * 3 maxEntries, 4 stash key prefix, 5 nowMs, 6 offloaded '1'|'0', 7 arm or '', 8 rewrites "i,j,…"
+ * or '-' (none), 9 byte budget (0: none), 10 '1': write the stash past the budget, 11 u, then u
+ * guarded content keys, then s and s (id, original) pairs, then f and f (slot, replacement) pairs.
  * When the session holds a decision, lost mark or kept mark for a guarded key, nothing is written
- * and { 0, the load's answer for those keys } comes back; otherwise { 1, lost slots repaired }.
+ * and { 0, the load's answer for those keys } comes back; when the stash does not fit the budget,
+ * nothing is written and { 2, 0 } comes back; otherwise { 1, lost slots repaired }.
  */
-export const WRITE_TURN = `${LOAD_FN}${TRIM_FN}
+export const WRITE_TURN = `${LOAD_FN}${TRIM_FN}${BUDGET_FN}
 local ttl, ittl = ARGV[1], ARGV[2]
-local u = tonumber(ARGV[9])
-local pos = 10
+local u = tonumber(ARGV[11])
+local pos = 12
 if u > 0 then
-  local snap = load_session(KEYS, slice(KEYS, 9, #KEYS), ttl, ittl, slice(ARGV, pos, pos + u - 1))
+  local snap = load_session(KEYS, slice(KEYS, 11, #KEYS), ttl, ittl, slice(ARGV, pos, pos + u - 1))
   if #snap[1] > 0 or #snap[2] > 0 or #snap[3] > 0 then return { 0, snap } end
   pos = pos + u
 end
 local s = tonumber(ARGV[pos])
+if s > 0 and not stash_fits(KEYS[6], KEYS[9], KEYS[10], ARGV[4], ARGV[5], ttl, ARGV[9], ARGV[10], pos + 1, s) then return { 2, 0 } end
 for i = pos + 1, pos + 2 * s, 2 do
   redis.call('SET', ARGV[4] .. ARGV[i], ARGV[i + 1], 'EX', ttl)
   redis.call('ZADD', KEYS[6], ARGV[5], ARGV[i])
@@ -139,7 +180,7 @@ end
 if s > 0 then
   redis.call('EXPIRE', KEYS[6], ttl)
   redis.call('EXPIRE', KEYS[7], ttl)
-  trim_stash(KEYS[6], ARGV[3], ARGV[4])
+  trim_stash(KEYS[6], ARGV[3], ARGV[4], KEYS[9], KEYS[10])
 end
 pos = pos + 1 + 2 * s
 local f = tonumber(ARGV[pos])

@@ -122,6 +122,7 @@ export async function runSummarize(messages: Message[], ctx: Ctx, o: SummarizeSe
   if (summary === null) return notActing();
 
   const mode: MarkerMode = o.marker_mode === 'full' && !ctx.stash.persistent ? 'off' : o.marker_mode;
+  if (mode === 'full' && ctx.stash.full === true) return notActing('stash_full');
   const id = ctx.stash.idOf(spanStashText(messages, start, end));
   const text = summaryMessageText(summary, end - start, markerToken(mode, id, HINT_FULL_TRAJECTORY));
   if (countTokens(text) >= spanTokens) return notActing('summary_not_smaller');
