@@ -4,6 +4,7 @@ import { loadTokenizer, REGISTRY, systemClock, type Clock, type HotStore } from 
 import {
   EphemeralHotStore,
   createStores,
+  TieredHotStore,
   type DurableStore,
   type KeyRing,
   type GenerationSource,
@@ -106,6 +107,8 @@ export async function createGatewayContext(env: Env, overrides: ContextOverrides
   const log = overrides.log ?? createLogger(env.logLevel);
   const document = loadConfigDocument(env.preset, env.config);
   const runtime = createTenantRuntime(DEFAULT_TENANT, document, 1);
+  const metrics = new GatewayMetrics(VERSION, env.tenantLabelCap);
+  primeComponents(metrics, REGISTRY);
   let stores: Stores | undefined;
   let store = overrides.store;
   if (!store && !runtime.built.store.enabled) {
@@ -126,13 +129,15 @@ export async function createGatewayContext(env: Env, overrides: ContextOverrides
       durable: env.durableStore,
       redisPrefix: env.redisPrefix,
       encryption: env.encryption,
+      onPurge: (result, err) => metrics.stores.purged(result, err !== undefined),
       log,
     });
     log.info('stores ready', { ...stores.kinds });
     store = stores.hot;
+    const { durable } = stores;
+    const tiered = store instanceof TieredHotStore ? store : undefined;
+    if (durable) metrics.stores.watch({ kind: durable.kind, ping: () => durable.ping(), queue: () => tiered?.queueStats() });
   }
-  const metrics = new GatewayMetrics(VERSION, env.tenantLabelCap);
-  primeComponents(metrics, REGISTRY);
   metrics.configVersion.set({ tenant: runtime.id }, runtime.configVersion);
   const upstream = new UpstreamClient({
     headersTimeoutMs: env.upstreamHeaderTimeoutMs,

@@ -8,7 +8,7 @@ import { present, type HotStore } from '@context-guru/components';
 import { MemoryHotStore } from './memory/memory-hot.store';
 import { RedisHotStore } from './redis/redis-hot.store';
 import type { RedisEndpoint } from './redis/redis-connection';
-import { DurableStore } from './sql/durable.store';
+import { DurableStore, type PurgeResult } from './sql/durable.store';
 import { DurableBoot } from './sql/durable-boot';
 import { loadMigrations, type SchemaStatus } from './sql/migrate';
 import { PgSqlClient } from './sql/pg-sql.client';
@@ -54,6 +54,8 @@ export interface CreateStoresOptions {
   bootRetryMs?: number;
   /** Period of the retention purge (default 1 h; 0 disables). */
   purgeEveryMs?: number;
+  /** Each purge round's outcome: its rows, undefined when another replica held it, or its error. */
+  onPurge?: (result: PurgeResult | undefined, err?: unknown) => void;
   log?: StorageLogger;
   /** What seals originals at rest (docs/security.md); default: the data-dir key file. */
   encryption?: EncryptionOptions;
@@ -168,8 +170,14 @@ export async function createStores(o: CreateStoresOptions): Promise<Stores> {
       ? setInterval(() => {
           durable
             .purgeExpired()
-            .then((r) => log.info(r ? 'retention purge' : 'retention purge: another replica holds it', { ...r }))
-            .catch((err: unknown) => log.warn('retention purge failed', { err: errorText(err) }));
+            .then((r) => {
+              log.info(r ? 'retention purge' : 'retention purge: another replica holds it', { ...r });
+              o.onPurge?.(r);
+            })
+            .catch((err: unknown) => {
+              log.warn('retention purge failed', { err: errorText(err) });
+              o.onPurge?.(undefined, err);
+            });
         }, every).unref()
       : undefined;
 

@@ -84,6 +84,21 @@ export const HEALTH = dashboard(
       12,
       32,
     ),
+    panel(
+      11,
+      'Durable store: Postgres up, write-behind queue and drops, retention purges',
+      [
+        q('min(cg_postgres_up)', 'postgres up'),
+        q('sum by (kind) (cg_write_behind_pending)', 'queued {{kind}}'),
+        q('sum(rate(cg_write_behind_dropped_total[$__rate_interval]))', 'dropped'),
+        q('sum(rate(cg_write_behind_flush_failures_total[$__rate_interval]))', 'failed flushes'),
+        q('sum by (outcome) (increase(cg_retention_purge_total[1h]))', 'purges {{outcome}}'),
+        q('sum by (table) (increase(cg_retention_purged_rows_total[1h]))', 'purged {{table}}'),
+      ],
+      'short',
+      0,
+      40,
+    ),
   ],
 );
 

@@ -7,11 +7,14 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import { TenantLabels } from '../tenancy/tenant-label';
 import { ComponentTallies } from './component-tally';
 import { UsageTallies } from './usage-tally';
+import { StoreMetrics } from './store-metrics';
 
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 
 export class GatewayMetrics {
   readonly registry = new Registry();
+  /** Postgres reachability, the write-behind queue, retention purges (store-metrics.ts). */
+  readonly stores = new StoreMetrics(this.registry);
   /** Per-component figures of finished requests, added to the four component counters when read. */
   readonly componentTallies = new ComponentTallies();
   private readonly foldComponents = (): void => this.componentTallies.fold(this);
