@@ -21,6 +21,8 @@ export type ScriptedReply =
   | { kind: 'json'; status?: number; body: unknown; headers?: Record<string, string> }
   | { kind: 'sse'; events: string[]; chunkSize?: number; delayMs?: number }
   | { kind: 'raw'; status: number; body: string; headers?: Record<string, string> }
+  /** Bytes of a given type written in pieces of `chunkSize` (Bedrock's binary event stream). */
+  | { kind: 'bytes'; contentType: string; body: Buffer; chunkSize: number; headers?: Record<string, string> }
   | { kind: 'hang' }
   /** Headers and the first bytes of a body, then nothing more until the caller hangs up. */
   | { kind: 'hold'; contentType: string; head: string; written?: () => void };
@@ -46,7 +48,9 @@ export async function startFakeUpstream(script: Script): Promise<FakeUpstream> {
     req.on('end', () => {
       const raw = Buffer.concat(chunks).toString('utf8');
       const url = req.url ?? '';
-      const dialect: Dialect = url.includes('/messages')
+      // Bedrock (/model/{id}/invoke…) and Vertex (…:rawPredict) carry Anthropic Messages too.
+      const anthropic = url.includes('/messages') || url.startsWith('/model/') || url.includes('Predict');
+      const dialect: Dialect = anthropic
         ? 'anthropic'
         : url.includes('/responses')
           ? 'responses'
@@ -99,15 +103,19 @@ async function send(res: ServerResponse, reply: ScriptedReply): Promise<void> {
     res.end(reply.body);
     return;
   }
-  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-  const text = reply.events.join('');
+  const sse = reply.kind === 'sse';
+  res.writeHead(
+    200,
+    sse ? { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' } : { 'content-type': reply.contentType, ...reply.headers },
+  );
   const size = reply.chunkSize ?? 37;
   // Odd chunk sizes split SSE lines (and UTF-8 sequences) at awkward places, as real networks do.
-  const bytes = Buffer.from(text, 'utf8');
+  const bytes = sse ? Buffer.from(reply.events.join(''), 'utf8') : reply.body;
+  const delayMs = sse ? reply.delayMs : undefined;
   for (let i = 0; i < bytes.length; i += size) {
     if (res.destroyed) return;
     res.write(bytes.subarray(i, i + size));
-    await new Promise((r) => (reply.delayMs ? setTimeout(r, reply.delayMs) : setImmediate(r)));
+    await new Promise((r) => (delayMs ? setTimeout(r, delayMs) : setImmediate(r)));
   }
   res.end();
 }

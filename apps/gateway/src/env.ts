@@ -17,6 +17,7 @@ import {
 } from '@context-guru/engine';
 import { UPSTREAM_CONNECTIONS } from './proxy/upstream.client';
 import { readModelEnv, type ModelEnv } from './model/model-env';
+import { readCloudEnv, type CloudEnv } from './cloud/cloud-env';
 
 export interface Env {
   port: number;
@@ -94,6 +95,8 @@ export interface Env {
   model: ModelEnv;
   /** PRICE_TABLE overrides of the provider price table (observability/price-table.ts). */
   prices: FamilyPrice[];
+  /** BEDROCK_UPSTREAM, VERTEX_UPSTREAM and the gateway's own cloud credentials (cloud/cloud-env.ts). */
+  cloud: CloudEnv;
 }
 
 type Source = Record<string, string | undefined>;
@@ -157,6 +160,7 @@ export function parseEnv(src: Source = process.env): Env {
     replicaId: src.REPLICA_ID || undefined,
     model: readModelEnv(src, problems),
     prices: readPriceTable(src, problems),
+    cloud: readCloudEnv(src, problems),
   };
   if (problems.length) throw new EnvError(problems);
   return env;

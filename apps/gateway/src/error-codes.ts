@@ -57,6 +57,11 @@ export const GATEWAY_ERRORS = {
     status: 502,
     meaning: 'the provider could not be reached (connection refused or reset); the upstream URL is not named',
   },
+  upstream_credentials: {
+    status: 502,
+    meaning:
+      'a Bedrock or Vertex route, and the gateway has no credentials for that cloud or could not obtain them (the message names what to set; docs/bedrock-vertex.md)',
+  },
   upstream_bad_response: { status: 502, meaning: 'the provider answered 200 to a non-streaming request with a body that is not JSON' },
   upstream_stream_failed: {
     status: 502,

@@ -16,6 +16,8 @@ import { drain } from './shutdown';
 import { RouteNotFoundFilter } from './ops/route-not-found.filter';
 import { openaiPassthroughHandler } from './proxy/openai-passthrough.route';
 import { geminiHandler } from './proxy/gemini.route';
+import { cloudChatHandler } from './cloud/cloud.route';
+import { BEDROCK_PREFIX, VERTEX_PREFIX } from './cloud/cloud-path';
 
 /**
  * Connections the kernel may hold for the gateway before it accepts them (node's default is 511,
@@ -53,6 +55,16 @@ export async function createGatewayServer(gw: GatewayContext): Promise<NestFasti
         handler: geminiHandler(gw),
         lazyBody: true,
       })),
+      // The model is in the path (a prefix route), the body is Anthropic Messages (docs/bedrock-vertex.md).
+      {
+        method: 'POST',
+        path: BEDROCK_PREFIX,
+        prefix: true,
+        dialect: 'anthropic',
+        handler: cloudChatHandler(gw, 'bedrock'),
+        lazyBody: true,
+      },
+      { method: 'POST', path: VERTEX_PREFIX, prefix: true, dialect: 'anthropic', handler: cloudChatHandler(gw, 'vertex'), lazyBody: true },
       { method: 'POST', path: '/compact', dialect: 'openai', handler: compactHandler(gw), lazyBody: true },
       { method: 'GET', path: '/expand', dialect: 'openai', handler: expandHandler(gw) },
     ],

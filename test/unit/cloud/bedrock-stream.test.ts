@@ -53,7 +53,8 @@ describe('EventstreamToSse', () => {
 
   it('fails the stream on a corrupted frame, naming it', async () => {
     const bad = Buffer.from(upstream);
-    bad[upstreamChunk(events[0]!).length + 40] ^= 1;
+    const at = upstreamChunk(events[0]!).length + 40;
+    bad[at] = bad[at]! ^ 1;
     await expect(through(new EventstreamToSse(), [bad])).rejects.toThrow(/eventstream: frame 1: message checksum mismatch/);
   });
 });

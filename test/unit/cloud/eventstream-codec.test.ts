@@ -53,13 +53,13 @@ describe('eventstream frames', () => {
 
   it('refuse a payload byte changed in flight: message checksum mismatch, naming the frame', () => {
     const bytes = encodeFrame(chunk('{"type":"message_stop"}'));
-    bytes[bytes.length - 10] ^= 0x01;
+    bytes[bytes.length - 10] = bytes[bytes.length - 10]! ^ 0x01;
     expect(() => decodeFrame(bytes, 4)).toThrow(/frame 4: message checksum mismatch/);
   });
 
   it('refuse a prelude byte changed in flight before believing its lengths', () => {
     const bytes = encodeFrame(chunk('{"type":"ping"}'));
-    bytes[2] ^= 0x40;
+    bytes[2] = bytes[2]! ^ 0x40;
     expect(() => decodeFrame(bytes)).toThrow(EventStreamError);
     expect(() => new FrameSplitter().push(bytes)).toThrow(/frame 0: prelude checksum mismatch/);
   });

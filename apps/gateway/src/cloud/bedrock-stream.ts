@@ -139,29 +139,24 @@ function blockFrame(lines: readonly string[]): Buffer | null {
   return exceptionFrame(EXCEPTION[str(error['type'])] ?? 'internalServerException', str(error['message']) || json);
 }
 
-/** Anthropic SSE text in (what the stitcher emits), eventstream frames out. */
-export class SseToEventstream extends Transform {
+/** SSE text in, frames out, line by line (a block is framed once its blank line is in). */
+class SseFramer {
   private carry = '';
   private block: string[] = [];
-  /** A character split across two chunks is decoded once whole. */
-  private readonly utf8 = new StringDecoder('utf8');
 
-  override _transform(chunk: unknown, _enc: BufferEncoding, done: TransformCallback): void {
-    const text = this.carry + this.utf8.write(toBuffer(chunk));
-    const lines = text.split('\n');
+  push(text: string): Buffer[] {
+    const lines = (this.carry + text).split('\n');
     this.carry = lines.pop() ?? '';
-    this.frames_(lines);
-    done();
+    return this.frames(lines);
   }
 
-  override _flush(done: TransformCallback): void {
-    const rest = this.carry + this.utf8.end();
-    this.frames_(rest ? [rest, ''] : ['']);
+  end(): Buffer[] {
+    const rest = this.carry;
     this.carry = '';
-    done();
+    return this.frames(rest ? [rest, ''] : ['']);
   }
 
-  private frames_(lines: readonly string[]): void {
+  private frames(lines: readonly string[]): Buffer[] {
     const out: Buffer[] = [];
     for (const raw of lines) {
       const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
@@ -173,6 +168,34 @@ export class SseToEventstream extends Transform {
       this.block = [];
       if (frame) out.push(frame);
     }
-    if (out.length) this.push(out.length === 1 && out[0] ? out[0] : Buffer.concat(out));
+    return out;
+  }
+}
+
+/** Whole SSE text (a gateway-made error tail) as its frames. */
+export function framesOfSse(text: string): Buffer {
+  const f = new SseFramer();
+  return Buffer.concat([...f.push(text), ...f.end()]);
+}
+
+/** Anthropic SSE text in (what the stitcher emits), eventstream frames out. */
+export class SseToEventstream extends Transform {
+  private readonly framer = new SseFramer();
+  /** A character split across two chunks is decoded once whole. */
+  private readonly utf8 = new StringDecoder('utf8');
+
+  override _transform(chunk: unknown, _enc: BufferEncoding, done: TransformCallback): void {
+    this.out(this.framer.push(this.utf8.write(toBuffer(chunk))));
+    done();
+  }
+
+  override _flush(done: TransformCallback): void {
+    const tail = this.utf8.end();
+    this.out([...(tail ? this.framer.push(tail) : []), ...this.framer.end()]);
+    done();
+  }
+
+  private out(frames: Buffer[]): void {
+    if (frames.length) this.push(frames.length === 1 && frames[0] ? frames[0] : Buffer.concat(frames));
   }
 }

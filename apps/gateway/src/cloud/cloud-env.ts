@@ -2,8 +2,7 @@
 // gateway's own credentials for it (the client's never reach the cloud: its signature cannot
 // survive a rewritten body, and with CLAUDE_CODE_SKIP_*_AUTH it sends none). The variables are the
 // clouds' standard ones, so a pod's IRSA / workload-identity setup or a laptop's shell works as is.
-import type { EnvProblem } from '../env-errors';
-import { envReaders, HTTP_URL } from '../env-readers';
+import { envReaders, HTTP_URL, type EnvProblem } from '@context-guru/engine';
 import type { AwsCredentials } from './sigv4';
 
 type Source = Record<string, string | undefined>;

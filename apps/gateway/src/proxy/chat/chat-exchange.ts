@@ -6,6 +6,8 @@ import type { RequestTrace } from '../../observability/request-trace';
 import type { ShadowTicket } from '../../shadow/shadow-runner';
 import type { HotRequest } from '../hot-http';
 import { geminiCall, type GeminiCall } from '../gemini-path';
+import type { CloudAuth } from '../../cloud/cloud-auth';
+import type { CloudTarget } from '../../cloud/cloud-path';
 
 const UPSTREAM_PATH: Record<Dialect, string> = {
   openai: '/v1/chat/completions',
@@ -35,6 +37,8 @@ export interface ChatRoute {
   /** The provider's origin (model-backed components call it with the client's own credentials). */
   upstreamBase: string;
   upstreamUrl: string;
+  /** A Bedrock or Vertex route: the model and URL its path named, and the gateway's credentials for that cloud. */
+  cloud?: { target: CloudTarget; auth: CloudAuth };
 }
 
 export function chatRoute(gw: GatewayContext, dialect: Dialect): ChatRoute {

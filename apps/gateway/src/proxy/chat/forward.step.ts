@@ -14,6 +14,7 @@ import { ClientAbort, isUpstreamTimeout } from '../upstream.client';
 import type { ChatExchange } from './chat-exchange';
 import { stop, type Answered, type Forward, type OutgoingBody, type Stop } from './chat-outcome';
 import { upstreamCall } from './upstream-call';
+import { CloudCredentialsError } from '../../cloud/token-cache';
 
 export async function forwardStep(x: ChatExchange, f: Forward, reply: HotReply): Promise<Answered | Stop> {
   const answered = await callUpstream(x, f, reply);
@@ -69,6 +70,10 @@ async function callUpstream(x: ChatExchange, f: Forward, reply: HotReply): Promi
     // A streamed body found invalid on the way: the upstream call was cancelled for it.
     if (req.refused) throw req.refused;
     if (abort.aborted) return stop('client_abort', null, report);
+    if (err instanceof CloudCredentialsError) {
+      gw.log.warn('no upstream credentials for the cloud route', { error: errorText(err), route: route.path });
+      return stop('upstream_error', gatewayError(route.dialect, 'upstream_credentials', err.message), report);
+    }
     const timeout = isUpstreamTimeout(err);
     gw.log.warn('upstream call failed', { error: errorText(err), dialect: route.dialect });
     const e = timeout

@@ -25,7 +25,8 @@ import { stop, type Forward, type Stop } from './chat-outcome';
 export async function prepareStep(x: ChatExchange): Promise<Forward | Stop> {
   const { gw, req, tenant, route } = x;
   let transparent = isTransparent(tenant.built.pipeline, gw.env.injectExpand, tenant.replays);
-  const streamed = transparent && req.streamable && !x.shadow?.wholeBody;
+  // A cloud route's body is signed over its bytes (SigV4): it is read whole, never streamed upstream.
+  const streamed = transparent && req.streamable && !x.shadow?.wholeBody && !route.cloud;
   // Admission is decided on arrival, before the body is read: past the gate's bound the request
   // is served without new compression work (shed) instead of adding to the backlog.
   const gated = !transparent;
@@ -77,6 +78,8 @@ export async function prepareStep(x: ChatExchange): Promise<Forward | Stop> {
     if (transparent && Buffer.isBuffer(inbound)) report.model = headModel(inbound);
     // Gemini names the model in the path, not the body.
     if (x.gemini) report.model = x.gemini.model;
+    // A cloud body names no model: its path does.
+    if (route.cloud) report.model = route.cloud.target.model;
     x.trace?.prepared({ tenant: tenant.id, configVersion: tenant.configVersion, preset: report.preset, session: prepared.session }, report);
     return { kind: 'forward', prepared, transparent, streamed, inbound, raw, releaseBody };
   } catch (err) {
@@ -126,7 +129,12 @@ function chatInput(x: ChatExchange, bytes: Buffer, shed: boolean): PrepareInput 
       meterModelSources(
         createModelSources(
           gw.env.model,
-          { dialect: route.dialect, model: body.model, upstreamBase: route.upstreamBase, headers: req.headers },
+          {
+            dialect: route.dialect,
+            model: route.cloud?.target.model ?? body.model,
+            upstreamBase: route.upstreamBase,
+            headers: req.headers,
+          },
           gw.models,
         ),
         x.modelCalls,

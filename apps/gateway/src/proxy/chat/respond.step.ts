@@ -9,6 +9,7 @@ import type { HotReply } from '../hot-http';
 import type { ChatExchange } from './chat-exchange';
 import { endRequest } from './chat-end';
 import type { Answered } from './chat-outcome';
+import { cloudStreamError, toCloudClient } from '../../cloud/cloud-upstream';
 
 /**
  * The response header of a turn that made a priced rewrite (docs/cache.md).
@@ -18,7 +19,10 @@ export const REWRITE_HEADER = 'x-context-guru-rewrite';
 
 export function respondStep(x: ChatExchange, reply: HotReply, a: Answered): HotReply {
   const { gw, route } = x;
-  const { result, report, abort } = a;
+  const { report, abort } = a;
+  const cloud = route.cloud?.target;
+  // Bedrock's client reads an event stream again: the (stitched) SSE is framed back.
+  const result = cloud ? toCloudClient(cloud, a.result) : a.result;
   report.expandRounds = result.rounds;
   if (result.mode !== 'json') report.sse = result.mode;
   report.expandAfterStream = result.expandAfterStream;
@@ -41,7 +45,9 @@ export function respondStep(x: ChatExchange, reply: HotReply, a: Answered): HotR
     if (outcome.error) gw.log.warn('upstream stream failed mid-way', { error: errorText(outcome.error) });
     endRequest(x, report, outcome.aborted || abort.aborted ? 'client_abort' : outcome.error ? 'upstream_stream_error' : 'ok');
   });
-  if (isEventStream(result.headers)) reply.onStreamError((err) => streamErrorEvent(route.dialect, err, gw.env.upstreamIdleTimeoutMs));
+  const idle = gw.env.upstreamIdleTimeoutMs;
+  if (cloud?.provider === 'bedrock' && result !== a.result) reply.onStreamError((err) => cloudStreamError(err, idle));
+  else if (isEventStream(result.headers)) reply.onStreamError((err) => streamErrorEvent(route.dialect, err, idle));
   return reply.send(result.body);
 }
 

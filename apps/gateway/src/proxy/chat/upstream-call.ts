@@ -5,6 +5,7 @@ import { type UpstreamReply } from '@context-guru/engine';
 import { recordUpstream } from '../../observability/metrics-record';
 import type { ClientAbort } from '../upstream.client';
 import type { ChatExchange } from './chat-exchange';
+import { cloudHeaders, fromCloud } from '../../cloud/cloud-upstream';
 
 /** The call was not made: the client had already gone away. */
 class ClientGone extends Error {
@@ -24,7 +25,11 @@ export function upstreamCall(x: ChatExchange, url: string, headers: Record<strin
     const t0 = performance.now();
     const span = trace?.upstream(headers);
     try {
-      const r = await gw.upstream.post(url, span?.headers ?? headers, body, abort);
+      const sent = span?.headers ?? headers;
+      const cloud = route.cloud;
+      const r = cloud
+        ? fromCloud(cloud.target, await gw.upstream.post(url, await cloudHeaders(cloud, sent, body), body, abort))
+        : await gw.upstream.post(url, sent, body, abort);
       recordUpstream(gw.metrics, route.dialect, r.status, (performance.now() - t0) / 1000);
       span?.end(r.status);
       return r;
