@@ -251,6 +251,20 @@ describe('gateway error codes', () => {
       expect([code, seen.has(code)]).toEqual([code, true]);
   });
 
+  it('a cloud route with no credentials for that cloud: 502 upstream_credentials, in the Anthropic shape', async () => {
+    const body = JSON.stringify({ anthropic_version: 'bedrock-2023-05-31', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] });
+    const res = await fetch(`${main.url}/bedrock/model/anthropic.claude-haiku-4-5/invoke`, {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json' },
+    });
+    const json = (await res.json()) as { type: string; error: { type: string; message: string } };
+    expect([res.status, json.type, json.error.type]).toEqual([502, 'error', 'api_error']);
+    expect(json.error.message).toMatch(/^context-guru: no Bedrock credentials/);
+    // The Anthropic shape has no field for the code: the message and the status identify it.
+    seen.set('upstream_credentials', res.status);
+  });
+
   it('a stream still open when the drain deadline passes ends with gateway_draining', async () => {
     const draining = await startGateway(upstreamUrl, { PRESET: 'agent', UPSTREAM_IDLE_TIMEOUT_MS: '60000' });
     try {

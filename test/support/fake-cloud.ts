@@ -23,7 +23,7 @@ const hmacSha = (key: Buffer | string, d: string) => createHmac('sha256', key).u
 const awsEscape = (s: string) => encodeURIComponent(s).replace(/[!'()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase());
 
 /** Why the request's SigV4 signature does not verify, or null when it does. */
-export function sigv4Problem(r: RecordedRequest): string | null {
+function sigv4Problem(r: RecordedRequest): string | null {
   const auth =
     /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/bedrock\/aws4_request, SignedHeaders=([^,]+), Signature=([0-9a-f]{64})$/.exec(
       header(r, 'authorization'),

@@ -48,8 +48,7 @@ function exceptionEvent(frame: EventFrame): string {
   return `event: error\ndata: ${JSON.stringify({ type: 'error', error: { type, message } })}\n`;
 }
 
-/** @internal exported for its test */
-export function frameToSse(bytes: Buffer, n: number): string {
+function frameToSse(bytes: Buffer, n: number): string {
   const frame = decodeFrame(bytes, n);
   const tag = `${TAG}${bytes.toString('base64')}\n`;
   const kind = frame.headers[':message-type'];
@@ -100,7 +99,10 @@ const EXCEPTION: Record<string, string> = {
   invalid_request_error: 'validationException',
 };
 
-/** A Bedrock stream exception frame: `{"message": …}` under `:exception-type`. */
+/**
+ * A Bedrock stream exception frame: `{"message": …}` under `:exception-type`.
+ * @internal exported for its test
+ */
 export function exceptionFrame(exceptionType: string, message: string): Buffer {
   return encodeFrame({
     headers: { ':exception-type': exceptionType, ':content-type': 'application/json', ':message-type': 'exception' },
@@ -108,7 +110,10 @@ export function exceptionFrame(exceptionType: string, message: string): Buffer {
   });
 }
 
-/** A chunk frame carrying one Anthropic event's JSON text. */
+/**
+ * A chunk frame carrying one Anthropic event's JSON text.
+ * @internal exported for its test
+ */
 export function chunkFrame(json: string): Buffer {
   const payload = JSON.stringify({ bytes: Buffer.from(json, 'utf8').toString('base64') });
   return encodeFrame({

@@ -10,7 +10,7 @@ import type { CloudProvider } from './cloud-path';
 import { signV4, type AwsCredentials } from './sigv4';
 import { CloudCredentialsError, fetchText, TokenCache } from './token-cache';
 
-export interface SignRequest {
+interface SignRequest {
   url: string;
   headers: Record<string, string>;
   body: string | Buffer | readonly Buffer[];

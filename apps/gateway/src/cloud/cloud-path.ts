@@ -34,7 +34,7 @@ function decoded(segment: string, what: string): string {
     throw new CloudPathError(`the ${what} is not valid percent-encoding`);
   }
   // Control characters and spaces are in no model, project or region name.
-  if (v === '' || v.length > 2048 || /[\s\u0000-\u001f\u007f]/.test(v))
+  if (v === '' || v.length > 2048 || [...v].some((c) => c <= ' ' || c === '\u007f' || /\s/.test(c)))
     throw new CloudPathError(`the ${what} "${segment.slice(0, 64)}" is not valid`);
   return v;
 }

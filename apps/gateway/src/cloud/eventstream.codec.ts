@@ -6,7 +6,7 @@
 import { crc32 } from 'node:zlib';
 
 /** A header value as the framing carries it; strings are what Bedrock sends and what we write. */
-export type HeaderValue = string | number | bigint | boolean | Buffer;
+type HeaderValue = string | number | bigint | boolean | Buffer;
 
 export interface EventFrame {
   headers: Record<string, HeaderValue>;

@@ -44,6 +44,8 @@ export function dialectOfUrl(url: string): Dialect {
   const q = url.indexOf('?');
   if (url.startsWith('/anthropic/') || url === '/anthropic' || (q >= 0 && url.includes('provider=anthropic', q))) return 'anthropic';
   if (url.startsWith('/gemini/') || url === '/gemini' || (q >= 0 && url.includes('provider=gemini', q))) return 'gemini';
+  // The cloud routes carry Anthropic Messages, and their clients parse Anthropic errors.
+  if (url.startsWith('/bedrock/') || url.startsWith('/vertex/')) return 'anthropic';
   return 'openai';
 }
 
