@@ -162,26 +162,46 @@ export interface CloudWatch {
   /** The bytes of each event stream Bedrock sent, in order. */
   sent: Buffer[];
   vertexToken: () => string | undefined;
+  /** Unsigned requests are refused (a direct run with CLAUDE_CODE_SKIP_*_AUTH sends none: false). */
+  requireAuth?: boolean;
 }
 
 export function cloudScript(script: Script, watch: CloudWatch): Script {
   const { problems, vertexToken } = watch;
   return (r) => {
     const bedrock = r.path.startsWith('/model/');
-    const problem = bedrock
-      ? sigv4Problem(r)
-      : header(r, 'authorization') === `Bearer ${vertexToken()}`
+    // Anything else (Claude Code's inference-profile listing on a direct run) is the model's to answer.
+    if (!bedrock && !r.path.includes('Predict')) return script(r);
+    const problem =
+      watch.requireAuth === false
         ? null
-        : 'wrong Vertex bearer token';
+        : bedrock
+          ? sigv4Problem(r)
+          : header(r, 'authorization') === `Bearer ${vertexToken()}`
+            ? null
+            : 'wrong Vertex bearer token';
     if (problem) {
       problems.push(`${r.path}: ${problem}`);
       return { kind: 'raw', status: 403, body: JSON.stringify({ message: problem }) };
     }
-    const reply: ScriptedReply = script({ ...r, headers: { ...r.headers, authorization: bedrock ? 'aws-test-key' : 'vertex-test' } });
+    // The path says whether the answer streams: the model behind reads it as the Messages API's
+    // flag, and one stable credential (a signature differs per call; caches are per key). The
+    // request is lent changed and given back as recorded, so its identity stays the log's.
+    const { body, headers } = r;
+    const streamed = r.path.endsWith('/invoke-with-response-stream') || r.path.endsWith(':streamRawPredict');
+    let reply: ScriptedReply;
+    try {
+      if (streamed) r.body = { ...body, stream: true };
+      r.headers = { ...headers, authorization: bedrock ? 'aws-test-key' : 'vertex-test' };
+      reply = script(r);
+    } finally {
+      r.body = body;
+      r.headers = headers;
+    }
     if (!bedrock || reply.kind !== 'sse') return reply;
-    const body = bedrockFrames(reply.events.join(''));
-    watch.sent.push(body);
-    return { kind: 'bytes', contentType: 'application/vnd.amazon.eventstream', body, chunkSize: reply.chunkSize ?? 53 };
+    const frames = bedrockFrames(reply.events.join(''));
+    watch.sent.push(frames);
+    return { kind: 'bytes', contentType: 'application/vnd.amazon.eventstream', body: frames, chunkSize: reply.chunkSize ?? 53 };
   };
 }
 

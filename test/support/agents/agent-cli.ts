@@ -24,6 +24,28 @@ export interface AgentRunOptions {
   egressProxy: string;
   /** From scratchRun(); the provider's script needs the workdir before the run starts. */
   scratch: Scratch;
+  /** Claude Code on Amazon Bedrock or Google Vertex AI (`baseUrl` is then that cloud's base URL). */
+  cloud?: Cloud;
+}
+
+export type Cloud = 'bedrock' | 'vertex';
+
+/** Claude Code's switches for a cloud, its own credentials skipped (the gateway signs; the fake checks). */
+function cloudEnv(cloud: Cloud, baseUrl: string): Record<string, string> {
+  if (cloud === 'bedrock')
+    return {
+      CLAUDE_CODE_USE_BEDROCK: '1',
+      ANTHROPIC_BEDROCK_BASE_URL: baseUrl,
+      CLAUDE_CODE_SKIP_BEDROCK_AUTH: '1',
+      AWS_REGION: 'us-west-2',
+    };
+  return {
+    CLAUDE_CODE_USE_VERTEX: '1',
+    ANTHROPIC_VERTEX_BASE_URL: baseUrl,
+    CLAUDE_CODE_SKIP_VERTEX_AUTH: '1',
+    ANTHROPIC_VERTEX_PROJECT_ID: 'cg-proj',
+    CLOUD_ML_REGION: 'us-east5',
+  };
 }
 
 export interface Scratch {
@@ -92,8 +114,7 @@ function claudeCommand(root: string, o: AgentRunOptions): { env: Record<string, 
   const env = {
     ...commonEnv(root, o),
     CLAUDE_CONFIG_DIR: join(root, 'config'),
-    ANTHROPIC_BASE_URL: o.baseUrl,
-    ANTHROPIC_API_KEY: 'sk-ant-e2e-dummy',
+    ...(o.cloud ? cloudEnv(o.cloud, o.baseUrl) : { ANTHROPIC_BASE_URL: o.baseUrl, ANTHROPIC_API_KEY: 'sk-ant-e2e-dummy' }),
     ANTHROPIC_CUSTOM_HEADERS: `x-context-guru-session: ${o.session}`,
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
     DISABLE_TELEMETRY: '1',

@@ -5,7 +5,7 @@
 // on the side (titles, summaries, quota probes, sub-agents) gets a short text answer that never
 // touches the script.
 import { createHash } from 'node:crypto';
-import { startFakeUpstream, type FakeUpstream, type RecordedRequest, type ScriptedReply } from '../fake-upstream';
+import { startFakeUpstream, type FakeUpstream, type RecordedRequest, type Script, type ScriptedReply } from '../fake-upstream';
 import { anthropicSse, openAiSse, SIGNATURE, type AnthropicBlock } from '../fake-upstream-sse';
 import { callItem, responseJson, responseSse, textItem } from '../responses-fixtures';
 import { readConversation } from './agent-conversation';
@@ -112,16 +112,18 @@ function models(): ScriptedReply {
   };
 }
 
-export async function startAgentProvider(o: ScriptOptions, task: string): Promise<AgentProvider> {
+/** `front`: a cloud in front of the model (fake-cloud.ts), checking credentials and framing answers. */
+export async function startAgentProvider(o: ScriptOptions, task: string, front: (s: Script) => Script = (s) => s): Promise<AgentProvider> {
   const decisions: Decision[] = [];
   const main = new Set<RecordedRequest>();
-  const upstream = await startFakeUpstream((req) => {
+  const script: Script = (req) => {
     if (req.method === 'GET') return models();
     if (!isMainLoop(req, o.tools, task)) return reply(req, { thinking: '', text: SIDE_ANSWER, calls: [] });
     main.add(req);
     const d = decide(readConversation(req), o);
     decisions.push(d);
     return reply(req, d);
-  });
+  };
+  const upstream = await startFakeUpstream(front(script));
   return Object.assign(upstream, { decisions, mainLoop: () => upstream.requests.filter((r) => main.has(r)) });
 }

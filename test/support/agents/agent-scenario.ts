@@ -2,10 +2,12 @@
 // gateway (in-process, the default preset unless told otherwise) with a recording tap in front of it.
 // Everything the assertions need is kept: the CLI's transcript, the client's own request bodies,
 // every body the provider received, the egress trap's log, and the gateway for GET /expand.
-import { rmSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { cloudScript, startFakeTokenEndpoint, TEST_KEY, TEST_REGION, type CloudWatch, type FakeTokenEndpoint } from '../fake-cloud';
 import { startGateway, type GatewayHarness } from '../gateway-harness';
-import type { RecordedRequest } from '../fake-upstream';
-import { runAgent, scratchRun, type AgentKind, type AgentRun } from './agent-cli';
+import type { RecordedRequest, Script } from '../fake-upstream';
+import { runAgent, scratchRun, type AgentKind, type AgentRun, type Cloud } from './agent-cli';
 import { startAgentProvider, type AgentProvider } from './agent-provider';
 import { CLAUDE_TOOLS, CODEX_TOOLS, QWEN_TOOLS, type AgentTools } from './coding-script';
 import { startEgressTrap } from './egress-trap';
@@ -24,6 +26,8 @@ export interface Scenario {
   client: RecordedRequest[];
   egress: string[];
   gateway?: GatewayHarness;
+  /** On a cloud run: requests the fake cloud refused (a signature or token that did not verify). */
+  cloudProblems: string[];
   close(): Promise<void>;
 }
 
@@ -32,20 +36,45 @@ export interface ScenarioOptions {
   via: 'direct' | 'gateway';
   gatewayEnv?: Record<string, string>;
   expandBeside?: boolean;
+  /** Claude Code on Bedrock or Vertex: the provider sits behind a fake of that cloud. */
+  cloud?: Cloud;
 }
 
-const dialectPath = (kind: AgentKind) => (kind === 'claude' ? '/anthropic' : '/openai/v1');
+const dialectPath = (kind: AgentKind, cloud?: Cloud) =>
+  cloud === 'bedrock' ? '/bedrock' : cloud === 'vertex' ? '/vertex/v1' : kind === 'claude' ? '/anthropic' : '/openai/v1';
+
+/** The gateway's own credentials for the fake cloud: the test key for SigV4, a service-account key for Vertex. */
+function cloudGatewayEnv(cloud: Cloud, upstream: string, tokens: FakeTokenEndpoint | undefined, dir: string): Record<string, string> {
+  if (cloud === 'bedrock')
+    return {
+      BEDROCK_UPSTREAM: upstream,
+      AWS_REGION: TEST_REGION,
+      AWS_ACCESS_KEY_ID: TEST_KEY.id,
+      AWS_SECRET_ACCESS_KEY: TEST_KEY.secret,
+      AWS_SESSION_TOKEN: TEST_KEY.token,
+    };
+  const keyFile = join(dir, 'vertex-key.json');
+  writeFileSync(keyFile, tokens?.keyFile ?? '{}');
+  return { VERTEX_UPSTREAM: upstream, GOOGLE_APPLICATION_CREDENTIALS: keyFile };
+}
 
 export async function runScenario(o: ScenarioOptions): Promise<Scenario> {
   const tools = o.kind === 'claude' ? CLAUDE_TOOLS : o.kind === 'qwen' ? QWEN_TOOLS : CODEX_TOOLS;
   const scratch = scratchRun();
   const trap = await startEgressTrap();
-  const provider = await startAgentProvider({ tools, workdir: scratch.workdir, expandBeside: o.expandBeside }, TASK_HEAD);
-  const gateway = o.via === 'gateway' ? await startGateway(provider.url, { ...o.gatewayEnv }) : undefined;
+  const cloud = o.cloud;
+  const tokens = cloud === 'vertex' && o.via === 'gateway' ? await startFakeTokenEndpoint() : undefined;
+  const watch: CloudWatch = { problems: [], sent: [], vertexToken: () => tokens?.issued(), requireAuth: o.via === 'gateway' };
+  const front = cloud ? (s: Script) => cloudScript(s, watch) : undefined;
+  const provider = await startAgentProvider({ tools, workdir: scratch.workdir, expandBeside: o.expandBeside }, TASK_HEAD, front);
+  const env = { ...(cloud ? cloudGatewayEnv(cloud, provider.url, tokens, scratch.root) : {}), ...o.gatewayEnv };
+  const gateway = o.via === 'gateway' ? await startGateway(provider.url, env) : undefined;
   const tap = gateway ? await startRecordingTap(gateway.url) : undefined;
-  const baseUrl = tap ? `${tap.url}${dialectPath(o.kind)}` : o.kind === 'claude' ? provider.url : `${provider.url}/v1`;
-  const session = `e2e-${o.kind}-${o.via}${o.expandBeside ? '-beside' : ''}`;
-  const run = await runAgent({ kind: o.kind, baseUrl, prompt: TASK, session, egressProxy: trap.url, scratch });
+  const direct =
+    cloud === 'vertex' ? `${provider.url}/v1` : cloud === 'bedrock' || o.kind === 'claude' ? provider.url : `${provider.url}/v1`;
+  const baseUrl = tap ? `${tap.url}${dialectPath(o.kind, cloud)}` : direct;
+  const session = `e2e-${o.kind}-${o.via}${o.expandBeside ? '-beside' : ''}${cloud ? `-${cloud}` : ''}`;
+  const run = await runAgent({ kind: o.kind, baseUrl, prompt: TASK, session, egressProxy: trap.url, scratch, cloud });
   await tap?.close();
   await trap.close();
   return {
@@ -57,8 +86,10 @@ export async function runScenario(o: ScenarioOptions): Promise<Scenario> {
     client: tap ? tap.requests : provider.requests,
     egress: trap.attempts,
     gateway,
+    cloudProblems: watch.problems,
     async close() {
       await gateway?.close();
+      await tokens?.close();
       await provider.close();
       rmSync(scratch.root, { recursive: true, force: true });
     },

@@ -18,7 +18,8 @@ import {
   UNKNOWN_TOOL_MESSAGES,
   unknownToolRefusals,
 } from './agent-assertions';
-import type { AgentKind } from './agent-cli';
+import type { AgentKind, Cloud } from './agent-cli';
+import { validateCloudShape } from '../../../apps/gateway/src/cloud/cloud-shape';
 import { runScenario, type Scenario } from './agent-scenario';
 import { EXPAND_TOOL, type AgentTools } from './coding-script';
 import { FIXED_LINE, SOURCE_FILE } from './scratch-repo';
@@ -32,14 +33,21 @@ const EXPECTED_VERDICT =
 const expectedSteps = (t: AgentTools): string[] => [t.shell, t.shell, t.read, t.edit, t.shell];
 
 /** Violations in what the provider received that the client's own body did not have. */
-function shapeProblems(s: Scenario): string[] {
+function shapeProblems(s: Scenario, cloud?: Cloud): string[] {
   const forwarded = s.provider.requests.filter((r) => r.method === 'POST');
-  return forwarded.flatMap((r, i) => addedShapeViolations(r, clientOf(r, s.client)).map((v) => `request ${i}: ${v}`));
+  return forwarded.flatMap((r, i) => {
+    // A cloud's own rules too: no `model` in the body, the cloud's anthropic_version.
+    const own = new Set(cloud ? validateCloudShape(cloud, clientOf(r, s.client)?.body) : []);
+    const more = cloud ? validateCloudShape(cloud, r.body).filter((v) => !own.has(v)) : [];
+    return [...addedShapeViolations(r, clientOf(r, s.client)), ...more].map((v) => `request ${i}: ${v}`);
+  });
 }
 
 /** Which scenarios a CLI's suite runs: the expand-beside run needs the dialect's expand trail. */
 interface SuiteOptions {
   beside: boolean;
+  /** Claude Code on Bedrock or Vertex, the gateway signing for the fake cloud. */
+  cloud?: Cloud;
 }
 
 export function defineAgentSuite(kind: AgentKind, o: SuiteOptions = { beside: true }): void {
@@ -48,10 +56,11 @@ export function defineAgentSuite(kind: AgentKind, o: SuiteOptions = { beside: tr
   let beside: Scenario;
 
   beforeAll(async () => {
-    direct = await runScenario({ kind, via: 'direct' });
-    viaGateway = await runScenario({ kind, via: 'gateway' });
+    direct = await runScenario({ kind, via: 'direct', cloud: o.cloud });
+    viaGateway = await runScenario({ kind, via: 'gateway', cloud: o.cloud });
     // Beside needs an output offloaded on first sight (extract), which the default never does.
-    if (o.beside) beside = await runScenario({ kind, via: 'gateway', expandBeside: true, gatewayEnv: { PRESET: 'agent' } });
+    if (o.beside)
+      beside = await runScenario({ kind, via: 'gateway', expandBeside: true, gatewayEnv: { PRESET: 'agent' }, cloud: o.cloud });
   }, SCENARIO_TIMEOUT_MS);
   afterAll(async () => {
     await direct?.close();
@@ -104,8 +113,14 @@ export function defineAgentSuite(kind: AgentKind, o: SuiteOptions = { beside: tr
 
     it('every request the provider received is valid for it (no violation the client did not send itself)', () => {
       expect(viaGateway.provider.requests.length).toBeGreaterThan(0);
-      expect(shapeProblems(viaGateway)).toEqual([]);
+      expect(shapeProblems(viaGateway, o.cloud)).toEqual([]);
     });
+
+    if (o.cloud)
+      it("the fake cloud verified the gateway's own credentials on every call (SigV4 with the test key, or the issued token)", () => {
+        expect(viaGateway.provider.requests.filter((r) => r.method === 'POST').length).toBeGreaterThan(0);
+        expect(viaGateway.cloudProblems).toEqual([]);
+      });
 
     it('stays on loopback: nothing reached the egress trap', () => {
       expect(viaGateway.egress).toEqual([]);

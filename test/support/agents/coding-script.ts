@@ -38,7 +38,13 @@ const FILE_TOOL_ARGS: ActionArgs = {
   edit: (file, from, to) => ({ file_path: file, old_string: from, new_string: to }),
 };
 
-export const CLAUDE_TOOLS: AgentTools = { shell: 'Bash', read: 'Read', edit: 'Edit', system: /You are a Claude agent/ };
+// On Vertex AI Claude Code 2.1.332 opens its system prompt with its CLI self-description instead.
+export const CLAUDE_TOOLS: AgentTools = {
+  shell: 'Bash',
+  read: 'Read',
+  edit: 'Edit',
+  system: /You are a Claude agent|You are Claude Code, Anthropic's official CLI for Claude/,
+};
 export const QWEN_TOOLS: AgentTools = { shell: 'run_shell_command', read: 'read_file', edit: 'edit', system: /^You are Qwen Code/ };
 export const CODEX_TOOLS: AgentTools = {
   shell: 'exec_command',

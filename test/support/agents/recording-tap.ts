@@ -29,7 +29,13 @@ function record(req: IncomingMessage, raw: Buffer): RecordedRequest {
   }
   const path = req.url ?? '';
   return {
-    dialect: path.includes('/messages') ? 'anthropic' : path.includes('/responses') ? 'responses' : 'openai',
+    // Bedrock's and Vertex's paths carry Anthropic Messages too.
+    dialect:
+      path.includes('/messages') || path.startsWith('/bedrock/') || path.startsWith('/vertex/')
+        ? 'anthropic'
+        : path.includes('/responses')
+          ? 'responses'
+          : 'openai',
     method: req.method ?? 'POST',
     path,
     headers: req.headers,
