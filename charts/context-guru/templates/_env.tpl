@@ -50,6 +50,17 @@ REDIS_PREFIX: {{ . | quote }}
 OTEL_EXPORTER_OTLP_ENDPOINT: {{ . | quote }}
 OTEL_SERVICE_NAME: {{ $.Values.tracing.serviceName | quote }}
 {{- end }}
+{{- with .Values.config.cloud }}
+{{- with .bedrockUpstream }}
+BEDROCK_UPSTREAM: {{ . | quote }}
+{{- end }}
+{{- with .awsRegion }}
+AWS_REGION: {{ . | quote }}
+{{- end }}
+{{- with .vertexUpstream }}
+VERTEX_UPSTREAM: {{ . | quote }}
+{{- end }}
+{{- end }}
 {{- with .Values.config.cheapModel }}
 {{- if .model }}
 CHEAP_MODEL: {{ .model | quote }}
@@ -70,6 +81,16 @@ CHEAP_MODEL_BASE: {{ . | quote }}
     secretKeyRef:
       name: {{ .Values.secrets.existingSecret }}
       key: {{ .Values.secrets.keys.opsToken }}
+      optional: true
+{{- end -}}
+
+{{/* A Bedrock API key for the gateway's calls to Bedrock; optional in the Secret (IRSA needs none). */}}
+{{- define "cg.bedrockTokenEnv" -}}
+- name: AWS_BEARER_TOKEN_BEDROCK
+  valueFrom:
+    secretKeyRef:
+      name: {{ .Values.secrets.existingSecret }}
+      key: {{ .Values.secrets.keys.bedrockBearerToken }}
       optional: true
 {{- end -}}
 
