@@ -76,10 +76,8 @@ export async function prepareStep(x: ChatExchange): Promise<Forward | Stop> {
     report.preset = presetLabel(tenant);
     report.modelCalls = x.modelCalls;
     if (transparent && Buffer.isBuffer(inbound)) report.model = headModel(inbound);
-    // Gemini names the model in the path, not the body.
-    if (x.gemini) report.model = x.gemini.model;
-    // A cloud body names no model: its path does.
-    if (route.cloud) report.model = route.cloud.target.model;
+    const named = pathModel(x);
+    if (named !== undefined) report.model = named;
     x.trace?.prepared({ tenant: tenant.id, configVersion: tenant.configVersion, preset: report.preset, session: prepared.session }, report);
     return { kind: 'forward', prepared, transparent, streamed, inbound, raw, releaseBody };
   } catch (err) {
@@ -131,7 +129,7 @@ function chatInput(x: ChatExchange, bytes: Buffer, shed: boolean): PrepareInput 
           gw.env.model,
           {
             dialect: route.dialect,
-            model: route.cloud?.target.model ?? body.model,
+            model: pathModel(x) ?? body.model,
             upstreamBase: route.upstreamBase,
             headers: req.headers,
           },
@@ -141,6 +139,11 @@ function chatInput(x: ChatExchange, bytes: Buffer, shed: boolean): PrepareInput 
         gw.stats.spend(tenant.id),
       ),
   };
+}
+
+/** Gemini, Bedrock and Vertex name the model in the path, not the body. */
+function pathModel(x: ChatExchange): string | undefined {
+  return x.gemini?.model ?? x.route.cloud?.target.model;
 }
 
 function passthrough(x: ChatExchange): Prepared {
