@@ -59,8 +59,7 @@ export function defineAgentSuite(kind: AgentKind, o: SuiteOptions = { beside: tr
     direct = await runScenario({ kind, via: 'direct', cloud: o.cloud });
     viaGateway = await runScenario({ kind, via: 'gateway', cloud: o.cloud });
     // Beside needs an output offloaded on first sight (extract), which the default never does.
-    if (o.beside)
-      beside = await runScenario({ kind, via: 'gateway', expandBeside: true, gatewayEnv: { PRESET: 'agent' }, cloud: o.cloud });
+    if (o.beside) beside = await runScenario({ kind, via: 'gateway', expandBeside: true, gatewayEnv: { PRESET: 'agent' }, cloud: o.cloud });
   }, SCENARIO_TIMEOUT_MS);
   afterAll(async () => {
     await direct?.close();
