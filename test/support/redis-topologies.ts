@@ -135,6 +135,12 @@ export async function startRedisCluster(primaries = 3, replicasEach = 1, base = 
       const info = String(await withClient(base, (c) => c.call('CLUSTER', 'INFO')));
       return /cluster_state:ok/.test(info) && /cluster_known_nodes:(\d+)/.exec(info)?.[1] === String(count);
     }, 'cluster state ok');
+    // A replica can take over only once its link to its primary is up (the first sync done).
+    await until(async () => {
+      const infos = await Promise.all(ports.map((p) => withClient(p, (c) => c.info('replication'))));
+      const replicas = infos.filter((i) => /^role:slave/m.test(i));
+      return replicas.length === primaries * replicasEach && replicas.every((i) => /^master_link_status:up/m.test(i));
+    }, 'every replica linked to its primary');
   } catch (err) {
     await stop();
     throw err;
