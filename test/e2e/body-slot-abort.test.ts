@@ -3,7 +3,7 @@
 // request whose client had gone while it waited read a destroyed stream once its place came, never
 // settled, and kept the place for the life of the process.
 import { connect, type Socket } from 'node:net';
-import { BodySlots } from '../../apps/gateway/src/proxy/compression-gate';
+import { BodySlots } from '../../apps/gateway/src/http/compression-gate';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { openAiCompletion } from '../support/fake-upstream-json';
 import { startGateway, type GatewayHarness } from '../support/gateway-harness';

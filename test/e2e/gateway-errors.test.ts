@@ -7,7 +7,7 @@ import { createServer, request, type IncomingMessage, type ServerResponse } from
 import { connect, type AddressInfo } from 'node:net';
 import type { HotStore } from '@context-guru/components';
 import { MemoryHotStore } from '@context-guru/storage';
-import { GATEWAY_ERRORS, type GatewayErrorCode } from '../../apps/gateway/src/error-codes';
+import { GATEWAY_ERRORS, type GatewayErrorCode } from '../../apps/gateway/src/http/error-codes';
 import { documentedCodes } from '../support/error-docs';
 import { drainGateway } from '../../apps/gateway/src/server';
 import { startGateway, type GatewayHarness } from '../support/gateway-harness';

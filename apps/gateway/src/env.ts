@@ -15,7 +15,7 @@ import {
   DEFAULT_AUTH_FAILURES_PER_MINUTE,
   DEFAULT_PAYBACK_TURNS,
 } from '@context-guru/engine';
-import { UPSTREAM_CONNECTIONS } from './proxy/upstream.client';
+import { UPSTREAM_CONNECTIONS } from './http/upstream.client';
 import { readModelEnv, type ModelEnv } from './model/model-env';
 import { readCloudEnv, type CloudEnv } from './cloud/cloud-env';
 

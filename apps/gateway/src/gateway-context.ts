@@ -28,8 +28,8 @@ import {
 import { GatewayMetrics } from './observability/metrics';
 import { UsageAccounting } from './observability/usage-accounting';
 import { startTracing, type Tracing } from './observability/tracing';
-import { UPSTREAM_CONNECTIONS, UpstreamClient } from './proxy/upstream.client';
-import { BodySlots, CompressionGate } from './proxy/compression-gate';
+import { UPSTREAM_CONNECTIONS, UpstreamClient } from './http/upstream.client';
+import { BodySlots, CompressionGate } from './http/compression-gate';
 import { createShadow, type Shadow } from './shadow/shadow.factory';
 import type { Pressure } from './shadow/shadow-pressure';
 import type { TenantResolver } from './tenancy/tenant-resolver';

@@ -4,8 +4,8 @@
 // queue. All of it stays inside the pod's grace period, so SIGKILL never cuts a stream mid-event.
 import type { Server } from 'node:http';
 import { type Logger } from '@context-guru/engine';
-import { DrainDeadline } from './proxy/gateway-errors';
-import type { OpenStreams } from './proxy/hot-http';
+import { DrainDeadline } from './http/gateway-errors';
+import type { OpenStreams } from './http/hot-http';
 
 export function closeOnSignal(log: Logger, close: () => Promise<void>): void {
   let stopping = false;

@@ -2,14 +2,7 @@ export { prepareDetached, type DetachedRun } from './detached/detached-prepare';
 export { KeepNothingStore } from './detached/keep-nothing.store';
 export { EnvError, envProblem, type EnvProblem } from './env/env-errors';
 export { HTTP_URL, envReaders, type EnvReaders, type UrlKind } from './env/env-readers';
-export {
-  DEFAULT_EXPAND_LIMITS,
-  ExpandBudget,
-  buildContinuation,
-  resolveCalls,
-  type ExpandLimits,
-  type ModelTurn,
-} from './expand/continuation';
+export { DEFAULT_EXPAND_LIMITS, ExpandBudget, buildContinuation, resolveCalls } from './expand/continuation';
 export {
   EXPAND_TOOL_NAME,
   continuable,
@@ -33,9 +26,9 @@ export { field, isObject, num, parseJson, str, type JsonObject } from './expand/
 export { valueAt } from './expand/raw-json';
 export { buildResponsesContinuation, isExpandItem, mergeResponses } from './expand/responses-expand';
 export { buildGeminiContinuation, chunkJson, contentParts, isExpandPart, mergeGemini } from './expand/gemini-expand';
-export { buildResponsesTrails, type ResponsesTrail } from './expand/responses-trail';
+export { buildResponsesTrails } from './expand/responses-trail';
 export { SseDecoder, SseEventParser, SseLineSplitter, eventJson, parseSseEvents, type SseEvent } from './expand/sse-lines';
-export { TRAIL_COMPONENT, buildTrail, type AnswerRound, type Trail } from './expand/trail';
+export { TRAIL_COMPONENT, buildTrail } from './expand/trail';
 export { SseUsageAccumulator, parseJsonUsage, parseUsage, sumUsage, sumUsageJson, usageKey } from './expand/usage';
 export { DEFAULT_PAYBACK_TURNS, type CacheMode, type FailOpenReason, type InjectMode } from './engine.types';
 export { createLogger, errorText, type Logger } from './logger';
@@ -68,3 +61,4 @@ export { tuneHeap } from './shared/heap-tuning';
 export { upstreamBytes, type UpstreamBytes } from './upstream-body';
 export { validateProviderShape } from './wire/shape-validator';
 export { armPoint } from './session/arm';
+export type { AnswerRound, ExpandLimits, ModelTurn, ResponsesTrail, Trail } from './expand/expand.types';

@@ -8,7 +8,7 @@ import type { FailOpenReason, InjectMode } from './engine.types';
 import { emptyReport } from './report/request-report';
 import { errorText } from './logger';
 import { LearnedKeys } from './session/session-run';
-import { decodeStep, type Decoded } from './prepare/decode.step';
+import { decodeStep } from './prepare/decode.step';
 import { encodeStep } from './prepare/encode.step';
 import { flushStep } from './prepare/flush.step';
 import { runPipelineStep } from './prepare/pipeline-run.step';
@@ -18,6 +18,7 @@ import { rememberRun, repeatDecoded, repeatHolds, repeatTurnAt, replayRepeat } f
 import type { PrepareDeps, PrepareInput, Prepared, Preparing } from './prepare/prepare.types';
 
 export type { PrepareDeps, PrepareInput, Prepared } from './prepare/prepare.types';
+import type { Decoded } from './prepare/prepare.types';
 
 /**
  * An empty pipeline with nothing to inject: the body goes out exactly as it came, undecoded —

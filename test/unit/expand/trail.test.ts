@@ -3,20 +3,14 @@
 // them, a stitched message split back into the provider turns it was. Every body re-inserted into
 // passes the provider shape validator; a trail that does not fit exactly leaves the bytes alone.
 import { emptySnapshot, frozenSlot, type SessionSnapshot } from '@context-guru/components';
-import {
-  buildTrail,
-  messageAnchor,
-  parseTrail,
-  TRAIL_COMPONENT,
-  type AnswerRound,
-  type Trail,
-} from '../../../libs/engine/src/expand/trail';
+import { buildTrail, messageAnchor, parseTrail, TRAIL_COMPONENT } from '../../../libs/engine/src/expand/trail';
 import { trailEdits, trailKeys } from '../../../libs/engine/src/expand/trail-edits';
 import { decodeRequest, encodeRequest } from '../../../libs/engine/src/wire/request.wire';
 import { validateProviderShape } from '../../../libs/engine/src/wire/shape-validator';
 import { TurnCache } from '../../../libs/engine/src/wire/turn-cache';
 import { anthropicMessage, openAiCompletion } from '../../support/fake-upstream-json';
 import type { AnthropicBlock } from '../../support/fake-upstream-sse';
+import type { AnswerRound, Trail } from '../../../libs/engine/src/expand/expand.types';
 
 type Json = Record<string, unknown>;
 const EXPAND = 'context_guru_expand';

@@ -1,7 +1,7 @@
 // A body read whole is exactly the bytes that arrived, however they were cut, with or without a
 // declared length; one over the limit is refused; a declared body is copied into one buffer.
 import { randomBytes } from 'node:crypto';
-import { BodyCollector } from '../../../apps/gateway/src/proxy/body-collector';
+import { BodyCollector } from '../../../apps/gateway/src/http/body-collector';
 
 function cuts(body: Buffer, seed: number): Buffer[] {
   const parts: Buffer[] = [];

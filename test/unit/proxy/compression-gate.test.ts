@@ -4,8 +4,8 @@
 // bound the whole bodies held in memory, handing a freed slot to the longest waiter.
 import { createServer } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
-import { BURST_CONNECTIONS, BodySlots, CompressionGate, SHED_BACKLOG_PER_PLACE } from '../../../apps/gateway/src/proxy/compression-gate';
-import { EventLoopLoad, type LoopLoad } from '../../../apps/gateway/src/proxy/loop-load';
+import { BURST_CONNECTIONS, BodySlots, CompressionGate, SHED_BACKLOG_PER_PLACE } from '../../../apps/gateway/src/http/compression-gate';
+import { EventLoopLoad, type LoopLoad } from '../../../apps/gateway/src/http/loop-load';
 
 /** The loop's load as a test sets it. */
 function fakeLoad(): LoopLoad & { busy: boolean; connections: number } {

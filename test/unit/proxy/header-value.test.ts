@@ -2,7 +2,7 @@
 // `h[name]` exactly and took the first of repeated values, the expand loop's matched any case and
 // joined them — so the same header set could read as an event stream in one place and not the other.
 import { isEventStream } from '../../../apps/gateway/src/expand/expand-loop';
-import { headerValue, upstreamRequestHeaders } from '../../../apps/gateway/src/proxy/forward-headers';
+import { headerValue, upstreamRequestHeaders } from '../../../apps/gateway/src/http/forward-headers';
 
 describe('headerValue', () => {
   it('matches the name whatever its case', () => {

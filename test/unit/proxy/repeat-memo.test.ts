@@ -3,9 +3,10 @@
 // which the character budget does not count. Before, entries were keyed by session and body size,
 // so every turn of every session stayed until the budget (16 M characters, 2,048 entries) pushed
 // it out — hundreds of decoded views across many sessions.
-import { RepeatMemo, type RepeatEntry } from '../../../libs/engine/src/prepare/repeat-memo';
+import { RepeatMemo } from '../../../libs/engine/src/prepare/repeat-memo';
 import type { PrepareInput } from '../../../libs/engine/src/prepare/prepare.types';
 import { createTenantRuntime } from '../../../libs/engine/src/tenancy/tenant-runtime';
+import type { RepeatEntry } from '../../../libs/engine/src/prepare/prepare.types';
 
 const tenant = createTenantRuntime('memo', { preset: 'agent' }, 1);
 

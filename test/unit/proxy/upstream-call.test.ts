@@ -2,7 +2,7 @@
 // expand continuation asked for after the abort never reaches the provider).
 import type { ChatExchange } from '../../../apps/gateway/src/proxy/chat/chat-exchange';
 import { upstreamCall } from '../../../apps/gateway/src/proxy/chat/upstream-call';
-import { ClientAbort } from '../../../apps/gateway/src/proxy/upstream.client';
+import { ClientAbort } from '../../../apps/gateway/src/http/upstream.client';
 
 function exchange(posted: string[]): ChatExchange {
   const post = async (_url: string, _headers: unknown, body: string) => {

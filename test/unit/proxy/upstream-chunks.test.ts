@@ -3,7 +3,7 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { JOIN_BELOW_BYTES } from '../../../libs/engine/src/wire/out-chunks';
-import { chunked, UpstreamClient } from '../../../apps/gateway/src/proxy/upstream.client';
+import { chunked, UpstreamClient } from '../../../apps/gateway/src/http/upstream.client';
 
 describe('UpstreamClient.post with chunks', () => {
   it('sends the chunks whole, in order, with their total as content-length', async () => {

@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
-import { firstInvalidUtf8 } from '../../../apps/gateway/src/proxy/body-checks';
-import { Utf8StreamCheck } from '../../../apps/gateway/src/proxy/utf8-stream-check';
+import { firstInvalidUtf8 } from '../../../apps/gateway/src/http/body-checks';
+import { Utf8StreamCheck } from '../../../apps/gateway/src/http/utf8-stream-check';
 import { mulberry32 } from '../../support/prng';
 
 /** Feeds `body` cut at the given offsets; returns the checker's verdict and offset. */

@@ -6,7 +6,7 @@
 import { GatewayMetrics } from '../../../apps/gateway/src/observability/metrics';
 import type { RequestReport } from '../../../libs/engine/src/report/request-report';
 import { createLogger } from '../../../libs/engine/src/logger';
-import { CompressionGate } from '../../../apps/gateway/src/proxy/compression-gate';
+import { CompressionGate } from '../../../apps/gateway/src/http/compression-gate';
 import { prepareDetached } from '../../../libs/engine/src/detached/detached-prepare';
 import { ShadowLedger } from '../../../apps/gateway/src/shadow/shadow-ledger';
 import { GatewayPressure, type Pressure } from '../../../apps/gateway/src/shadow/shadow-pressure';

@@ -1,6 +1,6 @@
 import { hashKey } from '@context-guru/storage';
 import { TenantDirectory, type TenantEntry } from '../../../apps/gateway/src/tenancy/tenant-directory';
-import { TenantLabels } from '../../../apps/gateway/src/tenancy/tenant-label';
+import { TenantLabels } from '../../../apps/gateway/src/observability/tenant-label';
 import { TenantAuthError } from '../../../apps/gateway/src/tenancy/tenant-resolver';
 import { createTenantRuntime } from '../../../libs/engine/src/tenancy/tenant-runtime';
 

@@ -1,6 +1,6 @@
 import { hashKey } from '@context-guru/storage';
-import { applyTenantPath, findTenantKey, splitTenantPath } from '../../../apps/gateway/src/tenancy/tenant-key';
-import { upstreamRequestHeaders } from '../../../apps/gateway/src/proxy/forward-headers';
+import { applyTenantPath, findTenantKey, splitTenantPath } from '../../../apps/gateway/src/http/tenant-key';
+import { upstreamRequestHeaders } from '../../../apps/gateway/src/http/forward-headers';
 
 const KEY = 'cg_live_abcdefghijklmnopqrstuvwxyz012345';
 

@@ -3,7 +3,7 @@
 // one answer without them. Streams are stitched as they arrive (stream-stitch.ts); whole JSON
 // answers are merged (merge-turns.ts). What is not intercepted reaches the client untouched.
 import type { Readable } from 'node:stream';
-import { headerValue } from '../proxy/forward-headers';
+import { headerValue } from '../http/forward-headers';
 import { saveTrail } from './answer-trail';
 import {
   buildContinuation,

@@ -3,7 +3,7 @@
 // tenant keys and x-context-guru-* headers excluded. `config` is the operator's cheap model.
 import type { IncomingHttpHeaders } from 'node:http';
 import { ReplyMemo, SandboxPool, type Dialect, type ModelClient, type ModelSources } from '@context-guru/components';
-import { upstreamRequestHeaders } from '../proxy/forward-headers';
+import { upstreamRequestHeaders } from '../http/forward-headers';
 import { ANTHROPIC_VERSION, anthropicModel } from './anthropic.model';
 import { ConcurrencyLimiter } from './concurrency-limiter';
 import { newModelDispatcher, type Endpoint, type ModelRuntime } from './http-model';

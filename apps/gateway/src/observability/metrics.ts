@@ -4,7 +4,7 @@
 // planned-metrics.ts). What each event adds to them is metrics-record.ts.
 import { plannedRewriteMetrics } from './planned-metrics';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { TenantLabels } from '../tenancy/tenant-label';
+import { TenantLabels } from './tenant-label';
 import { ComponentTallies } from './component-tally';
 import { UsageTallies } from './usage-tally';
 import { StoreMetrics } from './store-metrics';

@@ -11,8 +11,8 @@ import { GATEWAY } from '../gateway.tokens';
 import type { GatewayContext } from '../gateway-context';
 import { statsDocument } from './stats-document';
 import { setLlmSpend } from '../observability/metrics-record';
-import { failureError } from '../proxy/request-errors';
-import { gatewayError } from '../proxy/gateway-errors';
+import { failureError } from '../http/request-errors';
+import { gatewayError } from '../http/gateway-errors';
 import { opsAllowed } from './ops-access';
 import { TenantAuthError } from '../tenancy/tenant-resolver';
 

@@ -2,7 +2,7 @@
 // a wrong base URL then surfaces a provider-style "not found" with the path, not Nest's own JSON.
 import { Catch, NotFoundException, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { dialectOfUrl, gatewayError } from '../proxy/gateway-errors';
+import { dialectOfUrl, gatewayError } from '../http/gateway-errors';
 
 /** The path as named in the message, cut short: it is the client's text. */
 const SHOWN_PATH_CHARS = 200;

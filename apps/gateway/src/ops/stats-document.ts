@@ -2,7 +2,7 @@
 // embedded process, so both always show the same figures.
 import type { GatewayContext } from '../gateway-context';
 import { DEFAULT_TENANT } from '@context-guru/engine';
-import { shadowStats } from '../shadow/shadow-view';
+import { shadowStats } from './shadow-stats';
 
 /**
  * Every ledger here is the tenant's own (its cmdfilter ledgers, its compaction-model spend): a

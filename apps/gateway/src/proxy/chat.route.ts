@@ -5,14 +5,14 @@
 // abort cancels upstream.
 import type { GatewayContext } from '../gateway-context';
 import { type Dialect } from '@context-guru/engine';
-import type { HotReply, HotRequest } from './hot-http';
+import type { HotReply, HotRequest } from '../http/hot-http';
 import { admitStep } from './chat/admit.step';
 import { stopped } from './chat/chat-end';
 import { chatRoute, openExchange, type ChatRoute } from './chat/chat-exchange';
 import { forwardStep } from './chat/forward.step';
 import { prepareStep } from './chat/prepare.step';
 import { respondStep } from './chat/respond.step';
-import { offerShadow } from '../shadow/shadow-hook';
+import { offerShadow } from './chat/shadow-hook';
 
 export function chatHandler(gw: GatewayContext, dialect: Dialect) {
   const route = chatRoute(gw, dialect);

@@ -5,12 +5,12 @@
 import { ConfigError } from '@context-guru/components';
 import { type CacheMode, presetPipeline, type Dialect, prepareRequest, type ModelCall, RateLimit } from '@context-guru/engine';
 import type { GatewayContext } from '../gateway-context';
-import { clientHints } from './forward-headers';
+import { clientHints } from '../http/forward-headers';
 import { prepareDeps } from './chat/prepare.step';
-import { gatewayError } from './gateway-errors';
+import { gatewayError } from '../http/gateway-errors';
 import { createModelSources } from '../model/model-resolver';
-import { decodeFailure } from './request-errors';
-import type { HotReply, HotRequest } from './hot-http';
+import { decodeFailure } from '../http/request-errors';
+import type { HotReply, HotRequest } from '../http/hot-http';
 import { meterModelSources } from '../observability/model-meter';
 import { recordRequest } from '../observability/metrics-record';
 

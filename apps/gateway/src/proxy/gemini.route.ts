@@ -7,11 +7,11 @@
 import type { GatewayContext } from '../gateway-context';
 import { errorText } from '@context-guru/engine';
 import { chatHandler } from './chat.route';
-import { clientResponseHeaders, upstreamRequestHeaders } from './forward-headers';
+import { clientResponseHeaders, upstreamRequestHeaders } from '../http/forward-headers';
 import { GEMINI_PREFIX, isGeminiCall } from './gemini-path';
-import { gatewayError } from './gateway-errors';
-import type { HotReply, HotRequest } from './hot-http';
-import { failureError } from './request-errors';
+import { gatewayError } from '../http/gateway-errors';
+import type { HotReply, HotRequest } from '../http/hot-http';
+import { failureError } from '../http/request-errors';
 
 export function geminiHandler(gw: GatewayContext) {
   const chat = chatHandler(gw, 'gemini');

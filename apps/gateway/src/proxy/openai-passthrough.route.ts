@@ -8,10 +8,10 @@
 // JSON error: the gateway serves the Responses API over HTTPS only, and the client falls back.
 import type { GatewayContext } from '../gateway-context';
 import { errorText } from '@context-guru/engine';
-import { clientResponseHeaders, upstreamRequestHeaders } from './forward-headers';
-import { gatewayError } from './gateway-errors';
-import type { HotReply, HotRequest } from './hot-http';
-import { failureError } from './request-errors';
+import { clientResponseHeaders, upstreamRequestHeaders } from '../http/forward-headers';
+import { gatewayError } from '../http/gateway-errors';
+import type { HotReply, HotRequest } from '../http/hot-http';
+import { failureError } from '../http/request-errors';
 
 const PREFIX = '/openai';
 

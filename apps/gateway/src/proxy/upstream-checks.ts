@@ -3,7 +3,7 @@
 // its dialect's shape instead of a 200 its SDK cannot parse. Only the first bytes are logged.
 import { type ClientReply } from '@context-guru/engine';
 import { isEventStream } from '../expand/expand-loop';
-import { headerValue, mediaType } from './forward-headers';
+import { headerValue, mediaType } from '../http/forward-headers';
 
 const LOG_BYTES = 200;
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json$/;

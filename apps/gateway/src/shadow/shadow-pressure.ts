@@ -3,7 +3,7 @@
 // wakes every LAG_TICK_MS and measures how late it woke, smoothed (one request's compression
 // burst is the gate's business; a loop that stays late is load); the shadow runner excuses its
 // own jobs (the probe restarts after each one), so an evaluation never counts as outside load.
-import type { CompressionGate } from '../proxy/compression-gate';
+import type { CompressionGate } from '../http/compression-gate';
 
 const LAG_TICK_MS = 50;
 /** Weight of the newest sample in the smoothed lag: a lone late wake-up moves it a fifth of the way. */

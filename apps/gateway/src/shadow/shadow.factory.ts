@@ -4,7 +4,7 @@
 import type { SqlClient } from '@context-guru/storage';
 import { type Logger } from '@context-guru/engine';
 import type { GatewayMetrics } from '../observability/metrics';
-import type { CompressionGate } from '../proxy/compression-gate';
+import type { CompressionGate } from '../http/compression-gate';
 import { ShadowFlush } from './shadow-flush';
 import { ShadowLedger } from './shadow-ledger';
 import { GatewayPressure, type Pressure } from './shadow-pressure';

@@ -2,7 +2,7 @@
 // resolves without a round trip. It only changes through apply(), which swaps in whole tenants that
 // were read consistently; a failed read never reaches it, so the last applied config and keys keep
 // serving. Unknown, revoked and disabled keys get the same answer (nothing to probe for).
-import { findTenantKey } from './tenant-key';
+import { findTenantKey } from '../http/tenant-key';
 import { TenantAuthError, type TenantHeaders, type TenantResolver } from './tenant-resolver';
 import { DEFAULT_TENANT, type TenantRuntime } from '@context-guru/engine';
 

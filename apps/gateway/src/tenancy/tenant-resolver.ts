@@ -1,7 +1,7 @@
 // Resolves the tenant of a request: the TenantDirectory (tenant-directory.ts) answers from its
 // in-memory cache of keys; without a control plane it holds none and every request gets its
 // fallback, the tenant built from PRESET / CONFIG. Resolution is synchronous on purpose: the hot path never waits on a store.
-import { GatewayError } from '../error-codes';
+import { GatewayError } from '../http/error-codes';
 import { type TenantRuntime } from '@context-guru/engine';
 
 export interface TenantHeaders {

@@ -3,7 +3,7 @@
 // first line of a tool output). Tenants are the directory's (a refused key records nothing), so
 // the maps are bounded by the tenants that exist.
 import { SpendRecorder } from '../model/spend-recorder';
-import { CmdfilterLedgers } from '../ops/ledgers';
+import { CmdfilterLedgers } from '../observability/ledgers';
 import { SavingsTimeline } from '../observability/savings-timeline';
 import { StatsRollup } from '../observability/stats';
 import { type RequestReport, DEFAULT_TENANT } from '@context-guru/engine';

@@ -1,28 +1,13 @@
 // Builds the next upstream request of the expand loop: the previous request's raw bytes with the
 // model's turn and one tool result per expand call (in call order) appended to `messages`.
-import type { ExpandCall } from './expand-calls';
-import type { Dialect, ExpandHooks } from './expand.types';
+import type { Dialect, ExpandHooks, ExpandLimits, ExpandResult, ModelTurn } from './expand.types';
 import { field } from './json-shape';
 import { appendToArray, locate, type PathStep } from './raw-json';
 import { buildResponsesContinuation } from './responses-expand';
 import { buildGeminiContinuation } from './gemini-expand';
+import type { ExpandCall } from './expand.types';
 
 const HASH_RE = /^[A-Za-z0-9_-]{1,64}$/;
-
-export interface ExpandResult {
-  callId: string;
-  id: string;
-  text: string;
-  resolved: boolean;
-}
-
-/** How much one answer's expand calls may add to its continuations (EXPAND_CALLS_PER_ROUND, EXPAND_BYTES_PER_ANSWER). */
-export interface ExpandLimits {
-  /** Calls answered with an original per round; the rest are told to ask again. */
-  callsPerRound: number;
-  /** Bytes of originals added across all of one answer's rounds (and its trail). */
-  bytesPerAnswer: number;
-}
 
 export const DEFAULT_EXPAND_LIMITS: ExpandLimits = { callsPerRound: 16, bytesPerAnswer: 4 * 1024 * 1024 };
 
@@ -105,12 +90,6 @@ export async function resolveCalls(calls: readonly ExpandCall[], hooks: ExpandHo
     }
     return { callId: c.callId, id: c.id, text: original, resolved: true };
   });
-}
-
-/** The model's response: parsed, plus its raw text when it arrived as JSON (kept verbatim then). */
-export interface ModelTurn {
-  json: unknown;
-  raw?: string;
 }
 
 /** The response value at `path`, as raw bytes when available, else re-serialised from the parse. */

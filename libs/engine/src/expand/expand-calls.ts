@@ -2,19 +2,12 @@
 // context_guru_expand calls apart from the client's tools: the client must never see the former,
 // and the latter are always the client's to answer.
 import { EXPAND_TOOL_NAME, expandIdOf } from '@context-guru/components';
-import type { Dialect } from './expand.types';
+import type { Dialect, ExpandCall } from './expand.types';
 import { field, isObject, parseJson, str } from './json-shape';
 import { responsesEntries } from './responses-expand';
 import { geminiEntries } from './gemini-expand';
 
 export { EXPAND_TOOL_NAME, expandIdOf };
-
-export interface ExpandCall {
-  /** The provider's tool-call id (tool_use.id / tool_calls[].id) the result must answer. */
-  callId: string;
-  /** The stash HASH the model asked for, normalised by expandIdOf ('' when the arguments carried none). */
-  id: string;
-}
 
 export interface CallSplit {
   /** Every context_guru_expand call, in response order. */

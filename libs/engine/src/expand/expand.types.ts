@@ -1,11 +1,9 @@
 // The transport-agnostic contract between the proxy and the expand loop: the loop only ever sees
 // upstream replies as status + headers + a byte stream, and answers with one reply for the client.
+// Also the shapes the files of expand/ share (limits, continuation turns, trails), kept here so
+// none of them imports another for a type.
 import type { Readable } from 'node:stream';
-
 import type { Dialect } from '@context-guru/components';
-import type { ExpandLimits } from './continuation';
-import type { ResponsesTrail } from './responses-trail';
-import type { Trail } from './trail';
 
 export type { Dialect };
 
@@ -92,4 +90,75 @@ export interface ExpandLoopOptions {
   limits?: ExpandLimits;
   /** Gemini: the client asked for the stream as a JSON array; upstream was asked for SSE. */
   jsonArray?: boolean;
+}
+
+/** How much one answer's expand calls may add to its continuations (EXPAND_CALLS_PER_ROUND, EXPAND_BYTES_PER_ANSWER). */
+export interface ExpandLimits {
+  /** Calls answered with an original per round; the rest are told to ask again. */
+  callsPerRound: number;
+  /** Bytes of originals added across all of one answer's rounds (and its trail). */
+  bytesPerAnswer: number;
+}
+
+export interface ExpandResult {
+  callId: string;
+  id: string;
+  text: string;
+  resolved: boolean;
+}
+
+/** The model's response: parsed, plus its raw text when it arrived as JSON (kept verbatim then). */
+export interface ModelTurn {
+  json: unknown;
+  raw?: string;
+}
+
+export interface ResponsesTrail {
+  v: number;
+  dialect: 'responses';
+  /** Anchor key of the visible item the withheld items sit beside. */
+  anchor: string;
+  at: 'after' | 'before';
+  /** The withheld items exactly as the provider was shown them. */
+  items: string[];
+}
+
+export interface TrailCall {
+  /** Insert before the round's visible entry `at` (= visible: after its last). */
+  at: number;
+  /** The call exactly as the provider produced it: a tool_use block / a tool_calls entry. */
+  json: string;
+}
+
+export interface Trail {
+  v: number;
+  dialect: Dialect;
+  /** Anchor key of the client-visible message (anchorKey). */
+  anchor: string;
+  rounds: TrailRound[];
+}
+
+/** One round of an answer: the model's turn and the results of the expand calls withheld from it. */
+export interface AnswerRound {
+  turn: ModelTurn;
+  results: readonly ExpandResult[];
+}
+
+export interface ExpandCall {
+  /** The provider's tool-call id (tool_use.id / tool_calls[].id) the result must answer. */
+  callId: string;
+  /** The stash HASH the model asked for, normalised by expandIdOf ('' when the arguments carried none). */
+  id: string;
+}
+
+export interface TrailRound {
+  /** Entries of this round the client saw: Anthropic content blocks, OpenAI tool calls. */
+  visible: number;
+  /** OpenAI: this round's content text (the client sees every round's text joined). */
+  text?: string;
+  calls: TrailCall[];
+  /** One answer per call, in call order (tool_result blocks / tool messages), exact bytes. */
+  results: string[];
+  /** OpenAI, every round but the last: the assistant message exactly as the continuation sent it. */
+  message?: string;
 }

@@ -5,7 +5,7 @@
 // per call to the request's `contents`. A call without an `id` (the API gives none on most
 // models) is answered by name and position, as Gemini pairs them.
 import { EXPAND_TOOL_NAME } from '@context-guru/components';
-import type { ExpandResult, ModelTurn } from './continuation';
+import type { ExpandResult, ModelTurn } from './expand.types';
 import { field, isObject, parseJson, str, type JsonObject } from './json-shape';
 import { appendToArray, locate } from './raw-json';
 import { sumUsageJson } from './usage';

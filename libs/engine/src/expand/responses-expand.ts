@@ -5,11 +5,11 @@
 // previous_response_id the same holds: the continuation keeps the client's previous_response_id
 // and carries the new items itself, so it never depends on the provider having stored this answer.
 import { EXPAND_TOOL_NAME } from '@context-guru/components';
-import type { ExpandResult, ModelTurn } from './continuation';
 import { field, isObject, parseJson, str, type JsonObject } from './json-shape';
 import { appendToArray, locate } from './raw-json';
 import { elements } from '../wire/json-scan';
 import { sumUsageJson } from './usage';
+import type { ExpandResult, ModelTurn } from './expand.types';
 
 export interface ResponsesEntry {
   name: string | undefined;

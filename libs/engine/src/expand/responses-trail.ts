@@ -7,21 +7,11 @@
 import { contentKey, frozenSlot, type SessionSnapshot } from '@context-guru/components';
 import { field, isObject, parseJson, str } from './json-shape';
 import { isExpandItem, outputItems, responsesResultItem } from './responses-expand';
-import type { AnswerRound } from './trail';
 import { TRAIL_COMPONENT } from './trail';
 import type { Edit, WireView } from '../wire/wire.types';
+import type { AnswerRound, ResponsesTrail } from './expand.types';
 
 const VERSION = 1;
-
-export interface ResponsesTrail {
-  v: number;
-  dialect: 'responses';
-  /** Anchor key of the visible item the withheld items sit beside. */
-  anchor: string;
-  at: 'after' | 'before';
-  /** The withheld items exactly as the provider was shown them. */
-  items: string[];
-}
 
 function partsText(content: unknown): string {
   if (typeof content === 'string') return content;

@@ -12,7 +12,8 @@ import { overlapsAny } from '../wire/splice';
 import type { Edit, WireView } from '../wire/wire.types';
 import { field, isObject } from './json-shape';
 import { responsesTrailEdits, responsesTrailKeys } from './responses-trail';
-import { messageAnchor, openAiText, parseTrail, TRAIL_COMPONENT, type Trail, type TrailCall } from './trail';
+import { messageAnchor, openAiText, parseTrail, TRAIL_COMPONENT } from './trail';
+import type { Trail, TrailCall } from './expand.types';
 
 const anchors = new WeakMap<object, string | null>();
 

@@ -5,46 +5,14 @@
 // (trail-edits.ts), so the provider keeps seeing exactly what it was shown and the model keeps the
 // originals it asked for. Built here from the rounds of one answer; pure data, no I/O.
 import { contentKey, type Dialect } from '@context-guru/components';
-import { continuationItems, resultItem, type ExpandResult, type ModelTurn } from './continuation';
+import { continuationItems, resultItem } from './continuation';
 import { isExpandToolCall, isExpandToolUse, openAiMessage } from './expand-calls';
 import { field, isObject, parseJson, str } from './json-shape';
+import type { AnswerRound, ExpandResult, Trail, TrailRound } from './expand.types';
 
 /** The component name trails are frozen under (a pseudo component: no pipeline component has it). */
 export const TRAIL_COMPONENT = 'expand_trail';
 const VERSION = 1;
-
-export interface TrailCall {
-  /** Insert before the round's visible entry `at` (= visible: after its last). */
-  at: number;
-  /** The call exactly as the provider produced it: a tool_use block / a tool_calls entry. */
-  json: string;
-}
-
-interface TrailRound {
-  /** Entries of this round the client saw: Anthropic content blocks, OpenAI tool calls. */
-  visible: number;
-  /** OpenAI: this round's content text (the client sees every round's text joined). */
-  text?: string;
-  calls: TrailCall[];
-  /** One answer per call, in call order (tool_result blocks / tool messages), exact bytes. */
-  results: string[];
-  /** OpenAI, every round but the last: the assistant message exactly as the continuation sent it. */
-  message?: string;
-}
-
-export interface Trail {
-  v: number;
-  dialect: Dialect;
-  /** Anchor key of the client-visible message (anchorKey). */
-  anchor: string;
-  rounds: TrailRound[];
-}
-
-/** One round of an answer: the model's turn and the results of the expand calls withheld from it. */
-export interface AnswerRound {
-  turn: ModelTurn;
-  results: readonly ExpandResult[];
-}
 
 /** What identifies a block the client saw and echoes back (never fields a client may re-serialise differently). */
 function blockIdentity(b: unknown): string {

@@ -5,20 +5,7 @@ import { Pipeline } from '@context-guru/components';
 import { isAgentCompaction } from '../session/agent-compaction';
 import { decodeRequest } from '../wire/request.wire';
 import { resolveSessionKey } from '../wire/session-key';
-import type { DecodedTurn } from '../wire/turn-cache';
-import type { WireView } from '../wire/wire.types';
-import type { Preparing } from './prepare.types';
-
-export interface Decoded {
-  /** The decode as the turn cache keeps it (its encode reuses the same prefix). */
-  turn: DecodedTurn;
-  view: WireView;
-  session: string;
-  /** Forwarded untouched: the bypass header, or the agent's own compaction request. */
-  bypass: boolean;
-  /** The pipeline that runs: the tenant's, or none at all when the request is shed. */
-  running: Pipeline;
-}
+import type { Preparing, Decoded } from './prepare.types';
 
 // A shed request runs no component: replayForwarded then restores every forwarded record on the
 // cached prefix (they carry another revision than this empty pipeline's).

@@ -10,11 +10,11 @@ import { pipelineCanEmitMarkers } from '../wire/expand-tool';
 import { encodeRequest } from '../wire/request.wire';
 import { trailEdits } from '../expand/trail-edits';
 import type { EncodeResult, WireView } from '../wire/wire.types';
-import type { Decoded } from './decode.step';
 import type { PipelineRan } from './pipeline-run.step';
 import type { OpenedSession } from './session-open.step';
 import type { Preparing } from './prepare.types';
 import { keepsOriginals } from '../tenancy/tenant-runtime';
+import type { Decoded } from './prepare.types';
 
 export interface Encoded extends EncodeResult {
   /** This turn offers the expand tool (declared by the client or appended here). */

@@ -2,11 +2,11 @@
 // reads — the stash, the session's new decisions and this turn's rewrites are written together.
 import type { SessionSnapshot } from '@context-guru/components';
 import { commitTurn } from '@context-guru/storage';
-import type { Decoded } from './decode.step';
 import type { Encoded } from './encode.step';
 import type { PipelineRan } from './pipeline-run.step';
 import type { TurnAt } from './session-open.step';
 import type { Preparing } from './prepare.types';
+import type { Decoded } from './prepare.types';
 
 /**
  * `recordArm`: the session's first turn under a holdout records its (treated) arm with its state.

@@ -3,10 +3,10 @@
 // forwarded exactly as a bypassed one is (the pristine inbound bytes: no component, no expand
 // tool, no cache breakpoint added, no marker); its arm is written before it goes, on its first turn.
 import { totalTokens } from '@context-guru/components';
-import type { Decoded } from './decode.step';
 import type { OpenedSession } from './session-open.step';
 import type { Preparing } from './prepare.types';
 import { assignArm, type ArmDecision } from '../session/arm';
+import type { Decoded } from './prepare.types';
 
 export async function holdoutStep(p: Preparing, d: Decoded, s: OpenedSession): Promise<ArmDecision> {
   const { tenant } = p.input;

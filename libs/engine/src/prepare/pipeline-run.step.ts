@@ -24,10 +24,10 @@ import { forwardedText, replayForwarded } from '../tenancy/forwarded-replay';
 import { revisionOf } from '../tenancy/tenant-runtime';
 import { messageOrigin } from '../wire/request.wire';
 import type { WireView } from '../wire/wire.types';
-import type { Decoded } from './decode.step';
 import type { OpenedSession } from './session-open.step';
 import type { Preparing } from './prepare.types';
 import { keepsOriginals } from '../tenancy/tenant-runtime';
+import type { Decoded } from './prepare.types';
 
 export interface PipelineRan extends SessionRun {
   models: ModelSources | undefined;

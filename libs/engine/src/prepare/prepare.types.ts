@@ -1,16 +1,16 @@
 // The request preparation's contract: what it depends on, what it is given, what it hands back,
 // and the plain record its steps share while they run.
-import type { Clock, HotStore, MarkerIdSource, ModelSources, Pipeline } from '@context-guru/components';
+import type { Clock, HotStore, MarkerIdSource, ModelSources, Pipeline, StashEntry, TurnRecord } from '@context-guru/components';
 import type { CacheMode, InjectMode } from '../engine.types';
 import type { Logger } from '../logger';
 import type { PriceTable } from '../report/price-table';
 import type { RequestReport, RouteName } from '../report/request-report';
-import type { LearnedKeys } from '../session/session-run';
+import type { LearnedKeys, LoadedSession } from '../session/session-run';
 import type { TenantRuntime } from '../tenancy/tenant-runtime';
 import type { BodyText } from '../wire/body-text';
-import type { TurnCache } from '../wire/turn-cache';
+import type { TurnCache, DecodedTurn } from '../wire/turn-cache';
 import type { Dialect, WireView } from '../wire/wire.types';
-import type { RepeatMemo } from './repeat-memo';
+import type { TurnCache as CachedTurn } from '../session/cache-view';
 
 export interface PrepareDeps {
   store: HotStore;
@@ -22,7 +22,7 @@ export interface PrepareDeps {
   /** Reuses the previous turn's decode and encode for the byte-identical prefix (optional). */
   turns?: TurnCache;
   /** Reuses the forwarded bytes of a byte-identical turn the store answers identically (optional). */
-  repeats?: RepeatMemo;
+  repeats?: Repeats;
   clock: Clock;
   log: Logger;
   injectMode: InjectMode;
@@ -94,4 +94,78 @@ export interface Preparing {
   readonly learned: LearnedKeys;
   /** performance.now() when preparation began (report.addedMs is measured from it). */
   readonly started: number;
+}
+
+export interface Decoded {
+  /** The decode as the turn cache keeps it (its encode reuses the same prefix). */
+  turn: DecodedTurn;
+  view: WireView;
+  session: string;
+  /** Forwarded untouched: the bypass header, or the agent's own compaction request. */
+  bypass: boolean;
+  /** The pipeline that runs: the tenant's, or none at all when the request is shed. */
+  running: Pipeline;
+}
+
+/** The store's session stamp and the learned keys' generation read just before a load, and when. */
+export interface LoadStamp {
+  stamp: number | undefined;
+  generation: number;
+  at: number;
+  /** `loaded` is a remembered turn's, taken without reading the store. */
+  reused: boolean;
+}
+
+/** What the pipeline wrote into the report, copied onto every replayed turn. */
+type RepeatReport = Pick<
+  RequestReport,
+  'tokensBefore' | 'tokensAfter' | 'attemptedTokens' | 'reports' | 'discarded' | 'frozenHits' | 'frozenMisses' | 'guardReverted' | 'saved'
+>;
+
+export interface RepeatEntry {
+  readonly raw: string;
+  /**
+   * The inbound bytes `raw` was decoded from, when the caller had them: a later body is matched on
+   * them before it is decoded. The request's own buffer, kept as is (nothing writes to a body once read).
+   */
+  readonly bytes: Buffer | undefined;
+  readonly tenant: TenantRuntime;
+  readonly pipeline: Pipeline;
+  readonly cacheMode: CacheMode;
+  readonly decoded: Decoded;
+  readonly conversation: string;
+  readonly ttlMs: number;
+  /** Content keys of the body's tool outputs (plus checkpoint and trail keys), as openSession computes them. */
+  readonly keys: readonly string[];
+  /** Model sources were on offer (an offered source may change what a model-backed component does). */
+  readonly hadModels: boolean;
+  // What the store answered the remembered run.
+  readonly prev: TurnRecord | null;
+  readonly cached: CachedTurn;
+  readonly loaded: LoadedSession;
+  /** What vouches for `loaded` (refreshed by a replay that read the store again and found it the same). */
+  load: LoadStamp;
+  // What the remembered run produced and wrote.
+  readonly outgoing: string;
+  /** `outgoing` as UTF-8: the run's chunks, or encoded on the first replay (forwardedBytes). */
+  outgoingBytes?: Buffer | readonly Buffer[];
+  readonly advertised: boolean;
+  readonly stash: readonly StashEntry[];
+  /** When `stash` was last put (clock ms): by the remembered run's flush, then by the replays that re-put it. */
+  stashedAt: number;
+  readonly rewritten: readonly number[];
+  readonly report: RepeatReport;
+}
+
+/** What identifies a body's memo slot before it is decoded. */
+export type RepeatSlot = Pick<PrepareInput, 'tenant' | 'dialect' | 'shed' | 'sessionHeader' | 'conversationHeader' | 'bypassHeader'>;
+
+/** The repeated-turn memo as the prepare steps use it (RepeatMemo in repeat-memo.ts). */
+export interface Repeats {
+  hits: number;
+  misses: number;
+  /** The remembered turn of a byte-identical body on the same session and slot. */
+  find(input: PrepareInput): RepeatEntry | undefined;
+  remember(input: PrepareInput, entry: RepeatEntry): void;
+  forget(key: string | PrepareInput): void;
 }

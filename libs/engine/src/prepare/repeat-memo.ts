@@ -8,60 +8,11 @@
 // path would (turn advance, decision TTLs, originals, rewrites): only decode, pipeline and encode
 // are skipped. A run that changed the session (new decisions, the expand tool, an arm), read keys
 // its prefetch missed, or asked a model is not remembered, so a hit never owes the store a commit.
-import { sameList, type CacheView, type Pipeline, type SessionSnapshot, type StashEntry, type TurnRecord } from '@context-guru/components';
-import type { CacheMode } from '../engine.types';
+import { sameList, type CacheView, type SessionSnapshot, type TurnRecord } from '@context-guru/components';
 import { joinedIfSmall } from '../wire/out-chunks';
-import type { RequestReport } from '../report/request-report';
 import type { TurnCache as CachedTurn } from '../session/cache-view';
 import type { LoadedSession } from '../session/session-run';
-import type { TenantRuntime } from '../tenancy/tenant-runtime';
-import type { Decoded } from './decode.step';
-import type { LoadStamp } from './session-open.step';
-import type { PrepareInput } from './prepare.types';
-
-/** What the pipeline wrote into the report, copied onto every replayed turn. */
-type RepeatReport = Pick<
-  RequestReport,
-  'tokensBefore' | 'tokensAfter' | 'attemptedTokens' | 'reports' | 'discarded' | 'frozenHits' | 'frozenMisses' | 'guardReverted' | 'saved'
->;
-
-export interface RepeatEntry {
-  readonly raw: string;
-  /**
-   * The inbound bytes `raw` was decoded from, when the caller had them: a later body is matched on
-   * them before it is decoded. The request's own buffer, kept as is (nothing writes to a body once read).
-   */
-  readonly bytes: Buffer | undefined;
-  readonly tenant: TenantRuntime;
-  readonly pipeline: Pipeline;
-  readonly cacheMode: CacheMode;
-  readonly decoded: Decoded;
-  readonly conversation: string;
-  readonly ttlMs: number;
-  /** Content keys of the body's tool outputs (plus checkpoint and trail keys), as openSession computes them. */
-  readonly keys: readonly string[];
-  /** Model sources were on offer (an offered source may change what a model-backed component does). */
-  readonly hadModels: boolean;
-  // What the store answered the remembered run.
-  readonly prev: TurnRecord | null;
-  readonly cached: CachedTurn;
-  readonly loaded: LoadedSession;
-  /** What vouches for `loaded` (refreshed by a replay that read the store again and found it the same). */
-  load: LoadStamp;
-  // What the remembered run produced and wrote.
-  readonly outgoing: string;
-  /** `outgoing` as UTF-8: the run's chunks, or encoded on the first replay (forwardedBytes). */
-  outgoingBytes?: Buffer | readonly Buffer[];
-  readonly advertised: boolean;
-  readonly stash: readonly StashEntry[];
-  /** When `stash` was last put (clock ms): by the remembered run's flush, then by the replays that re-put it. */
-  stashedAt: number;
-  readonly rewritten: readonly number[];
-  readonly report: RepeatReport;
-}
-
-/** What identifies a body's memo slot before it is decoded. */
-export type RepeatSlot = Pick<PrepareInput, 'tenant' | 'dialect' | 'shed' | 'sessionHeader' | 'conversationHeader' | 'bypassHeader'>;
+import type { PrepareInput, RepeatEntry, RepeatSlot, Repeats } from './prepare.types';
 
 /** Up to this many sessions' last turns are kept (each holds strings the turn cache shares). */
 const MAX_ENTRIES = 2048;
@@ -72,7 +23,7 @@ const MAX_ENTRIES = 2048;
  */
 const TURNS_PER_SESSION = 2;
 
-export class RepeatMemo {
+export class RepeatMemo implements Repeats {
   private readonly entries = new Map<string, RepeatEntry>();
   /** Each session's entry keys, oldest first (at most TURNS_PER_SESSION). */
   private readonly turnsOf = new Map<string, string[]>();

@@ -3,11 +3,12 @@
 // remembered run gets the same writes that run made, and the remembered bytes go out. A full run
 // that qualifies is remembered for the next identical body.
 import { slidLately, type TurnAt, type OpenedSession } from './session-open.step';
-import type { Decoded } from './decode.step';
 import type { Encoded } from './encode.step';
 import type { PipelineRan } from './pipeline-run.step';
 import type { Prepared, Preparing } from './prepare.types';
-import { forwardedBytes, storeAnswersAgain, type RepeatEntry } from './repeat-memo';
+import { forwardedBytes, storeAnswersAgain } from './repeat-memo';
+import type { Decoded } from './prepare.types';
+import type { RepeatEntry } from './prepare.types';
 
 /** The remembered decode, reported as decodeStep reports a fresh one. */
 export function repeatDecoded(p: Preparing, e: RepeatEntry): Decoded {

@@ -6,9 +6,9 @@ import type { PlannedRewriteReport } from '../report/request-report';
 import { planRewrite, type RewriteRates } from '../session/rewrite-planner';
 import type { SessionRun } from '../session/session-run';
 import { messageOrigin } from '../wire/request.wire';
-import type { Decoded } from './decode.step';
 import type { OpenedSession } from './session-open.step';
 import type { Preparing } from './prepare.types';
+import type { Decoded } from './prepare.types';
 
 const ONE_HOUR = 60 * 60_000;
 

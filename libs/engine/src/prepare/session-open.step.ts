@@ -5,8 +5,8 @@ import { trailKeys } from '../expand/trail-edits';
 import { cacheViewFor, isCacheAware, requestTtlMs, type TurnCache as CachedTurn } from '../session/cache-view';
 import { conversationKey } from '../session/conversation-key';
 import { loadSessionFor, type LoadedSession } from '../session/session-run';
-import type { Decoded } from './decode.step';
-import type { Preparing } from './prepare.types';
+import type { Preparing, LoadStamp } from './prepare.types';
+import type { Decoded } from './prepare.types';
 
 /** This turn as the store records it, under its conversation's key. */
 export interface TurnAt {
@@ -24,15 +24,6 @@ export interface OpenedSession {
   cached: CachedTurn;
   /** What vouches for `loaded` on a later identical turn (see RepeatEntry.load). */
   load: LoadStamp;
-}
-
-/** The store's session stamp and the learned keys' generation read just before a load, and when. */
-export interface LoadStamp {
-  stamp: number | undefined;
-  generation: number;
-  at: number;
-  /** `loaded` is a remembered turn's, taken without reading the store. */
-  reused: boolean;
 }
 
 /**

@@ -1,6 +1,6 @@
 // The durable store's rows on their way in and out: archive texts and checkpoint replacements are
 // sealed per tenant when a batch is flushed (off the request path) and opened when read back.
-import type { ArchivedStash } from '../sql/durable.store';
+import type { ArchivedStash } from '../sql/durable.types';
 import type { Checkpoint } from '../sql/session-lookups';
 import type { KeyRing } from './keyring';
 import { frozenAad, sealEntries } from './sealed-value';

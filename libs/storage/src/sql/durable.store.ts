@@ -16,16 +16,11 @@ import { purgeExpired, type PurgeResult } from './retention-purge';
 
 export type { PurgeResult } from './retention-purge';
 import { RecentSet } from '../recent-set';
+import type { ArchivedStash } from './durable.types';
 
 export { storableText } from './storable-text';
 export type { Checkpoint } from './session-lookups';
-
-export interface ArchivedStash {
-  tenant: string;
-  session: string;
-  id: string;
-  text: string;
-}
+export type { ArchivedStash } from './durable.types';
 
 export interface CheckpointWrite {
   tenant: string;

@@ -2,8 +2,8 @@
 // revoked key is answered at once in the dialect's shape, before the body is read.
 import type { GatewayContext } from '../../gateway-context';
 import { type TenantRuntime } from '@context-guru/engine';
-import type { HotRequest } from '../hot-http';
-import { failureError } from '../request-errors';
+import type { HotRequest } from '../../http/hot-http';
+import { failureError } from '../../http/request-errors';
 import type { ChatRoute } from './chat-exchange';
 import { stop, type Stop } from './chat-outcome';
 

@@ -2,8 +2,8 @@
 // exactly once, whichever step ended it; a recording fault is logged, never surfaced.
 import { errorText, emptyReport, type RequestReport } from '@context-guru/engine';
 import { recordRequest } from '../../observability/metrics-record';
-import type { HotReply } from '../hot-http';
-import { sendError } from '../request-errors';
+import type { HotReply } from '../../http/hot-http';
+import { sendError } from '../../http/request-errors';
 import type { ChatExchange } from './chat-exchange';
 import type { ChatEnd, Stop } from './chat-outcome';
 

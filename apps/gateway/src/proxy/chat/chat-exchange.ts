@@ -4,7 +4,7 @@ import type { GatewayContext } from '../../gateway-context';
 import type { ModelCall, TenantRuntime, Dialect } from '@context-guru/engine';
 import type { RequestTrace } from '../../observability/request-trace';
 import type { ShadowTicket } from '../../shadow/shadow-runner';
-import type { HotRequest } from '../hot-http';
+import type { HotRequest } from '../../http/hot-http';
 import { geminiCall, type GeminiCall } from '../gemini-path';
 import type { CloudAuth } from '../../cloud/cloud-auth';
 import type { CloudTarget } from '../../cloud/cloud-path';

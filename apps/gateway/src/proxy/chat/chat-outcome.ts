@@ -2,8 +2,8 @@
 // (forward upstream, then answer the client with the provider's reply) or stop here with an error.
 import type { Readable } from 'node:stream';
 import { type ClientReply, type RequestReport, type Prepared } from '@context-guru/engine';
-import type { GatewayErrorBody } from '../gateway-errors';
-import type { ClientAbort } from '../upstream.client';
+import type { GatewayErrorBody } from '../../http/gateway-errors';
+import type { ClientAbort } from '../../http/upstream.client';
 
 /** How a chat request ended: the outcome label of its metrics and trace. */
 export type ChatEnd = 'ok' | 'client_abort' | 'upstream_error' | 'upstream_stream_error' | 'bad_request';

@@ -17,8 +17,8 @@ import {
 } from '@context-guru/engine';
 import { meterModelSources } from '../../observability/model-meter';
 import { createModelSources } from '../../model/model-resolver';
-import { clientHints } from '../forward-headers';
-import { failureError } from '../request-errors';
+import { clientHints } from '../../http/forward-headers';
+import { failureError } from '../../http/request-errors';
 import type { ChatExchange } from './chat-exchange';
 import { stop, type Forward, type Stop } from './chat-outcome';
 

@@ -3,9 +3,9 @@
 // and is recorded when it ends — a stream that fails mid-way ends with the dialect's error event.
 import { isEventStream } from '../../expand/expand-loop';
 import { errorText } from '@context-guru/engine';
-import { clientResponseHeaders } from '../forward-headers';
-import { streamErrorEvent } from '../gateway-errors';
-import type { HotReply } from '../hot-http';
+import { clientResponseHeaders } from '../../http/forward-headers';
+import { streamErrorEvent } from '../../http/gateway-errors';
+import type { HotReply } from '../../http/hot-http';
 import type { ChatExchange } from './chat-exchange';
 import { endRequest } from './chat-end';
 import type { Answered } from './chat-outcome';

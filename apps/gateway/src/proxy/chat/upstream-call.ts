@@ -3,7 +3,7 @@
 import type { Readable } from 'node:stream';
 import { type UpstreamReply } from '@context-guru/engine';
 import { recordUpstream } from '../../observability/metrics-record';
-import type { ClientAbort } from '../upstream.client';
+import type { ClientAbort } from '../../http/upstream.client';
 import type { ChatExchange } from './chat-exchange';
 import { cloudHeaders, fromCloud } from '../../cloud/cloud-upstream';
 

@@ -4,14 +4,14 @@
 // no session gets, sha256 of system head and first user text, computable offline from a guessable
 // first message) is refused — that session's own in-band expand is unaffected (docs/security.md).
 import { isStoreUnavailable } from '@context-guru/storage';
-import type { GatewayErrorCode } from '../error-codes';
+import type { GatewayErrorCode } from '../http/error-codes';
 import type { GatewayContext } from '../gateway-context';
 import { errorText, expandIdOf, isDerivedSessionBase, namedSessionBase, SESSION_HEADER } from '@context-guru/engine';
-import { headerValue } from '../proxy/forward-headers';
-import { gatewayError } from '../proxy/gateway-errors';
-import { decodeFailure } from '../proxy/request-errors';
-import type { HotReply, HotRequest } from '../proxy/hot-http';
-import { findTenantKey } from '../tenancy/tenant-key';
+import { headerValue } from '../http/forward-headers';
+import { gatewayError } from '../http/gateway-errors';
+import { decodeFailure } from '../http/request-errors';
+import type { HotReply, HotRequest } from '../http/hot-http';
+import { findTenantKey } from '../http/tenant-key';
 
 const ID_RE = /^[A-Za-z0-9_-]{1,64}$/;
 

@@ -3,10 +3,10 @@
 // session key — an empty active pipeline decodes nothing — is then read whole instead of streamed,
 // so the candidate can see the same bytes; what is forwarded does not change), and the offer is
 // made once the upstream call is under way.
-import { headerValue } from '../proxy/forward-headers';
+import { headerValue } from '../../http/forward-headers';
 import { SESSION_HEADER } from '@context-guru/engine';
-import type { ChatExchange } from '../proxy/chat/chat-exchange';
-import type { Forward } from '../proxy/chat/chat-outcome';
+import type { ChatExchange } from './chat-exchange';
+import type { Forward } from './chat-outcome';
 
 export function offerShadow(x: ChatExchange, f: Forward): void {
   if (!x.shadow) return;

@@ -4,7 +4,7 @@
 // or logged: the directory is keyed by its SHA-256, and the path form is stripped from the URL
 // before anything (routing, logs, Fastify) sees it.
 import { hashKey } from '@context-guru/storage';
-import { TENANT_KEY_PREFIX } from '../proxy/forward-headers';
+import { TENANT_KEY_PREFIX } from './forward-headers';
 
 /** The pseudo-header the node:http front puts the path-form key in (a client copy is removed first). */
 const PATH_KEY_HEADER = 'x-context-guru-path-key';

@@ -1,7 +1,7 @@
 // Errors the gateway itself produces, in the dialect's own error JSON shape so SDKs surface them
 // as provider errors with a useful message.
 import type { Dialect } from '@context-guru/components';
-import { GATEWAY_ERRORS, type GatewayErrorCode } from '../error-codes';
+import { GATEWAY_ERRORS, type GatewayErrorCode } from './error-codes';
 import { isUpstreamTimeout } from './upstream.client';
 
 export interface GatewayErrorBody {

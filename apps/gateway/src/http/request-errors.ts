@@ -2,7 +2,7 @@
 import type { HotReply } from './hot-http';
 import type { Dialect } from '@context-guru/components';
 import { WireError } from '@context-guru/engine';
-import { GatewayError } from '../error-codes';
+import { GatewayError } from './error-codes';
 import { gatewayError, type GatewayErrorBody } from './gateway-errors';
 
 /** A failure that carries its code is answered with it; anything else is an internal error. */

@@ -8,7 +8,7 @@ import { checkBody, checkContentType, invalidUtf8 } from './body-checks';
 import { dialectOfUrl, gatewayError, type GatewayErrorBody } from './gateway-errors';
 import { bodyDeadline, BodyReadTimeout, readBody, refuseUnread, type BodyLimits } from './body-read';
 import { Utf8StreamCheck } from './utf8-stream-check';
-import { applyTenantPath } from '../tenancy/tenant-key';
+import { applyTenantPath } from './tenant-key';
 
 export interface HotRequest {
   method: string;
