@@ -4,6 +4,7 @@ import js from '@eslint/js';
 import { defineConfig } from 'eslint/config';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
+import { layering } from './eslint/layering.mjs';
 
 // Non-blank, non-comment lines per file, and cyclomatic complexity per function.
 const FILE_LINES = 300;
@@ -78,5 +79,62 @@ export default defineConfig(
   {
     files: ['apps/admin/ui/**/*.js'],
     languageOptions: { sourceType: 'module', globals: { ...globals.browser, uPlot: 'readonly' } },
+  },
+  {
+    // The folder order inside the engine and the gateway, and no import cycle in any package
+    // (eslint/layering.mjs; test/unit/lint/layering.test.ts plants one of each).
+    files: ['apps/*/src/**/*.ts', 'libs/*/src/**/*.ts'],
+    plugins: { layering },
+    rules: { 'layering/folder-order': 'error', 'layering/no-cycle': 'error' },
+  },
+  {
+    // Between packages: libs -> engine -> gateway -> embedded; the admin and the benchmarks run the
+    // engine, never the gateway's internals.
+    files: ['libs/*/src/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['@context-guru/gateway', '@context-guru/admin', '@context-guru/embedded', '**/apps/**'],
+              message: 'A library never imports an app.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['apps/admin/src/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['@context-guru/gateway', '@context-guru/gateway/**', '**/gateway/src/**'],
+              message: 'The admin runs the engine (@context-guru/engine), never the gateway.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['bench/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/apps/*/src/**', '**/libs/*/src/**'],
+              message: 'Benchmarks import packages (@context-guru/engine), never their sources by path.',
+            },
+          ],
+        },
+      ],
+    },
   },
 );
