@@ -39,6 +39,7 @@ export const FOLDER_ORDER = {
     ['holdout'],
     ['expand'],
     ['shadow'],
+    ['cloud'],
     ['env.ts', 'gateway-context.ts', 'gateway.tokens.ts'],
     ['ops'],
     ['proxy'],

@@ -16,7 +16,7 @@ import { drain } from './shutdown';
 import { RouteNotFoundFilter } from './ops/route-not-found.filter';
 import { openaiPassthroughHandler } from './proxy/openai-passthrough.route';
 import { geminiHandler } from './proxy/gemini.route';
-import { cloudChatHandler } from './cloud/cloud.route';
+import { cloudChatHandler } from './proxy/cloud.route';
 import { BEDROCK_PREFIX, VERTEX_PREFIX } from './cloud/cloud-path';
 
 /**

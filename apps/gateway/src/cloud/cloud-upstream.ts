@@ -6,8 +6,8 @@
 import { pipeline, type Readable } from 'node:stream';
 import type { ClientReply, UpstreamReply } from '@context-guru/engine';
 import { isEventStream } from '../expand/expand-loop';
-import { headerValue, mediaType } from '../proxy/forward-headers';
-import { streamErrorEvent } from '../proxy/gateway-errors';
+import { headerValue, mediaType } from '../http/forward-headers';
+import { streamErrorEvent } from '../http/gateway-errors';
 import { EVENTSTREAM_TYPE, EventstreamToSse, framesOfSse, SseToEventstream } from './bedrock-stream';
 import { isClientCredential, type CloudAuth } from './cloud-auth';
 import type { CloudTarget } from './cloud-path';

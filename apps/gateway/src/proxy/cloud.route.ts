@@ -4,13 +4,13 @@
 // at the edges only: the gateway's own credentials on each upstream call, and on Bedrock the
 // binary event stream, read as Anthropic SSE inside and framed again for the client.
 import type { GatewayContext } from '../gateway-context';
-import { handleChat } from '../proxy/chat.route';
-import type { ChatRoute } from '../proxy/chat/chat-exchange';
-import { gatewayError } from '../proxy/gateway-errors';
-import type { HotReply, HotRequest } from '../proxy/hot-http';
-import { sendError } from '../proxy/request-errors';
-import { createCloudAuths } from './cloud-auth';
-import { bedrockTarget, CloudPathError, vertexTarget, type CloudProvider } from './cloud-path';
+import { handleChat } from './chat.route';
+import type { ChatRoute } from './chat/chat-exchange';
+import { gatewayError } from '../http/gateway-errors';
+import type { HotReply, HotRequest } from '../http/hot-http';
+import { sendError } from '../http/request-errors';
+import { createCloudAuths } from '../cloud/cloud-auth';
+import { bedrockTarget, CloudPathError, vertexTarget, type CloudProvider } from '../cloud/cloud-path';
 
 export function cloudChatHandler(gw: GatewayContext, provider: CloudProvider) {
   const auth = createCloudAuths(gw.env.cloud)[provider];
