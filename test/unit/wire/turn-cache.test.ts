@@ -1,10 +1,22 @@
 // The turn cache is a pure speed-up: on every turn of a session, the body it produces must be
 // byte-identical to what a full decode + encode produces, whatever the pipeline did.
-import { prepareRequest } from '../../../libs/engine/src/prepare-request';
-import { createTenantRuntime } from '../../../libs/engine/src/tenancy/tenant-runtime';
+import { prepareRequest, type PrepareDeps, type Prepared } from '../../../libs/engine/src/prepare-request';
+import { createTenantRuntime, type TenantRuntime } from '../../../libs/engine/src/tenancy/tenant-runtime';
 import { TurnCache } from '../../../libs/engine/src/wire/turn-cache';
 import { agentSteps, anthropicTurn, openaiTurn } from '../../support/transcripts';
 import { turnDeps, withMovingBreakpoint } from '../../support/turn-fixtures';
+
+/** One body prepared with the turn cache (`a`) and without it (`b`), in one session. */
+async function bothWays(
+  a: PrepareDeps,
+  b: PrepareDeps,
+  dialect: 'openai' | 'anthropic',
+  raw: string,
+  tenant: TenantRuntime,
+): Promise<[Prepared, Prepared]> {
+  const input = { route: dialect, dialect, raw, tenant, pipeline: tenant.built.pipeline, cacheMode: 'auto' as const, bypassHeader: false };
+  return [await prepareRequest(a, { ...input, sessionHeader: 'same' }), await prepareRequest(b, { ...input, sessionHeader: 'same' })];
+}
 
 describe('the turn cache', () => {
   for (const dialect of ['openai', 'anthropic'] as const) {
@@ -26,24 +38,33 @@ describe('the turn cache', () => {
           // Multi-byte text, and three interleaved variants of the first message: reuse must come
           // from the entry whose bytes really match (turn t-3), never from the previous turn.
           (body.messages[0] as { content: unknown }).content = `Fix the parser — ünïcödé 🚀 variant ${t % 3}`;
-          const raw = JSON.stringify(body);
-          const input = {
-            route: dialect,
-            dialect,
-            raw,
-            tenant,
-            pipeline: tenant.built.pipeline,
-            cacheMode: 'auto' as const,
-            sessionHeader: 'same',
-            bypassHeader: false,
-          };
-          const [x, y] = [await prepareRequest(a, input), await prepareRequest(b, input)];
+          const [x, y] = await bothWays(a, b, dialect, JSON.stringify(body), tenant);
           expect(x.outgoing).toBe(y.outgoing);
           expect(x.advertised).toBe(y.advertised);
         }
         expect(cache.hits).toBeGreaterThan(30);
       });
     }
+  }
+
+  for (const dialect of ['openai', 'anthropic'] as const) {
+    it(`${dialect}: with \`tools\` ahead of the messages, the expand tool stays in the reused prefix`, async () => {
+      // As the real harnesses send it: the expand tool is inserted before every message, and a
+      // warm turn still encodes only what is new — with the same bytes as a full encode.
+      const steps = agentSteps(30, 5);
+      const tenant = createTenantRuntime('t', { preset: 'agent' }, 1);
+      const cache = new TurnCache();
+      const [a, b] = [turnDeps(cache), turnDeps()];
+      for (let t = 1; t <= 30; t++) {
+        const { messages, ...head } = dialect === 'openai' ? openaiTurn(steps, t) : withMovingBreakpoint(anthropicTurn(steps, t));
+        const raw = JSON.stringify({ ...head, messages });
+        expect(raw.indexOf('"tools"')).toBeLessThan(raw.indexOf('"messages"'));
+        const [x, y] = await bothWays(a, b, dialect, raw, tenant);
+        expect(x.outgoing).toBe(y.outgoing);
+        expect(x.advertised).toBe(true);
+      }
+      expect(cache.prefixReuses).toBeGreaterThan(20);
+    });
   }
 
   it('falls back to a full decode (and its precise error) when the new part is malformed', async () => {

@@ -257,13 +257,15 @@ function encode(
     reused = undefined;
   }
   const inj = opts.injectExpand ? injection(view) : null;
-  // The expand tool must land after the reused prefix, or the prefix bytes are not last turn's.
-  if (reused && inj && inj.start < reused.rawEnd) reused = undefined;
+  // The expand tool must land after the reused prefix, or be last turn's very edit inside it (a
+  // `tools` list ahead of the messages: byte-identical there, so planned the same), or the prefix
+  // bytes are not last turn's.
+  if (reused && !injectionReusable(inj, reused)) reused = undefined;
   // So must any trail edit the previous turn did not make in that prefix.
   if (reused && !trailsReusable(opts.trails ?? [], reused)) reused = undefined;
   const { edits, discarded, changed, inserted } = planInPlace(view, out, reused);
   edits.push(...acceptTrails(opts.trails ?? [], edits, reused));
-  if (inj) edits.push({ ...inj, injection: true });
+  if (inj && !(reused && inj.start < reused.rawEnd)) edits.push({ ...inj, injection: true });
   const injected = inj !== null;
   if (!edits.length) return { result: { ...unchanged, discarded }, plan: { edits } };
   try {
@@ -319,6 +321,12 @@ function applyAfterPrefix(view: WireView, edits: Edit[], reused: ReusedPrefix | 
 }
 
 const sameEdit = (a: Edit, b: Edit): boolean => a.start === b.start && a.end === b.end && a.text === b.text;
+
+function injectionReusable(inj: Edit | null, reused: ReusedPrefix): boolean {
+  const held = reused.prefixEdits.find((e) => e.injection);
+  if (!inj || inj.start >= reused.rawEnd) return held === undefined;
+  return held !== undefined && sameEdit(held, inj);
+}
 
 function trailsReusable(trails: readonly Edit[][], reused: ReusedPrefix): boolean {
   return trails.every((g) => g.every((e) => e.start >= reused.rawEnd || reused.prefixEdits.some((p) => sameEdit(p, e))));

@@ -82,6 +82,8 @@ export class TurnCache {
   misses = 0;
   /** Bytes `text()` did not decode (reused from a cached turn's text). */
   bytesShared = 0;
+  /** Encodes that kept the previous turn's output for a prefix and encoded only the rest. */
+  prefixReuses = 0;
 
   constructor(private readonly maxChars = 16 * 1024 * 1024) {}
 
@@ -144,6 +146,7 @@ export class TurnCache {
     const { view, reuse } = turn;
     const reused = reuse?.prev.encoded ? prefixOutput(view, out, reuse) : null;
     const { result, plan } = encodeEdits(view, out, opts, reused ?? undefined);
+    if (plan?.afterPrefix !== undefined) this.prefixReuses++;
     const chunks = plan ? outChunks(turn, result, plan, reused) : undefined;
     const sent = chunks ? { ...result, bytes: chunks.bytes } : result;
     this.remember(scope, turn, plan ? { out, plan, result: sent, chunks } : undefined);
@@ -296,8 +299,8 @@ function prefixOutput(view: WireView, out: Message[], reuse: Reuse): ReusedPrefi
   if (enc.plan.edits.some((e) => e.start < rawEnd && e.end > rawEnd)) return null;
   // Breakpoints spent in the prefix were budgeted against last turn's inbound count.
   if (before.some((e) => e.breakpoint) && view.breakpoints !== reuse.prev.view.breakpoints) return null;
-  // The expand tool lives in `tools`; if that sits before the messages, last turn's decision must hold.
-  if (before.some((e) => e.injection)) return null;
+  // The expand tool lives in `tools`; if that sits before the messages, last turn's decision must
+  // hold (the encoder checks it is this turn's very edit).
   let outEnd = rawEnd;
   for (const e of before) outEnd += e.text.length - (e.end - e.start);
   return {
