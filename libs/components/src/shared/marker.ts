@@ -80,8 +80,18 @@ export function withToken(text: string, token: string, sep = ' '): string {
  */
 export function headPeek(text: string, maxChars: number): string {
   if (maxChars <= 0) return '';
-  const window = [...text.slice(0, maxChars * 4)].join('');
-  const folded = window.replace(/\s+/g, ' ').trim().replace(/<<cg:/g, '<< cg:');
+  // A pure function of the leading 4 × maxChars code units: memoised on them (a short key), since
+  // mask peeks at every older output it may offload again on each turn of every session.
+  let peek = peeks.get(maxChars);
+  if (!peek) peeks.set(maxChars, (peek = textMemo((window) => foldedPeek(window, maxChars), PEEK_MEMO_CHARS)));
+  return peek(text.slice(0, maxChars * 4));
+}
+
+const PEEK_MEMO_CHARS = 4 * 1024 * 1024;
+const peeks = new Map<number, (window: string) => string>();
+
+function foldedPeek(head: string, maxChars: number): string {
+  const folded = head.replace(/\s+/g, ' ').trim().replace(/<<cg:/g, '<< cg:');
   const points = [...folded];
   return points.length > maxChars ? `${points.slice(0, maxChars).join('')}…` : folded;
 }
