@@ -18,8 +18,7 @@ import { ModelOption, RequestTriggerFields, requestTriggerFires } from '../share
 import { commitOffload, Gates, OffloadTally, rewritableText, settledByReplay, tailAllows } from '../shared/offload';
 import { decodeOptions } from '../shared/options';
 import { countTokens } from '../shared/tokens';
-import { keywords } from '../shared/keywords';
-import { projectLines, queryContext } from '../shared/line-projection';
+import { projectLines, queryKeywords } from '../shared/line-projection';
 import { CODE_GATES, codeBatchFor } from './extract/code-strategy';
 
 const NAME = 'extract';
@@ -95,7 +94,7 @@ function create(o: Options): Component {
       const fired = requestTriggerFires(messages, o.trigger, ctx);
       let keys: Set<string> | undefined;
       // Computed once, on the first output that needs it (most requests never do).
-      const queryKeys = (): Set<string> => (keys ??= keywords(queryContext(messages)));
+      const queryKeys = (): Set<string> => (keys ??= queryKeywords(messages));
       for (const { i, m } of toolOutputs(messages)) {
         const text = rewritableText(m, gates);
         if (text === null) continue;

@@ -2,9 +2,10 @@
 // context, keyword lines, error lines) and say exactly how many lines each gap hid, so the model
 // knows where to look when it expands. Kept lines are the original lines, never edited.
 import type { Message } from '../component';
-import { longKeywords, mentionedKeys } from './keywords';
+import { keywords, longKeywords, mentionedKeys } from './keywords';
 import { messageText } from './message-text';
 import { countTokens } from './tokens';
+import { textMemo } from './text-memo';
 
 /** Words that mark a line as evidence of something going wrong, whatever the query is. */
 const ERROR_LINE =
@@ -44,6 +45,11 @@ function textOf(m: Message): string {
  * lives only in a call like `grep -n "timeout" app.log`.
  */
 export function queryContext(messages: readonly Message[]): string {
+  return queryMessages(messages).map(textOf).join('\n');
+}
+
+/** The picked messages in transcript order, each once. */
+function queryMessages(messages: readonly Message[]): Message[] {
   const picked = new Set<number>();
   const first = messages.findIndex((m) => m.role === 'user');
   if (first >= 0) picked.add(first);
@@ -51,11 +57,24 @@ export function queryContext(messages: readonly Message[]): string {
     const last = messages.findLastIndex((m) => m.role === role);
     if (last >= 0) picked.add(last);
   }
-  // In transcript order, each picked message once.
-  return messages
-    .filter((_, i) => picked.has(i))
-    .map(textOf)
-    .join('\n');
+  return messages.filter((_, i) => picked.has(i));
+}
+
+const pieceKeywords = textMemo(keywords, 16 * 1024 * 1024);
+
+/**
+ * keywords(queryContext(messages)), from each piece's memoised keywords: no keyword or marker spans
+ * a line break, so the pieces' sets joined in order are the joined text's set, in the same order.
+ * The task and an output re-read every turn are tokenized once, not on every turn of the session.
+ */
+export function queryKeywords(messages: readonly Message[]): Set<string> {
+  const out = new Set<string>();
+  for (const m of queryMessages(messages)) {
+    for (const piece of [messageText(m) ?? '', ...(m.tool_calls ?? []).map((c) => argumentText(c.arguments))]) {
+      for (const w of pieceKeywords(piece)) out.add(w);
+    }
+  }
+  return out;
 }
 
 function omittedLine(n: number): string {
