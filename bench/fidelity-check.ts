@@ -12,6 +12,12 @@ export interface Fidelity {
   needles: number;
   /** Of those, needles some forwarded request neither showed nor held one expand away. */
   needlesLost: number;
+  /**
+   * Of those, needles some forwarded request held only inside a marker's original: a turn that
+   * needed the fact then would have cost the model one expand (how often offloading once read
+   * makes the model ask back, against offloading later).
+   */
+  needlesBehindMarker: number;
   /** Distinct marker ids the gateway forwarded. */
   markers: number;
   /** Of those, ids whose stash entry is missing or is not the original the id names. */
@@ -36,6 +42,7 @@ function textOf(v: unknown, out: string[] = []): string[] {
 export class FidelityCheck {
   private readonly seen = new Set<string>();
   private readonly lost = new Set<string>();
+  private readonly behind = new Set<string>();
   private readonly markerIds = new Set<string>();
   private readonly inexact = new Set<string>();
   private invalid = 0;
@@ -70,7 +77,9 @@ export class FidelityCheck {
     for (const needle of this.needles.map(fold)) {
       if (!clientText.includes(needle)) continue;
       this.seen.add(needle);
-      if (!visible.includes(needle) && !originals.some((o) => o.includes(needle))) this.lost.add(needle);
+      if (visible.includes(needle)) continue;
+      if (originals.some((o) => o.includes(needle))) this.behind.add(needle);
+      else this.lost.add(needle);
     }
   }
 
@@ -78,6 +87,7 @@ export class FidelityCheck {
     return {
       needles: this.seen.size,
       needlesLost: this.lost.size,
+      needlesBehindMarker: this.behind.size,
       markers: this.markerIds.size,
       markersInexact: this.inexact.size,
       invalidRequests: this.invalid,

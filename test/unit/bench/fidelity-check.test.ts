@@ -1,5 +1,5 @@
 // The billing replay's fidelity check: a needle is kept when the forwarded request shows it or a
-// forwarded marker's original holds it, lost otherwise; a marker is exact only when the stash
+// forwarded marker's original holds it (then counted as one expand away), lost otherwise; a marker is exact only when the stash
 // holds the original its id names; a forwarded body the provider would reject is counted.
 import { marker, stashId } from '@context-guru/components';
 import { FidelityCheck } from '../../../bench/fidelity-check';
@@ -21,14 +21,22 @@ describe('FidelityCheck', () => {
     const check = new FidelityCheck('openai', [NEEDLE, 'never asked'], async (id) => stash.get(id) ?? null);
     await check.turn(body(LOG), body(LOG.replace('    ', ' ')));
     await check.turn(body(LOG), body(`3 lines ${marker(stashId(LOG))}`));
-    expect(check.result()).toEqual({ needles: 1, needlesLost: 0, markers: 1, markersInexact: 0, invalidRequests: 0 });
+    // The second turn held it only inside the marker's original: one expand away.
+    expect(check.result()).toEqual({
+      needles: 1,
+      needlesLost: 0,
+      needlesBehindMarker: 1,
+      markers: 1,
+      markersInexact: 0,
+      invalidRequests: 0,
+    });
   });
 
   it('counts a needle removed without a marker as lost, and a marker without its original as inexact', async () => {
     const check = new FidelityCheck('openai', [NEEDLE], async (id) => (id === 'abcdef0123456789' ? 'another text' : null));
     await check.turn(body(LOG), body('3 lines elided'));
     await check.turn(body(LOG), body(`${marker('abcdef0123456789')} ${marker('0000000000000000')}`));
-    expect(check.result()).toMatchObject({ needles: 1, needlesLost: 1, markers: 2, markersInexact: 2 });
+    expect(check.result()).toMatchObject({ needles: 1, needlesLost: 1, needlesBehindMarker: 0, markers: 2, markersInexact: 2 });
   });
 
   it('counts a forwarded request the provider would reject', async () => {
