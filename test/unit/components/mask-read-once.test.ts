@@ -44,7 +44,7 @@ describe('mask read_min_tokens', () => {
     expect(gated.gates.cached_prefix).toBe(1);
   });
 
-  it('preset auto turns it on; a config block overrides the preset key by key', async () => {
+  it('presets auto and agent turn it on; a config block overrides the preset key by key', async () => {
     const built = (cfg: Parameters<typeof buildPipeline>[0]) => buildPipeline(cfg).pipeline;
     expect(built({ preset: 'auto' }).components.map((c) => c.name)).toEqual([
       'format',
@@ -61,7 +61,9 @@ describe('mask read_min_tokens', () => {
     expect(await masked({ preset: 'auto' })).toBe(true);
     expect(await masked({ preset: 'auto', components: { mask: { keep_head_chars: 0 } } })).toBe(true);
     expect(await masked({ preset: 'auto', components: { mask: { read_min_tokens: 0 } } })).toBe(false);
-    expect(await masked({ preset: 'agent' })).toBe(false);
+    expect(await masked({ preset: 'agent' })).toBe(true);
+    // The seed's mask alone (no preset options): by age only.
+    expect(await masked({ pipeline: ['mask'] })).toBe(false);
     expect(() => built({ preset: 'auto', components: { mask: { read_min_tokens: -1 } } })).toThrow(/read_min_tokens/);
   });
 });
