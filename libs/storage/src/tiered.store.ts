@@ -16,8 +16,9 @@ import {
 import { commitTurnInParts } from './commit-turn';
 import { HotDebt } from './hot-debt';
 import { RecentSet } from './recent-set';
-import { answersAlone, archivedAs, knowsNothing, missingFromSnapshot, newest } from './tiered-snapshot';
-import type { Checkpoint, DurableStore } from './sql/durable.store';
+import { answersAlone, archivedAs, newest } from './tiered-snapshot';
+import { checkpointKnows, checkpointOf, repairFromCheckpoint } from './tiered-checkpoint';
+import type { DurableStore } from './sql/durable.store';
 import { StorageError } from './storage-errors';
 import { errorText, silentLogger, type StorageLogger } from './storage-logger';
 import { WriteBehindQueue, type WriteBehindOptions, type WriteBehindStats } from './write-behind.queue';
@@ -48,7 +49,7 @@ export class TieredHotStore implements HotStore {
   readonly kind: string;
   readonly persistent = true;
   readonly queue: WriteBehindQueue;
-  private readonly log: StorageLogger;
+  readonly log: StorageLogger;
   /** Losses only the checkpoint revealed (the hot store never saw them go) and their repairs. */
   private restored = 0;
   private readonly turnAt = new Map<string, number>();
@@ -66,7 +67,7 @@ export class TieredHotStore implements HotStore {
     this.kind = `${hot.kind}+${durable.kind}`;
     this.log = o.log ?? silentLogger;
     this.queue = new WriteBehindQueue(durable, o);
-    this.debt = new HotDebt({ hot, log: this.log, checkpoint: (t, s, kept) => this.checkpointOf(t, s, kept, undefined) });
+    this.debt = new HotDebt({ hot, log: this.log, checkpoint: (t, s, kept) => checkpointOf(this, t, s, kept, undefined) });
   }
 
   async putStash(tenant: string, session: string, entries: readonly StashEntry[]): Promise<void> {
@@ -119,7 +120,7 @@ export class TieredHotStore implements HotStore {
     await this.hotCall(tenant, session, async () => void (snap = await this.hot.loadSession(tenant, session, contentKeys)));
     if (!snap) {
       // The durable copies answer alone: the checkpoint with the writes still queued for it.
-      const cp = await this.checkpointOf(tenant, session, contentKeys, contentKeys);
+      const cp = await checkpointOf(this, tenant, session, contentKeys, contentKeys);
       return { frozen: cp.frozen, lost: new Set(), kept: cp.kept, offloaded: cp.offloaded, ...(cp.arm ? { arm: cp.arm } : {}) };
     }
     if (answersAlone(snap)) {
@@ -150,7 +151,7 @@ export class TieredHotStore implements HotStore {
   ): Promise<SessionSnapshot> {
     if (answersAlone(snap)) return snap;
     try {
-      await this.repair(tenant, session, contentKeys, snap);
+      this.restored += await repairFromCheckpoint(this, tenant, session, contentKeys, snap);
     } catch (err) {
       this.log.warn('checkpoint lookup failed; serving the hot snapshot', { err: errorText(err) });
     }
@@ -246,20 +247,6 @@ export class TieredHotStore implements HotStore {
     }
   }
 
-  /** The checkpoint with the writes still queued for it; `contentKeys` undefined: every slot. */
-  private async checkpointOf(
-    tenant: string,
-    session: string,
-    kept: readonly string[],
-    contentKeys: readonly string[] | undefined,
-  ): Promise<Checkpoint> {
-    const cp = await this.durable.loadCheckpoint(tenant, session, contentKeys ?? kept, contentKeys === undefined);
-    const none: SessionSnapshot = { frozen: new Map(), lost: new Set(), kept: new Set() };
-    const gap = missingFromSnapshot(cp, this.queue.pendingCheckpoint(tenant, session), contentKeys, none);
-    if (!gap) return cp;
-    return { frozen: gap.frozen, offloaded: gap.offloaded, kept: new Set(gap.kept), ...(gap.arm && { arm: gap.arm }) };
-  }
-
   /**
    * One hot round trip for the turn's writes, guarded by the keys the run could not ask for up
    * front. A session the run saw without any flag may be one whose hot state vanished: loadSession
@@ -270,7 +257,7 @@ export class TieredHotStore implements HotStore {
     const hotReady = (await this.debt.ready(tenant, w.session)) && (await this.debt.ready(tenant, w.conversation));
     if (!this.hot.commitTurn || !hotReady) return commitTurnInParts(this, tenant, w);
     const unflagged = w.unknown.length > 0 && !w.seen.offloaded && w.seen.arm === undefined;
-    if (unflagged && (await this.checkpointKnows(tenant, w.session, w.unknown))) return commitTurnInParts(this, tenant, w);
+    if (unflagged && (await checkpointKnows(this, tenant, w.session, w.unknown))) return commitTurnInParts(this, tenant, w);
     let known: SessionSnapshot | null;
     try {
       known = await this.hot.commitTurn(tenant, w);
@@ -285,20 +272,6 @@ export class TieredHotStore implements HotStore {
     if (w.writes) this.queue.enqueueCheckpoint(tenant, w.session, w.writes.frozen, w.writes.offloaded, w.writes.arm);
     if (w.rewritten) this.rewritesBehind(tenant, w.conversation, w.rewritten);
     return null;
-  }
-
-  /** The checkpoint (or a write still queued for it) holds a decision or kept mark for one of `keys`. */
-  private async checkpointKnows(tenant: string, session: string, keys: readonly string[]): Promise<boolean> {
-    try {
-      const cp = await this.durable.loadCheckpoint(tenant, session, keys);
-      const none: SessionSnapshot = { frozen: new Map(), lost: new Set(), kept: new Set() };
-      const gap = missingFromSnapshot(cp, this.queue.pendingCheckpoint(tenant, session), keys, none);
-      return gap !== null && (gap.frozen.size > 0 || gap.kept.length > 0);
-    } catch (err) {
-      // As loadSession's repair: without the checkpoint's word, the hot store's is served.
-      this.log.warn('checkpoint lookup failed; serving the hot snapshot', { err: errorText(err) });
-      return false;
-    }
   }
 
   private rewritesBehind(tenant: string, session: string, rewritten: readonly number[]): void {
@@ -364,34 +337,6 @@ export class TieredHotStore implements HotStore {
     } catch (err) {
       if (hotErr !== undefined) throw hotErr;
       throw err;
-    }
-  }
-
-  /** Restores checkpointed decisions the hot store lacks, into the snapshot and back into hot. */
-  private async repair(tenant: string, session: string, contentKeys: readonly string[], snap: SessionSnapshot): Promise<void> {
-    // A session the hot store knows nothing of comes back whole: re-warmed with only the keys
-    // asked here, it would read as flagged and complete to a replica asking about another key
-    // (text a Reformat rewrote, which that replica never learned), and its checkpoint unread.
-    const whole = knowsNothing(snap);
-    const cp = await this.durable.loadCheckpoint(tenant, session, contentKeys, whole);
-    const gap = missingFromSnapshot(cp, this.queue.pendingCheckpoint(tenant, session), whole ? undefined : contentKeys, snap);
-    if (!gap) return;
-    for (const [slot, r] of gap.frozen) {
-      snap.frozen.set(slot, r);
-      // A slot the hot store reported lost is repaired by the re-put below (it counts that);
-      // a slot that vanished without a trace is counted here, as dropped and repaired at once.
-      if (!snap.lost.delete(slot)) this.restored++;
-    }
-    if (gap.offloaded) snap.offloaded = true;
-    if (gap.arm) snap.arm = gap.arm;
-    for (const ck of gap.kept) snap.kept.add(ck);
-    try {
-      if (gap.frozen.size > 0 || gap.offloaded || gap.arm) {
-        await this.hot.commitSession(tenant, session, { frozen: gap.frozen, offloaded: gap.offloaded, arm: gap.arm });
-      }
-      if (gap.kept.length > 0) await this.hot.markKept(tenant, gap.kept);
-    } catch (err) {
-      this.log.warn('re-warming the hot store failed', { err: errorText(err) });
     }
   }
 }
