@@ -13,7 +13,7 @@ import {
   DEFAULT_PAYBACK_TURNS,
   createPriceTable,
 } from '@context-guru/engine';
-import type { StatsRollup } from '@context-guru/gateway';
+import type { StatsRollup } from '@context-guru/engine';
 import { FidelityCheck, type Fidelity } from './fidelity-check';
 import { FIVE_MINUTES, PromptCacheSim, SIMULATED_PRICES, headChanged, prefixBust, type Bill } from '../test/support/prompt-cache';
 

@@ -5,7 +5,7 @@
 // the prompt-cache simulator (bench/billing-replay.ts). The money target: zero busts, and no
 // session billed more with the gateway than without, for every preset.
 import { countTokens, PRESET_NAMES } from '@context-guru/components';
-import { StatsRollup } from '@context-guru/gateway';
+import { StatsRollup } from '@context-guru/engine';
 import type { Bill } from '../test/support/prompt-cache';
 import { agentSteps, anthropicTurn, openaiTurn, type AgentStep } from '../test/support/transcripts';
 import { table } from './bench-util';

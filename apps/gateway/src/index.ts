@@ -6,4 +6,4 @@ export { createGatewayContext, type GatewayContext, type ContextOverrides } from
 export { createGatewayServer, listenGateway } from './server';
 export { closeOnSignal } from './shutdown';
 export { statsDocument } from './ops/stats-document';
-export { StatsRollup } from './observability/stats';
+export { StatsRollup } from '@context-guru/engine';

@@ -36,6 +36,8 @@ export { isTransparent, prepareRequest, type PrepareDeps, type PrepareInput, typ
 export { RepeatMemo } from './prepare/repeat-memo';
 export { USAGE_KINDS, billedUsd, savedUsd, usageByKind, type UsageKind } from './report/money';
 export { createPriceTable, readPriceTable, type FamilyPrice, type PriceTable } from './report/price-table';
+export { KeyLedger } from './report/key-ledger';
+export { StatsRollup } from './report/stats';
 export { emptyReport, type ModelCall, type PlannedRewriteReport, type RequestReport } from './report/request-report';
 export { sessionHash, sessionPoint } from './session/session-point';
 export { LearnedKeys } from './session/session-run';

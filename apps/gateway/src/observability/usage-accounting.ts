@@ -13,7 +13,7 @@ import {
   type PriceTable,
   type RequestReport,
 } from '@context-guru/engine';
-import { KeyLedger } from './key-ledger';
+import { KeyLedger } from '@context-guru/engine';
 import type { GatewayMetrics } from './metrics';
 
 export type Origin = 'client' | 'expand' | 'model';

@@ -5,7 +5,7 @@
 import { SpendRecorder } from '../model/spend-recorder';
 import { CmdfilterLedgers } from '../observability/ledgers';
 import { SavingsTimeline } from '../observability/savings-timeline';
-import { StatsRollup } from '../observability/stats';
+import { StatsRollup } from '@context-guru/engine';
 import { type RequestReport, DEFAULT_TENANT } from '@context-guru/engine';
 
 export class TenantStats {

@@ -3,7 +3,7 @@
 // decisions are not sold as new savings every turn.
 import type { Report } from '@context-guru/components';
 import { KeyLedger } from './key-ledger';
-import { type RequestReport } from '@context-guru/engine';
+import { type RequestReport } from './request-report';
 
 interface ComponentRollup {
   runs: number;
