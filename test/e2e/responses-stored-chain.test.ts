@@ -5,7 +5,10 @@
 // only the new function_call_output each turn and chains on the id it was given. The gateway
 // compresses those outputs, the model redeems markers in-band, and the chain never breaks: the id
 // the client gets is the response whose stored history holds the expand call and its answer, and
-// nothing is re-inserted into a body whose history the provider holds. Whole and streamed.
+// nothing is re-inserted into a body whose history the provider holds. Whole and streamed, with the
+// client chaining on the id it was given last (response.completed, the JSON id) or first
+// (response.created; without a stream, the answer's first stored round, as a client that listed
+// its stored responses would): the gateway forwards a first round's id as the last round's.
 import { validateProviderShape } from '../../libs/engine/src/wire/shape-validator';
 import { startFakeUpstream, type FakeUpstream, type RecordedRequest, type ScriptedReply } from '../support/fake-upstream';
 import { startGateway, type GatewayHarness } from '../support/gateway-harness';
@@ -30,6 +33,8 @@ let upstream: FakeUpstream;
 let gateway: GatewayHarness;
 const stored = new Map<string, Item[]>();
 const refused: string[] = [];
+/** Every response id the provider issued, in order. */
+const issued: string[] = [];
 
 /** The next move of the model over the whole history: redeem a marker of the new input, read the next file, or stop. */
 function answer(history: Item[], fresh: Item[], n: number): Item[] {
@@ -55,6 +60,7 @@ function provider(req: RecordedRequest): ScriptedReply {
     return { kind: 'json', status: 400, body: { error: { message: problems.join('; '), type: 'invalid_request_error' } } };
   }
   const id = `resp_${stored.size + 1}`;
+  issued.push(id);
   const output = answer(history, fresh, stored.size + 1);
   // Calls are stored answered-or-not: the next request must answer them.
   stored.set(id, [...history, ...output]);
@@ -73,26 +79,36 @@ afterAll(async () => {
   await upstream?.close();
 });
 
-/** The response the client got: the JSON body, or the response of the stream's response.completed. */
-function responseOf(text: string, stream: boolean): { id: string; output: Item[] } {
-  if (!stream) return JSON.parse(text) as { id: string; output: Item[] };
-  const done = text
+type Got = { id: string; output: Item[]; created?: string };
+
+/** The response the client got: the JSON body, or the stream's response.completed (and response.created's id). */
+function responseOf(text: string, stream: boolean): Got {
+  if (!stream) return JSON.parse(text) as Got;
+  const events = text
     .split('\n\n')
     .filter((b) => b.includes('data: '))
-    .map((b) => JSON.parse(b.slice(b.indexOf('data: ') + 6)) as { type: string; response?: { id: string; output: Item[] } })
-    .find((e) => e.type === 'response.completed');
-  if (!done?.response) throw new Error('no response.completed');
-  return done.response;
+    .map((b) => JSON.parse(b.slice(b.indexOf('data: ') + 6)) as { type: string; response?: { id: string; output: Item[] } });
+  const done = events.find((e) => e.type === 'response.completed')?.response;
+  if (!done) throw new Error('no response.completed');
+  return { ...done, created: events.find((e) => e.type === 'response.created')?.response?.id };
 }
 
-describe.each([false, true])('a store:true chain through the gateway (stream %s)', (stream) => {
+describe.each([
+  [false, 'last'],
+  [true, 'last'],
+  [false, 'first'],
+  [true, 'first'],
+] as const)('a store:true chain through the gateway (stream %s, chaining on the %s id)', (stream, on) => {
   it('compresses each new output, redeems markers in-band and never breaks the chain', async () => {
     const upstreamAt = upstream.requests.length;
-    const first = responsesTurn(steps, 0, { store: true, stream, prompt_cache_key: `stored-${stream}` });
+    const finals: string[] = [];
+    let renamed = 0;
+    const first = responsesTurn(steps, 0, { store: true, stream, prompt_cache_key: `stored-${stream}-${on}` });
     let body: Item = first;
     let turns = 0;
     let expandsSeen = 0;
     for (;;) {
+      const issuedAt = issued.length;
       const res = await fetch(`${gateway.url}/openai/v1/responses`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: 'Bearer sk-caller' },
@@ -102,6 +118,12 @@ describe.each([false, true])('a store:true chain through the gateway (stream %s)
       expect([res.status, text.slice(0, 200)]).toEqual([200, expect.any(String)]);
       turns++;
       const got = responseOf(text, stream);
+      // The stream opens with the first round's response, the answer ends with the last round's.
+      const firstId = issued[issuedAt];
+      if (stream) expect(got.created).toBe(firstId);
+      expect(got.id).toBe(issued.at(-1));
+      finals.push(got.id);
+      if (firstId !== got.id) renamed++;
       expect(got.output.some((it) => it.name === EXPAND)).toBe(false);
       if (got.output.some((it) => it.type === 'message' && String(JSON.stringify(it)).includes('expanded sha256='))) expandsSeen++;
       const call = got.output.find((it) => it.type === 'function_call');
@@ -112,10 +134,10 @@ describe.each([false, true])('a store:true chain through the gateway (stream %s)
           {
             type: 'function_call_output',
             call_id: call.call_id,
-            output: listing(String(stream), Number(String(call.call_id).slice('call_r'.length))),
+            output: listing(`${stream}-${on}`, Number(String(call.call_id).slice('call_r'.length))),
           },
         ],
-        previous_response_id: got.id,
+        previous_response_id: on === 'last' ? got.id : firstId,
       };
     }
     const sent = upstream.requests.slice(upstreamAt);
@@ -124,6 +146,10 @@ describe.each([false, true])('a store:true chain through the gateway (stream %s)
     // Expand rounds happened (more upstream requests than client turns), each one proved by the model.
     expect(sent.length - turns).toBeGreaterThan(0);
     expect(expandsSeen).toBe(sent.length - turns);
+    expect(renamed).toBeGreaterThan(0);
+    // Each client turn continues the previous answer's last stored response, whichever id it named.
+    const clientTurns = sent.filter((r) => !(r.body.input as Item[]).some((it) => it.name === EXPAND));
+    expect(clientTurns.map((r) => r.body.previous_response_id)).toEqual([undefined, ...finals.slice(0, -1)]);
     for (const r of sent.slice(1)) {
       expect(validateProviderShape('responses', r.body)).toEqual([]);
       // A continuation carries the expand call it answers; a client's turn carries only its own output.

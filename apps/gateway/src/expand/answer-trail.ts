@@ -10,6 +10,8 @@ import {
   type Dialect,
   type ExpandHooks,
   buildResponsesTrails,
+  buildResponsesChains,
+  type ResponsesChain,
   type ResponsesTrail,
   buildTrail,
   TRAIL_COMPONENT,
@@ -31,7 +33,9 @@ export async function saveTrail(
   const results = calls.length ? await resolveCalls(calls, hooks, budget) : [];
   const all = [...rounds, { turn: last, results }];
   // A Responses answer may leave one trail per client-visible item; the other dialects one per answer.
-  const trails = dialect === 'responses' ? (buildResponsesTrails(all) ?? []) : [buildTrail(dialect, all)];
+  // A Responses answer also says which stored response each earlier round's id was continued as.
+  const trails =
+    dialect === 'responses' ? [...(buildResponsesTrails(all) ?? []), ...buildResponsesChains(rounds, last)] : [buildTrail(dialect, all)];
   // A trail that cannot be saved costs the model the original on later turns, never the answer.
   for (const trail of trails) if (trail) await hooks.onTrail(trail).catch(() => undefined);
 }
@@ -41,7 +45,7 @@ export function trailSaver(
   store: Pick<HotStore, 'commitSession'>,
   tenant: string,
   session: string,
-): (trail: Trail | ResponsesTrail) => Promise<void> {
+): (trail: Trail | ResponsesTrail | ResponsesChain) => Promise<void> {
   return (trail) =>
     store.commitSession(tenant, session, {
       frozen: new Map([[frozenSlot(TRAIL_COMPONENT, trail.anchor), JSON.stringify(trail)]]),

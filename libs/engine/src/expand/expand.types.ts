@@ -29,7 +29,7 @@ export interface ExpandHooks {
    * The answer withheld expand calls from the client: its trail (trail.ts) is to be frozen with the
    * session. Awaited before the answer's last bytes go out, so the client's next turn finds it.
    */
-  onTrail?(trail: Trail | ResponsesTrail): Promise<void>;
+  onTrail?(trail: Trail | ResponsesTrail | ResponsesChain): Promise<void>;
 }
 
 export interface Usage {
@@ -121,6 +121,15 @@ export interface ResponsesTrail {
   at: 'after' | 'before';
   /** The withheld items exactly as the provider was shown them. */
   items: string[];
+}
+
+/** Response `anchor` names (responses-chain.ts) was continued by expand rounds as `final`. */
+export interface ResponsesChain {
+  v: number;
+  dialect: 'responses';
+  kind: 'chain';
+  anchor: string;
+  final: string;
 }
 
 export interface TrailCall {

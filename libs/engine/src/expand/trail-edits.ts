@@ -12,6 +12,7 @@ import { overlapsAny } from '../wire/splice';
 import type { Edit, WireView } from '../wire/wire.types';
 import { field, isObject } from './json-shape';
 import { responsesTrailEdits, responsesTrailKeys } from './responses-trail';
+import { responsesChainEdits, responsesChainKeys } from './responses-chain';
 import { messageAnchor, openAiText, parseTrail, TRAIL_COMPONENT } from './trail';
 import type { Trail, TrailCall } from './expand.types';
 
@@ -28,7 +29,7 @@ function anchorOf(dialect: Dialect, m: unknown): string | null {
 /** Content keys to load with the session so every trail this request's assistant messages anchor comes back. */
 export function trailKeys(view: WireView): string[] {
   const out: string[] = [];
-  if (view.dialect === 'responses') return responsesTrailKeys(view);
+  if (view.dialect === 'responses') return [...responsesTrailKeys(view), ...responsesChainKeys(view)];
   // Gemini answers leave no trail yet (docs/gemini.md): nothing to load or re-insert.
   if (view.dialect === 'gemini') return out;
   for (const m of view.body.messages as unknown[]) {
@@ -42,7 +43,7 @@ export function trailKeys(view: WireView): string[] {
 export function trailEdits(view: WireView, snapshot: SessionSnapshot): Edit[][] {
   const groups: Edit[][] = [];
   if (snapshot.frozen.size === 0 || view.dialect === 'gemini') return groups;
-  if (view.dialect === 'responses') return responsesTrailEdits(view, snapshot);
+  if (view.dialect === 'responses') return [...responsesTrailEdits(view, snapshot), ...responsesChainEdits(view, snapshot)];
   const messages = view.body.messages as unknown[];
   messages.forEach((m, i) => {
     const a = anchorOf(view.dialect, m);
