@@ -10,6 +10,7 @@ import { anthropicSse, openAiSse, SIGNATURE, type AnthropicBlock } from '../fake
 import { callItem, responseJson, responseSse, textItem } from '../responses-fixtures';
 import { readConversation } from './agent-conversation';
 import { decide, type AgentTools, type Decision, type ScriptOptions } from './coding-script';
+import { cachingScript, type Bill, type PromptCacheSim } from '../prompt-cache';
 
 export const FAKE_MODEL = 'cg-e2e-model';
 const SIDE_ANSWER = 'Fix the failing stats suite';
@@ -19,6 +20,8 @@ export interface AgentProvider extends FakeUpstream {
   mainLoop(): RecordedRequest[];
   /** The decision the script took for each main-loop request, in arrival order. */
   decisions: Decision[];
+  /** With a prompt-cache simulator: what it billed each main-loop request. */
+  bills: Map<RecordedRequest, Bill>;
 }
 
 /** The agent's main loop: its own system prompt, its shell tool, and the task prompt. */
@@ -97,9 +100,17 @@ function messageId(dialect: RecordedRequest['dialect'], d: Decision): string {
   return dialect === 'anthropic' ? `msg_01${h}` : `chatcmpl-${h}`;
 }
 
-function reply(req: RecordedRequest, d: Decision): ScriptedReply {
+const usageOf = (b: Bill) => ({
+  input_tokens: b.fresh,
+  cache_read_input_tokens: b.cacheRead,
+  cache_creation_input_tokens: b.cacheWrite,
+  output_tokens: b.output,
+});
+
+function reply(req: RecordedRequest, d: Decision, bill?: Bill): ScriptedReply {
   if (req.body.stream !== true) return jsonReply(req, d.text);
   const id = messageId(req.dialect, d);
+  if (req.dialect === 'anthropic' && bill) return { kind: 'sse', events: [anthropicSse(anthropicBlocks(d), { id, usage: usageOf(bill) })] };
   if (req.dialect === 'responses') return { kind: 'sse', events: [responseSse(`resp_${id.slice(-24)}`, responsesItems(d, id.slice(-24)))] };
   if (req.dialect === 'anthropic') return { kind: 'sse', events: [anthropicSse(anthropicBlocks(d), { id })] };
   return { kind: 'sse', events: [openAiSse(d.text, d.calls, { id })] };
@@ -112,18 +123,31 @@ function models(): ScriptedReply {
   };
 }
 
-/** `front`: a cloud in front of the model (fake-cloud.ts), checking credentials and framing answers. */
-export async function startAgentProvider(o: ScriptOptions, task: string, front: (s: Script) => Script = (s) => s): Promise<AgentProvider> {
+/**
+ * `front`: a cloud in front of the model (fake-cloud.ts), checking credentials and framing answers.
+ * `sim`: every request the model answers is billed by the prompt-cache simulator, its answer's
+ * usage saying what was read from and written to the cache.
+ */
+export async function startAgentProvider(
+  o: ScriptOptions,
+  task: string,
+  front: (s: Script) => Script = (s) => s,
+  sim?: PromptCacheSim,
+): Promise<AgentProvider> {
   const decisions: Decision[] = [];
   const main = new Set<RecordedRequest>();
-  const script: Script = (req) => {
+  const bills = new Map<RecordedRequest, Bill>();
+  const model = (req: RecordedRequest, bill?: Bill): ScriptedReply => {
     if (req.method === 'GET') return models();
     if (!isMainLoop(req, o.tools, task)) return reply(req, { thinking: '', text: SIDE_ANSWER, calls: [] });
     main.add(req);
+    if (bill) bills.set(req, bill);
     const d = decide(readConversation(req), o);
     decisions.push(d);
-    return reply(req, d);
+    return reply(req, d, bill);
   };
-  const upstream = await startFakeUpstream(front(script));
-  return Object.assign(upstream, { decisions, mainLoop: () => upstream.requests.filter((r) => main.has(r)) });
+  // A GET (the model listing) is no prompt: the simulator bills POSTs only.
+  const billed = sim ? cachingScript(sim, model, [], 87) : undefined;
+  const upstream = await startFakeUpstream(front((req) => (billed && req.method === 'POST' ? billed(req) : model(req))));
+  return Object.assign(upstream, { decisions, bills, mainLoop: () => upstream.requests.filter((r) => main.has(r)) });
 }

@@ -12,6 +12,7 @@ import { startAgentProvider, type AgentProvider } from './agent-provider';
 import { CLAUDE_TOOLS, CODEX_TOOLS, QWEN_TOOLS, type AgentTools } from './coding-script';
 import { startEgressTrap } from './egress-trap';
 import { startRecordingTap } from './recording-tap';
+import { PromptCacheSim } from '../prompt-cache';
 
 export const TASK_HEAD = 'The test suite of this project fails';
 const TASK = `${TASK_HEAD} (run it with \`node test/run.js\`). Find the bug in src/stats.js, fix it, re-run the tests, and end with one line starting with VERDICT:.`;
@@ -66,7 +67,9 @@ export async function runScenario(o: ScenarioOptions): Promise<Scenario> {
   const tokens = cloud === 'vertex' && o.via === 'gateway' ? await startFakeTokenEndpoint() : undefined;
   const watch: CloudWatch = { problems: [], sent: [], vertexToken: () => tokens?.issued(), requireAuth: o.via === 'gateway' };
   const front = cloud ? (s: Script) => cloudScript(s, watch) : undefined;
-  const provider = await startAgentProvider({ tools, workdir: scratch.workdir, expandBeside: o.expandBeside }, TASK_HEAD, front);
+  // The cloud bills like Anthropic's API: a prompt cache keyed by the (stable) credential.
+  const sim = cloud ? new PromptCacheSim() : undefined;
+  const provider = await startAgentProvider({ tools, workdir: scratch.workdir, expandBeside: o.expandBeside }, TASK_HEAD, front, sim);
   const env = { ...(cloud ? cloudGatewayEnv(cloud, provider.url, tokens, scratch.root) : {}), ...o.gatewayEnv };
   const gateway = o.via === 'gateway' ? await startGateway(provider.url, env) : undefined;
   const tap = gateway ? await startRecordingTap(gateway.url) : undefined;

@@ -43,6 +43,14 @@ function shapeProblems(s: Scenario, cloud?: Cloud): string[] {
   });
 }
 
+/** Cache-read tokens over prompt tokens, as the simulated cloud billed the main loop's requests. */
+function cacheReadShare(s: Scenario): { read: number; prompt: number; share: number } {
+  const bills = mainLoop(s, s.provider.requests).flatMap((r) => s.provider.bills.get(r) ?? []);
+  const read = bills.reduce((n, b) => n + b.cacheRead, 0);
+  const prompt = bills.reduce((n, b) => n + b.prompt, 0);
+  return { read, prompt, share: prompt ? read / prompt : 0 };
+}
+
 /** Which scenarios a CLI's suite runs: the expand-beside run needs the dialect's expand trail. */
 interface SuiteOptions {
   beside: boolean;
@@ -124,6 +132,15 @@ export function defineAgentSuite(kind: AgentKind, o: SuiteOptions = { beside: tr
     it('stays on loopback: nothing reached the egress trap', () => {
       expect(viaGateway.egress).toEqual([]);
     });
+
+    if (o.cloud)
+      it("the cloud's prompt cache serves a share of the prompt no lower than on the direct run", () => {
+        const own = cacheReadShare(direct);
+        const through = cacheReadShare(viaGateway);
+        // Claude Code sets its own breakpoints on the cloud routes too: the direct run caches.
+        expect(own.read).toBeGreaterThan(0);
+        expect(through.share).toBeGreaterThanOrEqual(own.share);
+      });
 
     if (kind === 'codex')
       it('every reasoning item the CLI sent back (encrypted_content included) reached the provider byte-identical', () => {

@@ -66,6 +66,8 @@ export interface PrepareInput {
    * earlier turns replayed (the tool list and markers stay as the tenant's pipeline has them).
    */
   shed?: boolean;
+  /** The model the route's path names (Gemini, Bedrock, Vertex): their bodies carry none. */
+  model?: string;
   /** The models this request may spend on, from its decoded body. */
   models?: (body: Record<string, unknown>) => ModelSources;
 }

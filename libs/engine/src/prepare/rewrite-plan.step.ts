@@ -34,8 +34,13 @@ export function pricesRewrites(p: Preparing, s: OpenedSession): boolean {
   return (p.deps.rewrites?.paybackTurns ?? 0) > 0 && cache.aware && cache.maxCachedIdx >= 0 && s.prev?.rewritten !== undefined;
 }
 
+/** The request's model, which prices the plan: the path's on a route that names it there. */
+function modelOf(p: Preparing, d: Decoded): string | undefined {
+  return p.input.model ?? (typeof d.view.body.model === 'string' ? d.view.body.model : undefined);
+}
+
 function ratesFor(p: Preparing, d: Decoded, s: OpenedSession): RewriteRates {
-  const model = typeof d.view.body.model === 'string' ? d.view.body.model : undefined;
+  const model = modelOf(p, d);
   const prices = p.deps.rewrites?.prices.lookup(p.input.dialect, model);
   if (!prices || prices.input <= 0) return { write: 1.25, read: 0.1 };
   // Anthropic bills a 1 h cache write at twice the input price (the table holds the 5-minute rate).
@@ -71,7 +76,7 @@ export function planRewriteStep(
   }
   if (!plan) return { kept: [], declined: reverted };
   const kept = [...proposals.keys()].filter((i) => i >= plan.from && i <= s.cached.view.maxCachedIdx && !reverted.includes(i));
-  const model = typeof d.view.body.model === 'string' ? d.view.body.model : undefined;
+  const model = modelOf(p, d);
   const prices = p.deps.rewrites.prices.lookup(p.input.dialect, model);
   const usd = (tokens: number) => (tokens * prices.input) / 1e6;
   const report: PlannedRewriteReport = {

@@ -123,6 +123,7 @@ function chatInput(x: ChatExchange, bytes: Buffer, shed: boolean): PrepareInput 
     bytes,
     pipeline: tenant.built.pipeline,
     cacheMode: gw.env.cacheMode,
+    model: pathModel(x),
     models: (body) =>
       meterModelSources(
         createModelSources(
