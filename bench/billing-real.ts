@@ -108,7 +108,7 @@ function addSession(row: RealRow, spec: SessionSpec, b: SessionBill): void {
 async function replayRows(variants: readonly Variant[], sessions: readonly SessionSpec[]): Promise<RealRow[]> {
   const rows: RealRow[] = [];
   for (const v of variants) {
-    for (const dialect of ['anthropic', 'openai', 'responses'] as const) {
+    for (const dialect of ['anthropic', 'openai', 'responses', 'gemini'] as const) {
       const row = emptyRow(v.name, dialect);
       for (const spec of sessions) addSession(row, spec, await replaySession(v, dialect, spec, 'steady'));
       rows.push(row);

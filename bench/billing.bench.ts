@@ -9,6 +9,7 @@ import { StatsRollup } from '@context-guru/engine';
 import type { Bill } from '../test/support/prompt-cache';
 import { agentSteps, anthropicTurn, openaiTurn, type AgentStep } from '../test/support/transcripts';
 import { table } from './bench-util';
+import { toGeminiBody } from './gemini-body';
 import { toResponsesBody } from './responses-body';
 import { chosenPresets, runRealBilling } from './billing-real';
 import { addBill, PAUSE_MS, replaySession, SCHEDULES, STEP_MS, zeroBill, type SessionSpec, type Variant } from './billing-replay';
@@ -44,7 +45,9 @@ export function generatedSession(seed: number, turns: number): SessionSpec {
         ? anthropicClientBody(steps, t)
         : dialect === 'responses'
           ? toResponsesBody(openaiTurn(steps, t))
-          : (openaiTurn(steps, t) as Json),
+          : dialect === 'gemini'
+            ? toGeminiBody(openaiTurn(steps, t))
+            : (openaiTurn(steps, t) as Json),
     output: (t) => {
       const next = steps[t];
       return next ? countTokens(JSON.stringify({ name: next.tool, input: next.args })) : 40;
@@ -62,7 +65,9 @@ export function trajectorySession(tr: Trajectory): SessionSpec {
         ? anthropicTrajectoryBody(tr, t)
         : dialect === 'responses'
           ? toResponsesBody(openaiTrajectoryBody(tr, t))
-          : openaiTrajectoryBody(tr, t),
+          : dialect === 'gemini'
+            ? toGeminiBody(openaiTrajectoryBody(tr, t))
+            : openaiTrajectoryBody(tr, t),
     output: (t) => {
       const next = nextRound(tr, t);
       return next ? countTokens(next.preamble + JSON.stringify(next.calls.map((c) => ({ name: c.tool, input: c.args })))) : 40;

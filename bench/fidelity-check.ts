@@ -61,8 +61,8 @@ export class FidelityCheck {
       this.invalid++;
       this.firstInvalid ??= problems[0];
     }
-    // Messages (Responses: input items) only: the injected expand tool's description names `<<cg:HASH>>` as a pattern.
-    const list = this.dialect === 'responses' ? 'input' : 'messages';
+    // Messages (Responses: input items, Gemini: contents) only: the injected expand tool's description names `<<cg:HASH>>` as a pattern.
+    const list = this.dialect === 'responses' ? 'input' : this.dialect === 'gemini' ? 'contents' : 'messages';
     const sentText = textOf(sent[list]).join('\n');
     const originals: string[] = [];
     for (const id of markerIds(sentText)) {

@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { countTokens, type Dialect } from '@context-guru/components';
 import type { SessionSpec } from './billing-replay';
+import { toGeminiBody } from './gemini-body';
 import { toResponsesBody } from './responses-body';
 
 type Json = Record<string, unknown>;
@@ -110,8 +111,12 @@ function realSessionSpec(session: RealSession): SessionSpec {
   return {
     name: session.id,
     turns: session.stats.requests,
-    // A Responses session is the OpenAI one as a Codex-like client sends it (bench/responses-body.ts).
-    body: (dialect, t) => (dialect === 'responses' ? toResponsesBody(realRequest(session, 'openai', t)) : realRequest(session, dialect, t)),
+    // A Responses / Gemini session is the OpenAI one as Codex / Gemini CLI sends it (bench/responses-body.ts, gemini-body.ts).
+    body: (dialect, t) => {
+      if (dialect === 'responses') return toResponsesBody(realRequest(session, 'openai', t));
+      if (dialect === 'gemini') return toGeminiBody(realRequest(session, 'openai', t));
+      return realRequest(session, dialect, t);
+    },
     output: (t) => answerTokens(session, 'openai', t),
     needles: session.needles.map((n) => n.text),
   };

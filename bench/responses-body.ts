@@ -6,9 +6,10 @@
 // trajectory replays as a Responses session too (npm run bench -- billing, the replay gate).
 type Json = Record<string, unknown>;
 
-const isObj = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+export const isObj = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-function text(content: unknown): string {
+/** A chat message's content as text (also for bench/gemini-body.ts). */
+export function text(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
   return content.map((p) => (isObj(p) && typeof p.text === 'string' ? p.text : '')).join('');

@@ -14,8 +14,11 @@
 //   caching. An entry lives 5 min (1 h when its cache_control asks for it) and every read renews it.
 // - OpenAI: automatic. Every prefix of a request is stored; a request reads its longest live prefix,
 //   only from 1024 tokens on and in 128-token steps; writes are free; entries live 5 min.
+// - Gemini: implicit prefix caching, billed like OpenAI (automatic, reads at the cached rate, no
+//   write premium, from 1024 tokens, 5 min) but read to the exact token: Google publishes no step.
+//   Segments: each function declaration (built-in tools whole), systemInstruction, each content.
 // - Prefixes shorter than 1024 tokens are never cached (the providers' minimum).
-// - Price (one table for both dialects, base $3 / MTok input): fresh 1×, cache write 1.25×,
+// - Price (one table for every dialect, base $3 / MTok input): fresh 1×, cache write 1.25×,
 //   cache read 0.1×, output 5×.
 import type { Dialect } from '@context-guru/components';
 import { createHash } from 'node:crypto';
@@ -96,17 +99,27 @@ function segment(kind: Segment['kind'], v: unknown, dialect: Dialect): Segment {
   return s;
 }
 
-/** Segments in provider read order: tools, system (Anthropic), messages. */
+/** Gemini: each function declaration is a tool of its own (the expand tool is appended to the last list). */
+const toolList = (dialect: Dialect, tools: unknown[]): unknown[] =>
+  dialect === 'gemini'
+    ? tools.flatMap((t) => (isObject(t) && Array.isArray(t.functionDeclarations) ? t.functionDeclarations : [t]))
+    : tools;
+
+/** A body's messages: Responses `input` items, Gemini `contents`, else `messages`. */
+const messageList = (body: Json): unknown => body.messages ?? body.input ?? body.contents;
+
+/** Segments in provider read order: tools, system (Anthropic, Responses, Gemini), messages. */
 export function promptSegments(dialect: Dialect, body: Json): Segment[] {
   const out: Segment[] = [];
-  if (Array.isArray(body.tools)) for (const t of body.tools) out.push(segment('tool', t, dialect));
+  if (Array.isArray(body.tools)) for (const t of toolList(dialect, body.tools)) out.push(segment('tool', t, dialect));
   if (dialect === 'anthropic') {
     const sys = body.system;
     if (typeof sys === 'string' && sys) out.push(segment('system', sys, dialect));
     else if (Array.isArray(sys)) for (const b of sys) out.push(segment('system', b, dialect));
   }
   if (dialect === 'responses' && typeof body.instructions === 'string') out.push(segment('system', body.instructions, dialect));
-  const list = dialect === 'responses' ? body.input : body.messages;
+  if (dialect === 'gemini' && body.systemInstruction !== undefined) out.push(segment('system', body.systemInstruction, dialect));
+  const list = messageList(body);
   if (Array.isArray(list)) for (const m of list) out.push(segment('message', m, dialect));
   return out;
 }
@@ -149,7 +162,9 @@ export class PromptCacheSim {
     }
     const alive = (j: number): boolean => (store.get(hashes[j]!) ?? 0) > now;
     const usage =
-      dialect === 'anthropic' ? this.anthropic(segs, hashes, ends, alive, store, now) : this.openai(hashes, ends, total, alive, store, now);
+      dialect === 'anthropic'
+        ? this.anthropic(segs, hashes, ends, alive, store, now)
+        : this.openai(hashes, ends, total, alive, store, now, dialect === 'gemini' ? 1 : OPENAI_STEP);
     const fresh = total - usage.read - usage.write;
     const u = { fresh, cacheRead: usage.read, cacheWrite: usage.write, output };
     return { prompt: total, ...u, usd: priceUsd(u) };
@@ -193,6 +208,7 @@ export class PromptCacheSim {
     alive: (j: number) => boolean,
     store: Map<string, number>,
     now: number,
+    step: number,
   ): { read: number; write: number } {
     let readEnd = -1;
     for (let j = hashes.length - 1; j >= 0; j--) {
@@ -202,7 +218,7 @@ export class PromptCacheSim {
       }
     }
     const prefix = readEnd >= 0 ? ends[readEnd]! : 0;
-    const read = prefix < MIN_CACHEABLE ? 0 : MIN_CACHEABLE + Math.floor((prefix - MIN_CACHEABLE) / OPENAI_STEP) * OPENAI_STEP;
+    const read = prefix < MIN_CACHEABLE ? 0 : MIN_CACHEABLE + Math.floor((prefix - MIN_CACHEABLE) / step) * step;
     for (let j = 0; j < hashes.length; j++) if (ends[j]! >= MIN_CACHEABLE) store.set(hashes[j]!, now + FIVE_MINUTES);
     return { read: Math.min(read, total), write: 0 };
   }
@@ -210,8 +226,7 @@ export class PromptCacheSim {
 
 /** Canonical texts of a body's messages (breakpoints removed). */
 export function canonicalMessages(body: Json): string[] {
-  // A Responses body's `input` items are its messages.
-  const list = Array.isArray(body.messages) ? body.messages : body.input;
+  const list = messageList(body);
   return Array.isArray(list) ? list.map(canonical) : [];
 }
 
@@ -267,6 +282,17 @@ function responsesUsage(bill: Bill): Record<string, unknown> {
 /** Rewrites the usage of a JSON reply with what the simulated cache billed. */
 function withBilledUsage(reply: ScriptedReply, dialect: Dialect, bill: Bill): ScriptedReply {
   if (reply.kind !== 'json' || !isObject(reply.body)) return reply;
+  if (dialect === 'gemini') {
+    // Gemini's promptTokenCount includes the cached tokens.
+    const prompt = bill.fresh + bill.cacheRead;
+    const usageMetadata = {
+      promptTokenCount: prompt,
+      cachedContentTokenCount: bill.cacheRead,
+      candidatesTokenCount: bill.output,
+      totalTokenCount: prompt + bill.output,
+    };
+    return { ...reply, body: { ...reply.body, usageMetadata } };
+  }
   const usage =
     dialect === 'responses'
       ? responsesUsage(bill)

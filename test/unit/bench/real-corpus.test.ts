@@ -6,6 +6,7 @@ import { validateProviderShape } from '../../../libs/engine/src/wire/shape-valid
 import { copyFileSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { toGeminiBody } from '../../../bench/gemini-body';
 import { REAL_CORPUS_DIR, realCorpus, realRequest } from '../../../bench/real-corpus';
 
 interface Source {
@@ -62,6 +63,17 @@ describe('the real corpus', () => {
         expect(problems).toEqual([]);
       }
     }
+  });
+
+  it('is a valid Gemini CLI request on every turn (bench/gemini-body.ts)', () => {
+    const problems: string[] = [];
+    for (const s of sessions) {
+      for (let t = 1; t <= s.stats.requests; t++) {
+        for (const p of validateProviderShape('gemini', toGeminiBody(realRequest(s, 'openai', t))))
+          problems.push(`${s.id} turn ${t}: ${p}`);
+      }
+    }
+    expect(problems).toEqual([]);
   });
 
   it('keeps tool outputs under the cap, without ANSI codes, registry hosts or home directories', () => {

@@ -3,6 +3,7 @@
 // of the cache key, entries expire after their TTL, and the price table is applied exactly.
 import type { Dialect } from '@context-guru/components';
 import { countTokens } from '@context-guru/components';
+import { toGeminiBody } from '../../../bench/gemini-body';
 import { PromptCacheSim, canonical, headChanged, prefixBust, priceUsd, promptSegments } from '../../support/prompt-cache';
 
 const MIN = 60_000;
@@ -138,6 +139,33 @@ describe('OpenAI', () => {
     expect(second.cacheRead).toBe(1024 + Math.floor((prefix - 1024) / 128) * 128);
     expect(second.cacheWrite).toBe(0);
     expect(second.fresh).toBe(second.prompt - second.cacheRead);
+  });
+});
+
+describe('Gemini', () => {
+  it('segments each declaration, systemInstruction and each content; reads the live prefix to the token, writes free', () => {
+    let now = 0;
+    const sim = new PromptCacheSim({ now: () => now });
+    const tools = [
+      { type: 'function', function: { name: 'bash', parameters: {} } },
+      { type: 'function', function: { name: 'read', parameters: {} } },
+    ];
+    const b3 = toGeminiBody({ ...openaiBody(3), tools });
+    expect(promptSegments('gemini', b3).map((s) => s.kind)).toEqual(['tool', 'tool', 'system', ...Array<string>(7).fill('message')]);
+    const first = sim.bill('g', 'gemini', b3);
+    expect(first).toMatchObject({ cacheRead: 0, cacheWrite: 0, fresh: first.prompt });
+    now += MIN;
+    const b4 = toGeminiBody({ ...openaiBody(4), tools });
+    const second = sim.bill('g', 'gemini', b4);
+    expect(second.cacheRead).toBe(tokensOf('gemini', b3));
+    expect(second.cacheWrite).toBe(0);
+    expect(prefixBust(b3, b4)).toBe(-1);
+    const changed = { ...b4, contents: [...(b4.contents as unknown[])] };
+    changed.contents[2] = { role: 'user', parts: [{ functionResponse: { name: 'bash', response: { output: 'x' } } }] };
+    expect(prefixBust(b3, changed)).toBe(2);
+    expect(headChanged('gemini', b3, { ...b4, systemInstruction: { parts: [{ text: 'other' }] } })).toBe(true);
+    now += 6 * MIN;
+    expect(sim.bill('g', 'gemini', b4).cacheRead).toBe(0);
   });
 });
 

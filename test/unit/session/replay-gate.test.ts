@@ -36,7 +36,7 @@ function verdict(dialect: Dialect, preset: string, session: string, withUsd: num
   return withUsd <= withoutUsd + 1e-9 ? 'ok' : `billed ${withUsd} > ${withoutUsd}`;
 }
 
-describe.each(['anthropic', 'openai', 'responses'] as const)('billing replay on %s', (dialect) => {
+describe.each(['anthropic', 'openai', 'responses', 'gemini'] as const)('billing replay on %s', (dialect) => {
   it.each(PRESET_NAMES)('%s: zero busts and never billed above bypass, on every session', async (preset) => {
     const results: Array<[string, number, number, string]> = [];
     for (const spec of sessions) {
@@ -68,7 +68,7 @@ async function realVerdict(preset: string, dialect: Dialect, spec: (typeof real)
     : `${billed}, ${((bare.with.usd / bare.without.usd - 1) * 100).toFixed(2)} % without the tool`;
 }
 
-describe.each(['anthropic', 'openai'] as const)('real sessions on %s', (dialect) => {
+describe.each(['anthropic', 'openai', 'gemini'] as const)('real sessions on %s', (dialect) => {
   it.each(PRESET_NAMES)('%s: no accidental bust, none billed 0.5 %% above bypass, needles and markers kept', async (preset) => {
     const results: Array<[string, number, number, string, number, number]> = [];
     for (const spec of real) {
