@@ -41,12 +41,14 @@ describe('sandbox', () => {
     ],
     ['infinite loop', 'while (true) {}', 'interrupted_step_budget', /interrupted/],
     ['memory bomb', 'const keep = []; for (;;) keep.push({ a: 1, b: [1, 2, 3] });', 'out_of_memory', /memory/],
-    // One native call that never reaches the interrupt handler: only the host deadline can stop it.
+    // Native calls that allocate between interrupt checks: the host deadline or the runtime's
+    // memory limit stops them, whichever trips first on this machine (a fast one fills the limit
+    // before the deadline, a loaded one the other way round) — either way the run fails safely.
     [
       'memory bomb inside one native call',
       'const keep = []; for (;;) keep.push(new Array(100000).fill(7));',
-      'worker_timeout',
-      /no answer/,
+      'worker_timeout|out_of_memory',
+      /no answer|memory/,
     ],
     ['stack bomb', 'function f(n) { return f(n + 1) + 1; } return String(f(0));', 'stack_overflow', /stack/],
     // QuickJS's regex engine calls the interrupt handler while it backtracks: the budgets bound it.
@@ -66,7 +68,7 @@ describe('sandbox', () => {
     }
     expect(r.ok).toBe(false);
     if (!r.ok) {
-      expect(r.failure).toBe(expected);
+      expect(expected.split('|')).toContain(r.failure);
       expect(r.detail).toMatch(detail);
     }
   });
