@@ -11,6 +11,7 @@ import { startFakeUpstream, type FakeUpstream, type RecordedRequest, type Script
 import { startGateway, type GatewayHarness } from '../support/gateway-harness';
 import { GEMINI_MODEL, geminiJson, geminiSse, geminiTurn, modelStep } from '../support/gemini-fixtures';
 import { agentSteps } from '../support/transcripts';
+import { plannedFrom } from '../support/planned-rewrite';
 
 jest.setTimeout(60_000);
 
@@ -63,8 +64,7 @@ describe('POST /gemini/v1beta/models/{model}:generateContent and :streamGenerate
       const body = geminiTurn(steps, turn);
       const res = await post(`/gemini/v1beta/models/${GEMINI_MODEL}:${method}`, body, { 'x-context-guru-session': session });
       expect(res.status).toBe(200);
-      const from = /^planned; from=(\d+)$/.exec(res.rewrite ?? '')?.[1];
-      planned.push(from === undefined ? undefined : Number(from));
+      planned.push(plannedFrom(res.rewrite));
       // No expand call in the answer: the client gets the provider's bytes as they came.
       if (stream) expect(res.text).toBe(geminiSse(ANSWER));
       else expect(JSON.parse(res.text)).toEqual(geminiJson(ANSWER));

@@ -6,6 +6,7 @@ import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { startGateway, type GatewayHarness } from '../support/gateway-harness';
 import { jsonScript } from '../support/scripted-model';
 import { agentSteps, openaiTurn } from '../support/transcripts';
+import { plannedFrom } from '../support/planned-rewrite';
 
 let upstream: FakeUpstream;
 let gateway: GatewayHarness;
@@ -26,8 +27,7 @@ const planned: Array<number | undefined> = [];
 const post = (t: number) =>
   fetch(`${gateway.url}/openai/v1/chat/completions`, { method: 'POST', headers: session, body: JSON.stringify(openaiTurn(steps, t)) }).then(
     (r) => {
-      const from = /^planned; from=(\d+)$/.exec(r.headers.get('x-context-guru-rewrite') ?? '')?.[1];
-      planned.push(from === undefined ? undefined : Number(from));
+      planned.push(plannedFrom(r.headers.get('x-context-guru-rewrite')));
       return r.status;
     },
   );

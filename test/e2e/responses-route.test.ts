@@ -11,6 +11,7 @@ import { startFakeUpstream, type FakeUpstream, type RecordedRequest, type Script
 import { startGateway, type GatewayHarness } from '../support/gateway-harness';
 import { reasoningItem, responseJson, responseSse, responsesTurn, textItem } from '../support/responses-fixtures';
 import { agentSteps } from '../support/transcripts';
+import { plannedFrom } from '../support/planned-rewrite';
 
 jest.setTimeout(60_000);
 
@@ -67,8 +68,7 @@ describe('POST /openai/v1/responses', () => {
       const raw = JSON.stringify(body);
       const res = await post(raw);
       expect(res.status).toBe(200);
-      const from = /^planned; from=(\d+)$/.exec(res.rewrite ?? '')?.[1];
-      planned.push(from === undefined ? undefined : Number(from));
+      planned.push(plannedFrom(res.rewrite));
       // No expand call in the answer: the client gets the provider's events as they came.
       if (stream) expect(res.text).toBe(responseSse('resp_1', [reasoningItem(90), textItem('msg_1', 'done for now')]));
       else expect(JSON.parse(res.text)).toMatchObject({ object: 'response', status: 'completed' });

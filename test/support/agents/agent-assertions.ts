@@ -8,6 +8,7 @@ import { contentText, readConversation } from './agent-conversation';
 import { EXPAND_TOOL } from './coding-script';
 import { isMainLoop } from './agent-provider';
 import { TASK_HEAD, type Scenario } from './agent-scenario';
+import { plannedFrom } from '../planned-rewrite';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -74,7 +75,7 @@ function resultKey(req: RecordedRequest): string {
   return ids.sort().join(',');
 }
 
-export function clientOf(forwarded: RecordedRequest, client: RecordedRequest[]): RecordedRequest | undefined {
+export function clientOf<R extends RecordedRequest>(forwarded: RecordedRequest, client: R[]): R | undefined {
   const key = resultKey(forwarded);
   return client.find((c) => c.method === 'POST' && resultKey(c) === key);
 }
@@ -97,11 +98,6 @@ const headOf = (r: RecordedRequest): string =>
     .join('\u0000');
 
 /** First index where `next` no longer carries `prev`'s message unchanged (shorter counts), or -1. */
-/** The first message a planned rewrite announced for this client request changes, if any. */
-function plannedFrom(r: RecordedRequest & { rewrite?: string }): number | undefined {
-  const m = /^planned; from=(\d+)$/.exec(r.rewrite ?? '');
-  return m ? Number(m[1]) : undefined;
-}
 
 function firstChange(prev: string[], next: string[]): number {
   for (let i = 0; i < prev.length; i++) if (prev[i] !== next[i]) return i;
@@ -118,7 +114,7 @@ function firstChange(prev: string[], next: string[]): number {
  */
 export function prefixChanges(
   forwarded: RecordedRequest[],
-  client: RecordedRequest[],
+  client: Array<RecordedRequest & { rewrite?: string }>,
   expanded: ReadonlySet<string> = new Set(),
 ): { head: string[]; messages: string[]; unmasked: string[]; planned: string[] } {
   const out = { head: [] as string[], messages: [] as string[], unmasked: [] as string[], planned: [] as string[] };
@@ -140,7 +136,7 @@ export function prefixChanges(
       // back to the client's own bytes on the next turn.
       const unmask = next[i] === own[i] && [...(prev[i] ?? '').matchAll(/<<cg:([A-Za-z0-9_-]{1,64})>>/g)].some((m) => expanded.has(m[1]!));
       if (unmask) out.unmasked.push(`forwarded request ${k}: messages[${i}]`);
-      else if (plannedFrom(cn) === i) {
+      else if (plannedFrom(cn.rewrite) === i) {
         out.planned.push(`forwarded request ${k}: from messages[${i}]`);
         break;
       } else {
