@@ -5,7 +5,6 @@
 // otherwise answer with the turn and decisions it had before the outage: a stale cache boundary
 // lets new decisions land on messages the provider cached meanwhile.
 import { deleteOldest, type HotStore, type TurnRecord } from '@context-guru/components';
-import { AfterOutage } from './after-outage';
 import type { Checkpoint } from './sql/durable.store';
 import { errorText, type StorageLogger } from './storage-logger';
 
@@ -35,8 +34,6 @@ export class HotDebt {
   away = false;
   /** What the hot store failed with last (what a call it is spared meanwhile answers). */
   lastFailure: unknown;
-  /** Sessions not yet checked against the durable store since the hot store last failed. */
-  readonly suspect = new AfterOutage();
   private readonly owed = new Map<string, Owed>();
   private readonly kept = new Map<string, Set<string>>();
   /** Repayments in flight, by session: concurrent callers share one. */
@@ -68,7 +65,6 @@ export class HotDebt {
   /** A hot call failed: stop asking it until it answers again. */
   fail(err: unknown): void {
     if (!this.away) this.d.log.warn('hot store not answering; serving from the durable store', { err: errorText(err) });
-    if (!this.away) this.suspect.degraded();
     this.away = true;
     this.lastFailure = err;
     this.schedule();

@@ -13,7 +13,6 @@ import {
   type TurnRecord,
   type TurnWrites,
 } from '@context-guru/components';
-import { storedTurn } from './after-outage';
 import { commitTurnInParts } from './commit-turn';
 import { HotDebt } from './hot-debt';
 import { RecentSet } from './recent-set';
@@ -124,8 +123,6 @@ export class TieredHotStore implements HotStore {
       const cp = await checkpointOf(this, tenant, session, contentKeys, contentKeys);
       return { frozen: cp.frozen, lost: new Set(), kept: cp.kept, offloaded: cp.offloaded, ...(cp.arm ? { arm: cp.arm } : {}) };
     }
-    // After a degraded period the hot copy may be older than the checkpoint: it is completed once.
-    if (this.debt.suspect.first(tenant, session, 'state')) return this.repaired(tenant, session, contentKeys, snap);
     if (answersAlone(snap)) {
       this.hotAlone.add(key);
       if (this.hotAlone.size > HOT_ALONE_SESSIONS) deleteOldest(this.hotAlone);
@@ -152,10 +149,7 @@ export class TieredHotStore implements HotStore {
     contentKeys: readonly string[],
     snap: SessionSnapshot,
   ): Promise<SessionSnapshot> {
-    return answersAlone(snap) ? snap : this.repaired(tenant, session, contentKeys, snap);
-  }
-
-  private async repaired(tenant: string, session: string, contentKeys: readonly string[], snap: SessionSnapshot): Promise<SessionSnapshot> {
+    if (answersAlone(snap)) return snap;
     try {
       this.restored += await repairFromCheckpoint(this, tenant, session, contentKeys, snap);
     } catch (err) {
@@ -193,15 +187,15 @@ export class TieredHotStore implements HotStore {
     if (hotErr !== undefined) return this.advanceDurably(tenant, session, turn, hotErr);
     this.rememberTurn(tenant, session, turn.at);
     const pending = this.queue.pendingTurn(tenant, session);
-    const queued = pending?.turn && { ...pending.turn, rewritten: pending.rewritten ?? [] };
-    // Read before this turn is queued, so the durable row cannot already be this very turn.
-    const suspect = prev !== null && this.debt.suspect.first(tenant, session, 'turn');
-    const stored = suspect || (!prev && !queued) ? await storedTurn(this.durable, this.log, tenant, session) : null;
     this.queue.enqueueTurn(tenant, session, turn);
-    // After a degraded period a promoted replica's record may be older than the durable one: the
-    // newest wins (the hot record already holds this turn, so nothing is left to repair there).
-    if (suspect) return newest([prev, queued, stored]);
-    return prev ?? queued ?? stored;
+    if (prev) return prev;
+    if (pending?.turn) return { ...pending.turn, rewritten: pending.rewritten ?? [] };
+    try {
+      return await this.durable.loadTurn(tenant, session);
+    } catch (err) {
+      this.log.warn('durable turn lookup failed; treating the turn as the first', { err: errorText(err) });
+      return null;
+    }
   }
 
   async recordRewrites(tenant: string, session: string, rewritten: readonly number[]): Promise<void> {
