@@ -9,6 +9,9 @@ import { ComponentTallies } from './component-tally';
 import { UsageTallies } from './usage-tally';
 import { StoreMetrics } from './store-metrics';
 
+/** prom-client default gauges that are only sum(by-type gauge) under a counter's suffix. */
+const REDUNDANT_TOTAL_GAUGES = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'];
+
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 
 export class GatewayMetrics {
@@ -308,6 +311,10 @@ export class GatewayMetrics {
   constructor(version: string, tenantLabelCap?: number) {
     this.tenants = new TenantLabels(tenantLabelCap);
     collectDefaultMetrics({ register: this.registry, prefix: 'cg_process_' });
+    // prom-client also exports the sums of three by-type gauges as gauges named *_total, which
+    // `promtool check metrics` rejects (the suffix is a counter's) and scrapers treat as counters.
+    // The by-type families stay; their sum() is exactly the total, so no figure is lost.
+    for (const family of REDUNDANT_TOTAL_GAUGES) this.registry.removeSingleMetric(`cg_process_${family}`);
     this.buildInfo.set({ version }, 1);
   }
 }
