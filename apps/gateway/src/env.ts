@@ -79,11 +79,13 @@ export interface Env {
   expandLimits: ExpandLimits;
   /** STORE_MAX_MB_PER_TENANT: what one tenant may hold in the hot store (in-process: evicted past it; Redis: refused), in MiB. */
   storeMaxMbPerTenant: number;
+  /** WRITE_BEHIND_MAX_MB (128): archive writes queued for Postgres past which the oldest are dropped, in MiB. */
+  writeBehindMaxMb: number;
   /** REWRITE_PAYBACK_TURNS (2): a priced rewrite inside the cached prefix must pay back within this many turns; 0 = never rewrite there. */
   rewritePaybackTurns: number;
   /** Memory the turn cache may hold (previous turns' decoded views and outputs), in MiB. */
   turnCacheMb: number;
-  /** Requests admitted to compression (from arrival) past which new ones are shed (COMPRESSION_SLOTS; 0 = 2 per core). */
+  /** Requests admitted to compression (from arrival) past which new ones are shed (COMPRESSION_SLOTS; 0 = 2 per usable CPU: the cgroup quota, else the cores). */
   compressionSlots: number | undefined;
   /** REQUIRE_TENANT_KEY=true: a request without a tenant key is refused (401), not served as `default`. */
   requireTenantKey: boolean;
@@ -154,6 +156,7 @@ export function parseEnv(src: Source = process.env): Env {
     rewritePaybackTurns: int('REWRITE_PAYBACK_TURNS', DEFAULT_PAYBACK_TURNS, 0, 100),
     turnCacheMb: int('TURN_CACHE_MB', 64, 0, 65536),
     storeMaxMbPerTenant: int('STORE_MAX_MB_PER_TENANT', 256, 1, 1_048_576),
+    writeBehindMaxMb: int('WRITE_BEHIND_MAX_MB', 128, 1, 1_048_576),
     compressionSlots: int('COMPRESSION_SLOTS', 0, 0, 1_000_000) || undefined,
     requireTenantKey: oneOf('REQUIRE_TENANT_KEY', ['true', 'false'] as const, 'false') === 'true',
     tenantLabelCap: int('TENANT_LABEL_CAP', 50, 1, 10_000),

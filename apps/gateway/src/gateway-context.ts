@@ -123,6 +123,7 @@ export async function createGatewayContext(env: Env, overrides: ContextOverrides
       ttlSeconds: runtime.built.store.ttl_seconds,
       maxEntries: runtime.built.store.max_entries,
       maxBytes: env.storeMaxMbPerTenant * 1024 * 1024,
+      writeBehindMaxBytes: env.writeBehindMaxMb * 1024 * 1024,
       retentionDays: env.retentionDays,
       migrate: env.migrateOnBoot,
       hot: env.hotStore,

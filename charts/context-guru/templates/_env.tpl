@@ -38,6 +38,7 @@ EXPAND_CALLS_PER_ROUND: {{ .Values.gateway.expandCallsPerRound | quote }}
 EXPAND_BYTES_PER_ANSWER: {{ .Values.gateway.expandBytesPerAnswer | int64 | quote }}
 COMPACT_PER_MINUTE: {{ .Values.gateway.compactPerMinute | quote }}
 TURN_CACHE_MB: {{ .Values.gateway.turnCacheMb | quote }}
+WRITE_BEHIND_MAX_MB: {{ .Values.gateway.writeBehindMaxMb | quote }}
 UPSTREAM_HEADER_TIMEOUT_MS: {{ mul .Values.gateway.upstreamHeaderTimeoutSeconds 1000 | quote }}
 UPSTREAM_IDLE_TIMEOUT_MS: {{ mul .Values.gateway.upstreamIdleTimeoutSeconds 1000 | quote }}
 {{- /* The in-app drain ends open streams this long after SIGTERM; the grace period adds the preStop

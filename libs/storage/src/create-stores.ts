@@ -37,6 +37,8 @@ export interface CreateStoresOptions {
   maxEntries: number;
   /** Bytes of values per tenant in the hot store (unbounded when unset): the in-process one evicts past it, Redis refuses new originals. */
   maxBytes?: number;
+  /** Bytes of archive writes the write-behind queue holds while Postgres is away (default 128 MiB). */
+  writeBehindMaxBytes?: number;
   /** Archive, checkpoint and mark retention (default 30 days). */
   retentionDays?: number;
   /** Explicit adapter choice (default: redis when redisUrl, else memory). Unknown values throw. */
@@ -162,7 +164,8 @@ export async function createStores(o: CreateStoresOptions): Promise<Stores> {
   // six): a longer window batches more turns into each flush. Its hot store is this process's
   // memory, so the window only bounds what a crash of this process loses, as 50 ms does for Redis.
   const flushMs = kinds.durable === 'pglite' ? PGLITE_FLUSH_MS : undefined;
-  const hot = durable ? new TieredHotStore(base, durable, { log, ...(flushMs && { flushMs }) }) : base;
+  const queued = { log, ...(flushMs && { flushMs }), ...(o.writeBehindMaxBytes && { maxPendingBytes: o.writeBehindMaxBytes }) };
+  const hot = durable ? new TieredHotStore(base, durable, queued) : base;
 
   const every = o.purgeEveryMs ?? 3_600_000;
   const timer =

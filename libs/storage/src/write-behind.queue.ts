@@ -1,6 +1,10 @@
 // Durable writes queued behind the acknowledged hot writes: flushed in batches on a short timer
-// and at close, retried with backoff on failure, never failing (or slowing) a request. Bounded:
-// past maxPending the oldest archive entries are dropped and counted.
+// and at close, retried with backoff on failure, never failing (or slowing) a request. Bounded by
+// count and by bytes: while Postgres is away the archive entries pile up here, and 50 000 large
+// originals would hold far more than a pod's memory limit. Past either bound the oldest archive
+// entries are dropped and counted (their hot copies stay in Redis until their TTL; only the durable
+// copy, which a Redis loss would have reloaded, is lost). Checkpoints, marks and turn writes are
+// merged per session, so they grow with sessions, not with traffic, and are never dropped.
 import type { Arm, TurnRecord } from '@context-guru/components';
 import type { ArchivedStash, CheckpointWrite, DurableStore, TurnWrite } from './sql/durable.store';
 import { errorText, silentLogger, type StorageLogger } from './storage-logger';
@@ -13,6 +17,8 @@ export interface WriteBehindOptions {
   batchSize?: number;
   /** Pending archive entries kept while the database is away (default 50 000). */
   maxPending?: number;
+  /** Their bytes (stashEntryBytes) kept while the database is away (default 128 MiB: WRITE_BEHIND_MAX_MB). */
+  maxPendingBytes?: number;
   /** Ceiling of the retry backoff (default 5 s). */
   maxBackoffMs?: number;
   log?: StorageLogger;
@@ -20,11 +26,27 @@ export interface WriteBehindOptions {
 
 export interface WriteBehindStats {
   pendingStashes: number;
+  /** What the pending archive entries hold (stashEntryBytes summed). */
+  pendingStashBytes: number;
   pendingCheckpoints: number;
   pendingKept: number;
   flushes: number;
   failures: number;
   dropped: number;
+}
+
+/** Default bound of the pending archive bytes: an eighth of the chart's 1 GiB gateway limit. */
+const DEFAULT_WRITE_BEHIND_MAX_BYTES = 128 * 1024 * 1024;
+/** Per-entry bookkeeping besides its strings (the object, the array slot). */
+const ENTRY_OVERHEAD_BYTES = 96;
+
+/**
+ * The memory one pending archive entry holds, estimated from its characters (V8 keeps ASCII one
+ * byte per character; length is O(1), where a UTF-8 byte count would rescan every original).
+ * @internal exported for tests
+ */
+export function stashEntryBytes(e: ArchivedStash): number {
+  return e.text.length + e.id.length + e.session.length + e.tenant.length + ENTRY_OVERHEAD_BYTES;
 }
 
 type MergedCheckpoint = CheckpointWrite & { frozen: Map<string, string> };
@@ -38,6 +60,10 @@ interface Batch {
 
 export class WriteBehindQueue {
   private stashes: ArchivedStash[] = [];
+  /** stashEntryBytes of `stashes`, kept in step with it. */
+  private stashBytes = 0;
+  /** stashEntryBytes of the archive entries a flush holds: they count against the bound until written. */
+  private flushingBytes = 0;
   /** tenant\0session → merged writes (later replacements win). */
   private checkpoints = new Map<string, MergedCheckpoint>();
   private kept = new Map<string, Set<string>>();
@@ -61,19 +87,44 @@ export class WriteBehindQueue {
     private readonly durable: DurableStore,
     o: WriteBehindOptions = {},
   ) {
-    this.o = { flushMs: 50, batchSize: 500, maxPending: 50_000, maxBackoffMs: 5000, log: silentLogger, ...o };
+    this.o = {
+      flushMs: 50,
+      batchSize: 500,
+      maxPending: 50_000,
+      maxPendingBytes: DEFAULT_WRITE_BEHIND_MAX_BYTES,
+      maxBackoffMs: 5000,
+      log: silentLogger,
+      ...o,
+    };
     this.coalescer = durable.sql.exclusive ? new TurnCoalescer() : undefined;
   }
 
   enqueueStash(entries: readonly ArchivedStash[]): void {
     this.stashes.push(...entries);
-    const over = this.stashes.length - this.o.maxPending;
-    if (over > 0) {
-      this.stashes.splice(0, over);
-      this.stats_.dropped += over;
-      this.o.log.warn('archive queue full: oldest entries dropped', { dropped: over });
-    }
+    for (const e of entries) this.stashBytes += stashEntryBytes(e);
+    this.bound();
     this.schedule();
+  }
+
+  /**
+   * Drops the oldest queued archive entries while the queue is past its count, or past its bytes
+   * with what an unfinished flush holds (a flush hanging on an unanswering Postgres keeps its batch).
+   */
+  private bound(): void {
+    const byCount = this.stashes.length - this.o.maxPending;
+    const room = this.o.maxPendingBytes - this.flushingBytes;
+    let bytes = this.stashBytes;
+    let over = 0;
+    for (const e of this.stashes) {
+      if (over >= byCount && bytes <= room) break;
+      bytes -= stashEntryBytes(e);
+      over++;
+    }
+    if (over === 0) return;
+    this.stashes.splice(0, over);
+    this.stashBytes = bytes;
+    this.stats_.dropped += over;
+    this.o.log.warn('archive queue full: oldest entries dropped', { dropped: over, pendingBytes: bytes });
   }
 
   enqueueCheckpoint(tenant: string, session: string, frozen: ReadonlyMap<string, string>, offloaded: boolean, arm?: Arm): void {
@@ -137,7 +188,13 @@ export class WriteBehindQueue {
   stats(): WriteBehindStats {
     let pendingKept = 0;
     for (const s of this.kept.values()) pendingKept += s.size;
-    return { pendingStashes: this.stashes.length, pendingCheckpoints: this.checkpoints.size, pendingKept, ...this.stats_ };
+    return {
+      pendingStashes: this.stashes.length,
+      pendingStashBytes: this.stashBytes,
+      pendingCheckpoints: this.checkpoints.size,
+      pendingKept,
+      ...this.stats_,
+    };
   }
 
   /** Writes everything queued so far; resolves when done or when the attempt failed (re-queued). */
@@ -183,10 +240,12 @@ export class WriteBehindQueue {
     const kept = this.kept;
     const turns = this.turns;
     this.flushing = { stashes, checkpoints, turns };
+    this.flushingBytes = this.stashBytes;
     try {
       await this.write(stashes, checkpoints, kept, turns);
     } finally {
       this.flushing = undefined;
+      this.flushingBytes = 0;
     }
   }
 
@@ -197,6 +256,7 @@ export class WriteBehindQueue {
     turns: Map<string, TurnWrite>,
   ): Promise<void> {
     this.stashes = [];
+    this.stashBytes = 0;
     this.checkpoints = new Map();
     this.kept = new Map();
     this.turns = new Map();
@@ -225,6 +285,9 @@ export class WriteBehindQueue {
       this.o.log.warn('durable write failed; will retry', { stage, err: errorText(err), retryInMs: this.o.flushMs + this.backoffMs });
       // Re-queue what was not written, ahead of anything queued meanwhile (newer writes win).
       this.stashes = [...stashes.slice(done), ...this.stashes];
+      this.stashBytes = this.stashes.reduce((n, e) => n + stashEntryBytes(e), 0);
+      this.flushingBytes = 0; // the batch is queued again: counted once, in stashBytes
+      this.bound();
       for (const [k, w] of checkpoints) {
         const newer = this.checkpoints.get(k);
         if (newer) for (const [slot, r] of newer.frozen) w.frozen.set(slot, r);

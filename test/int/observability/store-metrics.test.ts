@@ -35,11 +35,20 @@ it('reports Postgres reachability at each scrape, queue depth and new drops, pur
   const metrics = new StoreMetrics(registry);
   expect(await value(registry, 'cg_postgres_up')).toBeUndefined(); // no durable store watched yet
   const store = new DurableStore(sql);
-  let q: WriteBehindStats = { pendingStashes: 3, pendingCheckpoints: 1, pendingKept: 0, flushes: 1, failures: 0, dropped: 0 };
+  let q: WriteBehindStats = {
+    pendingStashes: 3,
+    pendingStashBytes: 4096,
+    pendingCheckpoints: 1,
+    pendingKept: 0,
+    flushes: 1,
+    failures: 0,
+    dropped: 0,
+  };
   metrics.watch({ kind: store.kind, ping: () => store.ping(), queue: () => q });
 
   expect(await value(registry, 'cg_postgres_up')).toBe(1);
   expect(await value(registry, 'cg_write_behind_pending', { kind: 'stashes' })).toBe(3);
+  expect(await value(registry, 'cg_write_behind_pending_bytes', { kind: 'stashes' })).toBe(4096);
   await proxy.cut();
   try {
     expect(await value(registry, 'cg_postgres_up')).toBe(0);

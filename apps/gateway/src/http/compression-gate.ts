@@ -16,10 +16,11 @@
 // bench's 1 and 32 connections are never shed by it; that burst had 97–196 open while it was read).
 // Compression runs on the one event loop, so an admitted request whose body is in waits for its turn (a turn starts from
 // setImmediate, so sockets are read between turns); at most `running` compress at once (one per
-// core: a store round trip leaves room for another). A shed request runs no component: only what
+// usable CPU — the pod's cgroup quota when it has one, cpu-quota.ts — since a store round trip
+// leaves room for another). A shed request runs no component: only what
 // the provider has cached comes back (the forwarded bytes of earlier turns, replayed
 // byte-identically), so no cached prefix busts and its latency stays near the upstream's own.
-import { availableParallelism } from 'node:os';
+import { usableCores } from './cpu-quota';
 import { EventLoopLoad, type LoopLoad } from './loop-load';
 
 const QUEUE_PER_CORE = 2;
@@ -45,11 +46,19 @@ export class CompressionGate {
   /** Requests served without new compression work since start. */
   shed = 0;
 
+  readonly limit: number;
+  readonly running: number;
+
+  /** Unset limit and running follow `cores`: the CPUs the pod's quota allows, else the node's. */
   constructor(
-    readonly limit = Math.max(2, availableParallelism() * QUEUE_PER_CORE),
-    readonly running = Math.max(1, availableParallelism()),
+    limit?: number,
+    running?: number,
     readonly load: LoopLoad = new EventLoopLoad(),
-  ) {}
+    cores = usableCores(),
+  ) {
+    this.limit = limit ?? Math.max(2, cores * QUEUE_PER_CORE);
+    this.running = running ?? Math.max(1, cores);
+  }
 
   /** On arrival: true admits the request, false sheds it; either way it must `leave` exactly once. */
   admit(): boolean {

@@ -90,6 +90,7 @@ export const HEALTH = dashboard(
       [
         q('min(cg_postgres_up)', 'postgres up'),
         q('sum by (kind) (cg_write_behind_pending)', 'queued {{kind}}'),
+        q('sum(cg_write_behind_pending_bytes) / 1e6', 'queued MB'),
         q('sum(rate(cg_write_behind_dropped_total[$__rate_interval]))', 'dropped'),
         q('sum(rate(cg_write_behind_flush_failures_total[$__rate_interval]))', 'failed flushes'),
         q('sum by (outcome) (increase(cg_retention_purge_total[1h]))', 'purges {{outcome}}'),

@@ -24,6 +24,7 @@ export class StoreMetrics {
 
   readonly postgresUp: Gauge<'kind'>;
   readonly pending: Gauge<'kind'>;
+  readonly pendingBytes: Gauge<'kind'>;
   readonly dropped: Counter;
   readonly flushFailures: Counter;
   readonly purges: Counter<'outcome'>;
@@ -63,9 +64,19 @@ export class StoreMetrics {
         this.set({ kind: 'kept' }, q.pendingKept);
       },
     });
+    this.pendingBytes = new Gauge({
+      name: 'cg_write_behind_pending_bytes',
+      help: 'Bytes the queued archive entries hold (kind: stashes), against WRITE_BEHIND_MAX_MB: past it the oldest are dropped.',
+      labelNames: ['kind'] as const,
+      registers,
+      collect() {
+        const q = source.probe?.queue();
+        if (q) this.set({ kind: 'stashes' }, q.pendingStashBytes);
+      },
+    });
     this.dropped = new Counter({
       name: 'cg_write_behind_dropped_total',
-      help: 'Archive writes dropped because the write-behind queue was full (Postgres away too long).',
+      help: 'Archive writes dropped because the write-behind queue was full, by count or bytes (Postgres away too long).',
       registers,
       collect: () => this.fold(),
     });
