@@ -52,7 +52,13 @@ async function until(what: string, ok: () => Promise<boolean>): Promise<void> {
 }
 
 /** Grafana's variables as a dashboard would fill them in. */
-const concrete = (expr: string) => expr.replaceAll('$tenant', '.*').replaceAll('$__rate_interval', '30s').replaceAll('$__range', '5m');
+const concrete = (expr: string, job = '.*') =>
+  expr
+    .replaceAll('$tenant', '.*')
+    .replaceAll('$namespace', '.*')
+    .replaceAll('$job', job)
+    .replaceAll('$__rate_interval', '30s')
+    .replaceAll('$__range', '5m');
 
 beforeAll(async () => {
   up = await startObservedUpstream();
@@ -125,6 +131,21 @@ it('the per-dialect series carry each of the three dialects, the Responses API a
     expect({ metric, dialects: await dialects(metric) }).toEqual({ metric, dialects: ['anthropic', 'openai', 'responses'] });
   // The OpenAI session is held out (nothing saved); the Responses session is treated and saves.
   expect(await dialects('cg_saved_tokens_total')).toEqual(['anthropic', 'responses']);
+});
+
+it('a panel scoped to another release (its job) shows none of this gateway’s series', async () => {
+  const exprs = Object.values(DASHBOARDS)
+    .flatMap((d) => (d.panels ?? []).flatMap((p) => (p as { targets?: Array<{ expr: string }> }).targets ?? []))
+    .map((t) => t.expr)
+    .filter((e) => !e.includes('vector(')); // `or vector(0)` answers whatever the selector
+  expect(exprs.length).toBeGreaterThan(20);
+  const withData = async (job: string) => {
+    let n = 0;
+    for (const e of exprs) if (((await query(concrete(e, job))).data?.result.length ?? 0) > 0) n++;
+    return n;
+  };
+  expect(await withData('gateway')).toBeGreaterThan(10);
+  expect(await withData('another-release')).toBe(0);
 });
 
 describe.each(Object.entries(DASHBOARDS))('dashboard %s', (name, d) => {

@@ -39,9 +39,18 @@ describe('dashboards', () => {
     for (const n of UNCHARTED) expect(docs).toContain(n);
   });
 
-  it('has datasource and tenant variables, and no hard-coded datasource id', () => {
+  it('scopes every metric of every panel to the chosen namespace and job (two releases never add up)', () => {
+    for (const e of Object.values(DASHBOARDS).flatMap(expressions))
+      for (const m of e.matchAll(/\bcg_[a-z0-9_]+(\{)?/g))
+        expect({ e, at: e.slice(m.index, m.index + m[0].length + 36) }).toEqual({
+          e,
+          at: expect.stringMatching(/\{namespace=~"\$namespace",job=~"\$job"/),
+        });
+  });
+
+  it('has datasource, namespace, job and tenant variables, and no hard-coded datasource id', () => {
     for (const d of Object.values(DASHBOARDS)) {
-      expect(d.templating?.list?.map((v) => v.name)).toEqual(['datasource', 'tenant']);
+      expect(d.templating?.list?.map((v) => v.name)).toEqual(['datasource', 'namespace', 'job', 'tenant']);
       const text = renderDashboard(d);
       for (const m of text.matchAll(/"uid": "([^"]*)"/g)) expect([d.uid, '${datasource}']).toContain(m[1]);
     }
