@@ -4,7 +4,7 @@
 // per component, the optional Ingresses and HTTPRoutes, and the migration NetworkPolicy ordered as
 // a hook before the migration Job. Every object kubernetes-models knows validates offline.
 import { resolveEnv } from '../../support/chart-processes';
-import { find, render, scratchValues, type K8sObject } from '../../support/helm';
+import { CHART, find, helm, render, scratchValues, type K8sObject } from '../../support/helm';
 import {
   deployment,
   job,
@@ -246,6 +246,14 @@ describe('Ingress and HTTPRoute, for the gateway and the admin API', () => {
     expect((find(objs, 'HTTPRoute', '-admin').spec as typeof spec).rules[0]!.matches).toEqual([
       { path: { type: 'PathPrefix', value: '/' } },
     ]);
+  });
+
+  it('NOTES name the Ingress hosts and the HTTPRoute hostnames', () => {
+    const r = helm(['install', 'cg', CHART, '--dry-run=client', '--namespace', 'llm', '-f', values(ROUTES)]);
+    expect(r.status).toBe(0);
+    const notes = r.stdout.slice(r.stdout.indexOf('NOTES:'));
+    expect(notes).toMatch(/Ingress: +llm\.example\.com$/m);
+    expect(notes).toMatch(/HTTPRoute: +llm\.example\.com$/m);
   });
 
   it('the admin ones go with the admin: none while admin.enabled is false', () => {
