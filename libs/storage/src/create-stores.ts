@@ -35,7 +35,10 @@ export interface CreateStoresOptions {
   dataDir: string;
   ttlSeconds: number;
   maxEntries: number;
-  /** Bytes of values per tenant in the hot store (unbounded when unset): the in-process one evicts past it, Redis refuses new originals. */
+  /**
+   * Bytes of values per tenant (unbounded when unset): the in-process hot store evicts past it,
+   * Redis and the archive refuse new originals.
+   */
   maxBytes?: number;
   /** Bytes of archive writes the write-behind queue holds while Postgres is away (default 128 MiB). */
   writeBehindMaxBytes?: number;
@@ -164,7 +167,12 @@ export async function createStores(o: CreateStoresOptions): Promise<Stores> {
   // six): a longer window batches more turns into each flush. Its hot store is this process's
   // memory, so the window only bounds what a crash of this process loses, as 50 ms does for Redis.
   const flushMs = kinds.durable === 'pglite' ? PGLITE_FLUSH_MS : undefined;
-  const queued = { log, ...(flushMs && { flushMs }), ...(o.writeBehindMaxBytes && { maxPendingBytes: o.writeBehindMaxBytes }) };
+  const queued = {
+    log,
+    archiveMaxBytes: o.maxBytes,
+    ...(flushMs && { flushMs }),
+    ...(o.writeBehindMaxBytes && { maxPendingBytes: o.writeBehindMaxBytes }),
+  };
   const hot = durable ? new TieredHotStore(base, durable, queued) : base;
 
   const every = o.purgeEveryMs ?? 3_600_000;

@@ -13,6 +13,7 @@ import {
   type TurnRecord,
   type TurnWrites,
 } from '@context-guru/components';
+import { addCounts, ArchiveBudget, refusedSnapshot } from './archive-budget';
 import { commitTurnInParts } from './commit-turn';
 import { HotDebt } from './hot-debt';
 import { RecentSet } from './recent-set';
@@ -29,7 +30,10 @@ export interface StashWarmer {
   warmStash(tenant: string, entries: readonly StashEntry[]): Promise<void>;
 }
 
-export type TieredHotStoreOptions = WriteBehindOptions;
+export interface TieredHotStoreOptions extends WriteBehindOptions {
+  /** Bytes of originals each tenant may keep in the archive (0 or absent: bounded by retention only). */
+  archiveMaxBytes?: number;
+}
 
 /**
  * A write both stores refused rejects with the hot store's failure, the one the caller wrote to.
@@ -58,6 +62,7 @@ export class TieredHotStore implements HotStore {
   private readonly hotAlone = new Set<string>();
   /** Sessions served from the durable store alone while the hot store was away, to repair hot. */
   readonly debt: HotDebt;
+  private readonly budget: ArchiveBudget;
 
   constructor(
     readonly hot: HotStore & Partial<StashWarmer>,
@@ -67,6 +72,7 @@ export class TieredHotStore implements HotStore {
     this.kind = `${hot.kind}+${durable.kind}`;
     this.log = o.log ?? silentLogger;
     this.queue = new WriteBehindQueue(durable, o);
+    this.budget = new ArchiveBudget(o.archiveMaxBytes ?? 0, durable, this.queue, this.log);
     this.debt = new HotDebt({ hot, log: this.log, checkpoint: (t, s, kept) => checkpointOf(this, t, s, kept, undefined) });
   }
 
@@ -254,6 +260,21 @@ export class TieredHotStore implements HotStore {
    * the turn goes the long way (load, repair, write), as it would have through loadSession.
    */
   async commitTurn(tenant: string, w: TurnWrites): Promise<SessionSnapshot | null> {
+    // A turn already run on a refusal is written past the budget (it cannot run again).
+    const fresh =
+      w.seen.stashFull === true ? [] : w.stash.filter((e) => !this.archivedLately.has(`${tenant}\u0000${w.session}\u0000${e.id}`));
+    const { admission, release } = await this.budget.admit(tenant, w.session, fresh);
+    if (admission === 'refused') return refusedSnapshot();
+    // Archived by the check: the write behind leaves them out.
+    if (admission === 'archived') for (const e of fresh) this.archivedLately.add(`${tenant}\u0000${w.session}\u0000${e.id}`);
+    try {
+      return await this.commitAdmitted(tenant, w);
+    } finally {
+      release();
+    }
+  }
+
+  private async commitAdmitted(tenant: string, w: TurnWrites): Promise<SessionSnapshot | null> {
     const hotReady = (await this.debt.ready(tenant, w.session)) && (await this.debt.ready(tenant, w.conversation));
     if (!this.hot.commitTurn || !hotReady) return commitTurnInParts(this, tenant, w);
     const unflagged = w.unknown.length > 0 && !w.seen.offloaded && w.seen.arm === undefined;
@@ -307,7 +328,7 @@ export class TieredHotStore implements HotStore {
     return {
       frozenDropped: h.frozenDropped + this.restored,
       frozenRepaired: h.frozenRepaired + this.restored,
-      ...(h.stashRefused && { stashRefused: h.stashRefused }),
+      ...((h.stashRefused || this.budget.maxBytes > 0) && { stashRefused: addCounts(h.stashRefused, this.budget.refused) }),
     };
   }
 

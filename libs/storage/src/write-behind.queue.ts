@@ -64,6 +64,8 @@ export class WriteBehindQueue {
   private stashBytes = 0;
   /** stashEntryBytes of the archive entries a flush holds: they count against the bound until written. */
   private flushingBytes = 0;
+  /** Per tenant, the bytes (as the archive will store them) of originals queued and not yet written. */
+  private readonly tenantBytes = new Map<string, number>();
   /** tenant\0session → merged writes (later replacements win). */
   private checkpoints = new Map<string, MergedCheckpoint>();
   private kept = new Map<string, Set<string>>();
@@ -102,6 +104,7 @@ export class WriteBehindQueue {
   enqueueStash(entries: readonly ArchivedStash[]): void {
     this.stashes.push(...entries);
     for (const e of entries) this.stashBytes += stashEntryBytes(e);
+    this.countBytes(entries, 1);
     this.bound();
     this.schedule();
   }
@@ -121,7 +124,7 @@ export class WriteBehindQueue {
       over++;
     }
     if (over === 0) return;
-    this.stashes.splice(0, over);
+    this.countBytes(this.stashes.splice(0, over), -1);
     this.stashBytes = bytes;
     this.stats_.dropped += over;
     this.o.log.warn('archive queue full: oldest entries dropped', { dropped: over, pendingBytes: bytes });
@@ -161,6 +164,21 @@ export class WriteBehindQueue {
   pendingTurn(tenant: string, session: string): TurnWrite | undefined {
     const key = `${tenant}\u0000${session}`;
     return this.turns.get(key) ?? this.flushing?.turns.get(key);
+  }
+
+  /** Bytes of the tenant's originals queued and not yet archived (the archive budget counts them as used). */
+  queuedStashBytes(tenant: string): number {
+    return this.tenantBytes.get(tenant) ?? 0;
+  }
+
+  /** Kept for the database's only writer, whose budget check reads it (a shared database's check is locked in SQL). */
+  private countBytes(entries: readonly ArchivedStash[], sign: 1 | -1): void {
+    if (!this.durable.sql.exclusive) return;
+    for (const e of entries) {
+      const n = (this.tenantBytes.get(e.tenant) ?? 0) + sign * this.durable.stashBytes.storedBytes(e.text);
+      if (n > 0) this.tenantBytes.set(e.tenant, n);
+      else this.tenantBytes.delete(e.tenant);
+    }
   }
 
   /** A queued original not yet archived (an expand right after a hot loss still resolves). */
@@ -264,7 +282,9 @@ export class WriteBehindQueue {
     let done = 0;
     try {
       for (; done < stashes.length; done += this.o.batchSize) {
-        await this.durable.archiveStash(stashes.slice(done, done + this.o.batchSize));
+        const slice = stashes.slice(done, done + this.o.batchSize);
+        await this.durable.archiveStash(slice);
+        this.countBytes(slice, -1);
       }
       stage = 'checkpoint';
       if (checkpoints.size > 0) await this.durable.saveCheckpoints([...checkpoints.values()]);

@@ -63,7 +63,7 @@ it('reports Postgres reachability at each scrape, queue depth and new drops, pur
   expect(await value(registry, 'cg_write_behind_dropped_total')).toBe(45);
   expect(await value(registry, 'cg_write_behind_flush_failures_total')).toBe(2);
 
-  metrics.purged({ turns: 2, stashes: 5, ownership: 0, checkpoints: 0, sessions: 0, kept: 0, replicas: 1, revokedKeys: 0 });
+  metrics.purged({ turns: 2, stashes: 5, stashBytes: 0, ownership: 0, checkpoints: 0, sessions: 0, kept: 0, replicas: 1, revokedKeys: 0 });
   metrics.purged(undefined);
   metrics.purged(undefined, true);
   for (const outcome of ['ok', 'skipped', 'failed']) expect(await value(registry, 'cg_retention_purge_total', { outcome })).toBe(1);

@@ -3,14 +3,11 @@
 // gateway then runs the turn again with a stash that takes no new original, so the outputs go out
 // as received and every marker forwarded resolves. Re-putting a stored original costs nothing, a
 // turn already run on a refusal is written, erasing a session gives its bytes back.
-import { emptySnapshot, type SessionSnapshot, type StashEntry } from '@context-guru/components';
+import { emptySnapshot } from '@context-guru/components';
 import { RedisHotStore } from '@context-guru/storage';
 import { Redis } from 'ioredis';
-import { createLogger } from '../../../libs/engine/src/logger';
-import { prepareRequest } from '../../../libs/engine/src/prepare-request';
-import { createTenantRuntime } from '../../../libs/engine/src/tenancy/tenant-runtime';
 import { markerIds } from '../../support/forwarded-bytes';
-import { agentSteps, anthropicTurn } from '../../support/transcripts';
+import { budgetedSession, entry, turn } from './budget-support';
 import { REDIS_URL, flushPrefix, uniquePrefix } from './redis-support';
 
 const admin = new Redis(REDIS_URL);
@@ -29,15 +26,6 @@ afterAll(async () => {
     await flushPrefix(admin, o.prefix);
   }
   await admin.quit();
-});
-
-const entry = (id: string, bytes: number): StashEntry => ({ id, text: id.slice(0, 1).repeat(bytes) });
-const turn = (session: string, stash: StashEntry[], seen: SessionSnapshot = emptySnapshot()) => ({
-  session,
-  conversation: session,
-  stash,
-  unknown: [],
-  seen,
 });
 
 describe('the byte budget of the Redis hot store', () => {
@@ -79,22 +67,7 @@ describe('the byte budget of the Redis hot store', () => {
   });
 
   it('through the gateway: past the budget outputs go out as received, every marker resolves', async () => {
-    const steps = agentSteps(16, 9);
-    const runtime = createTenantRuntime('t', { preset: 'agent' }, 1);
-    const send = (s: RedisHotStore, t: number) =>
-      prepareRequest(
-        { store: s, clock: { now: () => Date.now() }, log: createLogger('error', () => undefined), injectMode: 'auto' },
-        {
-          route: 'anthropic',
-          dialect: 'anthropic',
-          raw: JSON.stringify(anthropicTurn(steps, t)),
-          tenant: runtime,
-          pipeline: runtime.built.pipeline,
-          cacheMode: 'auto',
-          sessionHeader: 'budgeted',
-          bypassHeader: false,
-        },
-      );
+    const { steps, send } = budgetedSession('t');
     const roomy = await send(await store(0), 16);
     const unbounded = markerIds(roomy.outgoing).size;
     expect(unbounded).toBeGreaterThan(4);

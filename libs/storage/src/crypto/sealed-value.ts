@@ -25,6 +25,14 @@ export function sealText(key: Buffer, version: number, plain: string, aad: strin
   return `${PREFIX}${version}:${Buffer.concat([iv, c.getAuthTag(), body]).toString('base64')}`;
 }
 
+/**
+ * The UTF-8 bytes of a sealed `plainBytes`-byte value under a one-digit key version (a later
+ * version adds a digit): what the archive's byte budget expects a value to take before it is sealed.
+ */
+export function sealedLength(plainBytes: number): number {
+  return Buffer.byteLength(PREFIX) + 2 + 4 * Math.ceil((IV_BYTES + TAG_BYTES + plainBytes) / 3);
+}
+
 /** The data-key version a sealed value names (NaN for a value that is not sealed). */
 export function sealedVersion(stored: string): number {
   if (!isSealed(stored)) return Number.NaN;

@@ -12,6 +12,8 @@ import { keptKey, presenceOf, sessionKey, surelyNew, type PresenceFilter } from 
 import { loadCheckpoints, loadTurns, turnOf, type Checkpoint, type CheckpointAsk, type TurnAsk } from './session-lookups';
 import { col, type SqlClient } from './sql-client';
 import { storableText } from './storable-text';
+import { utcDay, writeCounted, type ArchiveRows } from './stash-bytes';
+import { StashUsage } from './stash-usage';
 import { purgeExpired, type PurgeResult } from './retention-purge';
 
 export type { PurgeResult } from './retention-purge';
@@ -83,6 +85,8 @@ export class DurableStore {
    */
   readonly textArchived: RecentSet;
   private readonly keys: KeyRing | undefined;
+  /** The archive's byte counters, as the budget reads them. */
+  readonly stashBytes: StashUsage;
 
   constructor(
     readonly sql: SqlClient,
@@ -98,6 +102,7 @@ export class DurableStore {
     this.presence = presenceOf(sql);
     this.textArchived = new RecentSet(TEXT_ARCHIVED_MEMO_SIZE, Math.min(TEXT_ARCHIVED_MEMO_MS, this.retentionMs / 4), this.now);
     this.keys = o.keys;
+    this.stashBytes = new StashUsage(sql, o.keys !== undefined, this.now, this.retentionMs, (p) => this.bounded(p));
   }
 
   get kind(): string {
@@ -106,33 +111,44 @@ export class DurableStore {
 
   /** Archives originals and their ownership in one transaction; re-archiving extends retention. */
   async archiveStash(batch: readonly ArchivedStash[]): Promise<void> {
+    await this.archive(batch, undefined);
+  }
+
+  /**
+   * The budget check: archives one tenant's originals unless the bytes they add would take its
+   * archive past `maxBytes` (then nothing is written and false comes back). A batch that adds
+   * nothing (every original already archived) is never refused. The tenant's lock is held for the
+   * transaction, so replicas checking the same tenant see each other's writes.
+   */
+  archiveWithin(tenant: string, batch: readonly ArchivedStash[], maxBytes: number): Promise<boolean> {
+    return this.archive(batch, { tenant, maxBytes });
+  }
+
+  private async archive(batch: readonly ArchivedStash[], budget: { tenant: string; maxBytes: number } | undefined): Promise<boolean> {
     const textKey = (e: ArchivedStash) => `${e.tenant}\u0000${e.id}`;
     // A text archived lately was storable then, and an id names one text.
     const ok = batch.filter((e) => this.textArchived.has(textKey(e)) || storableText(e.text));
     this.skipped += batch.length - ok.length;
-    if (ok.length === 0) return;
+    if (ok.length === 0) return true;
     const now = this.now();
-    const stash = await sealedArchive(
-      this.keys,
-      dedupe(ok, textKey).filter((e) => !this.textArchived.has(textKey(e))),
-    );
-    const own = dedupe(ok, (e) => `${e.tenant}\u0000${e.session}\u0000${e.id}`);
-    await this.sql.transaction(async (c) => {
-      if (stash.length > 0)
-        await c.query(
-          `INSERT INTO stash_archive (tenant, id, text, created_at, expires_at)
-           SELECT t, i, x, $4, $5 FROM unnest($1::text[], $2::text[], $3::text[]) AS b(t, i, x)
-           ON CONFLICT (tenant, id) DO UPDATE SET expires_at = GREATEST(stash_archive.expires_at, EXCLUDED.expires_at)`,
-          [stash.map((e) => e.tenant), stash.map((e) => e.id), stash.map((e) => e.text), new Date(now), new Date(now + this.retentionMs)],
-        );
-      await c.query(
-        `INSERT INTO ownership (tenant, session, id, created_at)
-         SELECT t, s, i, $4 FROM unnest($1::text[], $2::text[], $3::text[]) AS b(t, s, i)
-         ON CONFLICT (tenant, session, id) DO UPDATE SET created_at = EXCLUDED.created_at`,
-        [own.map((e) => e.tenant), own.map((e) => e.session), own.map((e) => e.id), new Date(now)],
-      );
-    });
-    for (const e of stash) this.textArchived.add(textKey(e));
+    const rows: ArchiveRows = {
+      stash: await sealedArchive(
+        this.keys,
+        dedupe(ok, textKey).filter((e) => !this.textArchived.has(textKey(e))),
+      ),
+      own: dedupe(ok, (e) => `${e.tenant}\u0000${e.session}\u0000${e.id}`),
+      now: new Date(now),
+      expires: new Date(now + this.retentionMs),
+      day: utcDay(now),
+      fromDay: utcDay(now - this.retentionMs),
+    };
+    const written = writeCounted(this.sql, rows, budget);
+    // The budget check runs on the request path: bounded as a look-up is.
+    const counted = await (budget ? this.bounded(written) : written);
+    if (!counted) return false;
+    this.stashBytes.record(counted, now);
+    for (const e of rows.stash) this.textArchived.add(textKey(e));
+    return true;
   }
 
   /** The archived original, or null once its retention has passed. */
@@ -330,8 +346,10 @@ export class DurableStore {
 
   /** Deletes everything past retention; run periodically (createStores schedules it). */
   /** Undefined when another replica is purging (retention-purge.ts). */
-  purgeExpired(batch?: number): Promise<PurgeResult | undefined> {
-    return purgeExpired(this.sql, new Date(this.now()), this.cutoff(), batch);
+  async purgeExpired(batch?: number): Promise<PurgeResult | undefined> {
+    const r = await purgeExpired(this.sql, new Date(this.now()), this.cutoff(), batch);
+    this.stashBytes.forget();
+    return r;
   }
 
   async ping(): Promise<void> {

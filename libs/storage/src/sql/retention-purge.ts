@@ -8,6 +8,8 @@ import { col, type SqlClient } from './sql-client';
 export interface PurgeResult {
   turns: number;
   stashes: number;
+  /** Archive byte counters of days past retention (stash-bytes.ts). */
+  stashBytes: number;
   ownership: number;
   checkpoints: number;
   sessions: number;
@@ -28,6 +30,8 @@ const DEAD_REPLICA_MS = 86_400_000;
 /** What each table drops, by the `$1` its clause compares with: `now`, or the retention cutoff. */
 const POLICIES: ReadonlyArray<{ key: keyof PurgeResult; table: string; where: string; at: 'now' | 'cutoff' | 'deadReplica' }> = [
   { key: 'stashes', table: 'stash_archive', where: 'expires_at <= $1', at: 'now' },
+  // A bucket counts while a row archived that (UTC) day may live: until the cutoff's day.
+  { key: 'stashBytes', table: 'stash_bytes', where: "day < ($1::timestamptz AT TIME ZONE 'UTC')::date", at: 'cutoff' },
   { key: 'ownership', table: 'ownership', where: 'created_at <= $1', at: 'cutoff' },
   { key: 'checkpoints', table: 'session_checkpoint', where: 'updated_at <= $1', at: 'cutoff' },
   { key: 'sessions', table: 'session_state', where: 'updated_at <= $1', at: 'cutoff' },
@@ -43,7 +47,17 @@ const POLICIES: ReadonlyArray<{ key: keyof PurgeResult; table: string; where: st
  */
 export async function purgeExpired(sql: SqlClient, now: Date, cutoff: Date, batch = BATCH): Promise<PurgeResult | undefined> {
   const at = { now, cutoff, deadReplica: new Date(now.getTime() - DEAD_REPLICA_MS) };
-  const out: PurgeResult = { turns: 0, stashes: 0, ownership: 0, checkpoints: 0, sessions: 0, kept: 0, replicas: 0, revokedKeys: 0 };
+  const out: PurgeResult = {
+    turns: 0,
+    stashes: 0,
+    stashBytes: 0,
+    ownership: 0,
+    checkpoints: 0,
+    sessions: 0,
+    kept: 0,
+    replicas: 0,
+    revokedKeys: 0,
+  };
   for (const p of POLICIES) {
     for (;;) {
       const n = await sql.transaction(async (tx) => {
