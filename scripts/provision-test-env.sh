@@ -33,6 +33,9 @@ command -v redis-cli >/dev/null 2>&1 || need+=(redis-tools)
 ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || need+=(postgresql)
 command -v psql >/dev/null 2>&1 || need+=(postgresql-client)
 command -v unzip >/dev/null 2>&1 || need+=(unzip)
+# The TLS store test makes a throwaway CA and server certificate (node:crypto cannot sign X.509);
+# Debian's redis-server is built with TLS, and its own PostgreSQL cluster runs as the postgres user.
+command -v openssl >/dev/null 2>&1 || need+=(openssl)
 { command -v prometheus && command -v promtool; } >/dev/null 2>&1 || need+=(prometheus)
 # The PgBouncer test starts its own pooler (transaction mode) in front of the test Postgres.
 command -v pgbouncer >/dev/null 2>&1 || [ -x /usr/sbin/pgbouncer ] || need+=(pgbouncer)

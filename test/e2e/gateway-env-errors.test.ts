@@ -21,6 +21,12 @@ const CASES: Array<[EnvErrorCode, string, string, string | RegExp]> = [
     'REDIS_SENTINELS="sentinel-a": expected host:port[,host:port…] (the first may be a redis:// or rediss:// URL)',
   ],
   [
+    'invalid_tls',
+    'REDIS_TLS_CA_FILE',
+    '/nonexistent/ca.pem',
+    'REDIS_TLS_CA_FILE="/nonexistent/ca.pem": expected a readable PEM file (ENOENT)',
+  ],
+  [
     'invalid_duration',
     'CONTEXT_GURU_LLM_TIMEOUT',
     'soon',

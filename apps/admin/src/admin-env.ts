@@ -34,11 +34,11 @@ const REDIS_URL: UrlKind = { protocols: ['redis:', 'rediss:'], expected: 'a redi
 /** Throws the gateway's EnvError (codes from its ENV_ERRORS table) listing every bad value. */
 export function parseAdminEnv(src: Record<string, string | undefined> = process.env): AdminEnv {
   const problems: EnvProblem[] = [];
-  const { int, oneOf, url, secret, redis } = envReaders(src, problems);
+  const { int, oneOf, secret, redis, postgres } = envReaders(src, problems);
   const env: AdminEnv = {
     adminPort: int('ADMIN_PORT', 4001, 0, 65535),
     host: src.HOST || '127.0.0.1',
-    databaseUrl: url('DATABASE_URL', undefined, POSTGRES_URL),
+    databaseUrl: postgres('DATABASE_URL', POSTGRES_URL),
     pgPoolMax: int('PG_POOL_MAX', 10, 1, 1000),
     redisUrl: redis(REDIS_URL),
     redisPrefix: src.REDIS_PREFIX || undefined,

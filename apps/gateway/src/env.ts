@@ -105,7 +105,7 @@ type Source = Record<string, string | undefined>;
 
 export function parseEnv(src: Source = process.env): Env {
   const problems: EnvProblem[] = [];
-  const { int, oneOf, url, secret, redis } = envReaders(src, problems);
+  const { int, oneOf, url, secret, redis, postgres } = envReaders(src, problems);
   const env: Env = {
     port: int('PORT', 4000, 0, 65535),
     adminPort: int('ADMIN_PORT', 4001, 0, 65535),
@@ -117,7 +117,7 @@ export function parseEnv(src: Source = process.env): Env {
     preset: src.PRESET || undefined,
     config: src.CONFIG || undefined,
     redisUrl: redis(),
-    databaseUrl: url('DATABASE_URL', undefined),
+    databaseUrl: postgres('DATABASE_URL'),
     pgPoolMax: int('PG_POOL_MAX', 10, 1, 1000),
     hotStore: oneOf('HOT_STORE', ['memory', 'redis'] as const, undefined),
     durableStore: oneOf('DURABLE_STORE', ['postgres', 'pglite', 'none'] as const, undefined),

@@ -2,6 +2,8 @@
 // StorageError with a code from here, so callers branch on the code (the gateway fails open with
 // `store_unavailable`, the admin answers 503) and never on message text. docs/storage.md lists the
 // same codes (an anti-drift test reads both).
+import { tlsRefusal } from './tls-files';
+
 export const STORAGE_ERRORS = {
   store_unavailable: {
     meaning: 'Redis or the database did not answer: not ready at boot, connection refused or lost, command timed out, client closed',
@@ -55,12 +57,20 @@ function reportedByDatabase(err: unknown): boolean {
   return typeof e?.code === 'string' && typeof e.severity === 'string';
 }
 
-/** Rejects with `store_unavailable` when `p` fails for want of an answer; SQL errors pass as they are. */
+/**
+ * Rejects with `store_unavailable` when `p` fails for want of an answer; SQL errors pass as they are.
+ * A certificate the CA does not verify says so (the boot fails on it: DurableBoot).
+ */
 export async function sqlCall<T>(what: string, p: Promise<T>): Promise<T> {
   try {
     return await p;
   } catch (err) {
     if (err instanceof StorageError || reportedByDatabase(err)) throw err;
+    const refused = tlsRefusal(err);
+    if (refused) {
+      const hint = 'sslrootcert in DATABASE_URL, or PGSSLROOTCERT, names the CA to trust';
+      throw new StorageError('store_unavailable', `${what} TLS refused: ${refused} (${hint})`, { cause: err });
+    }
     throw new StorageError('store_unavailable', `${what} did not answer: ${err instanceof Error ? err.message : String(err)}`, {
       cause: err,
     });

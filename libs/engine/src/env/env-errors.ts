@@ -23,6 +23,10 @@ export const ENV_ERRORS = {
     meaning:
       'REDIS_CLUSTER_NODES or REDIS_SENTINELS is not a host:port list, REDIS_SENTINELS is set without REDIS_SENTINEL_MASTER, or more than one of REDIS_URL, REDIS_CLUSTER_NODES and REDIS_SENTINELS is set',
   },
+  invalid_tls: {
+    meaning:
+      'a CA, certificate or key file (REDIS_TLS_CA_FILE, REDIS_TLS_CERT_FILE, REDIS_TLS_KEY_FILE, PGSSLROOTCERT, PGSSLCERT, PGSSLKEY, or sslrootcert / sslcert / sslkey in DATABASE_URL) is missing, unreadable or not PEM; a certificate comes without its key; Redis TLS files are given for a redis:// endpoint; or an sslmode node-pg does not know',
+  },
   invalid_duration: {
     meaning:
       'CONTEXT_GURU_LLM_TIMEOUT or CONTEXT_GURU_SUMMARIZE_TIMEOUT is not a positive duration like 90s, 1m30s, 1500ms or bare seconds',

@@ -5,7 +5,7 @@
 // A value is trimmed first, and a blank one is unset: a trailing newline from a mounted secret or a
 // padded .env line is not a different value (Number and the URL parser ignored it already, but the
 // URL was then used with it, and a choice was refused), and a blank PORT is not port 0.
-import { redisEndpointFrom, type RedisEndpoint } from '@context-guru/storage';
+import { postgresTls, redisEndpointFrom, withRedisTls, type RedisEndpoint } from '@context-guru/storage';
 import { envProblem, type EnvProblem } from './env-errors';
 
 type Source = Record<string, string | undefined>;
@@ -34,6 +34,11 @@ export interface EnvReaders {
   secret(key: string, minLength: number): string | undefined;
   /** REDIS_URL (of `kind` when given), REDIS_CLUSTER_NODES or REDIS_SENTINELS + REDIS_SENTINEL_MASTER: one topology. */
   redis(kind?: UrlKind): RedisEndpoint | undefined;
+  /**
+   * A Postgres URL (of `kind` when given) with libpq's PGSSLROOTCERT, PGSSLCERT, PGSSLKEY and
+   * PGSSLMODE folded in where it has no such parameter; its TLS files checked readable.
+   */
+  postgres(key: string, kind?: UrlKind): string | undefined;
 }
 
 export function envReaders(src: Source, problems: EnvProblem[]): EnvReaders {
@@ -84,7 +89,20 @@ export function envReaders(src: Source, problems: EnvProblem[]): EnvReaders {
       sentinelPassword: text('REDIS_SENTINEL_PASSWORD'),
     });
     if (problem) problems.push(envProblem('invalid_redis_topology', problem.variable, problem.value, problem.expected));
-    return endpoint;
+    const tls = withRedisTls(endpoint, {
+      caFile: text('REDIS_TLS_CA_FILE'),
+      certFile: text('REDIS_TLS_CERT_FILE'),
+      keyFile: text('REDIS_TLS_KEY_FILE'),
+    });
+    for (const p of tls.problems) problems.push(envProblem('invalid_tls', p.variable, p.value, p.expected));
+    return tls.endpoint;
   };
-  return { text, int, oneOf, url, secret, redis };
+  const postgres = (key: string, kind?: UrlKind): string | undefined => {
+    const given = url(key, undefined, kind);
+    const env = { rootCert: text('PGSSLROOTCERT'), cert: text('PGSSLCERT'), key: text('PGSSLKEY'), mode: text('PGSSLMODE') };
+    const tls = postgresTls(given, env, key);
+    for (const p of tls.problems) problems.push(envProblem('invalid_tls', p.variable, p.value, p.expected));
+    return tls.url;
+  };
+  return { text, int, oneOf, url, secret, redis, postgres };
 }

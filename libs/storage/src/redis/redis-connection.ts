@@ -15,9 +15,20 @@ export interface RedisAuth {
   password?: string;
   /** rediss://: TLS to every node. */
   tls: boolean;
+  /** With tls: the private CA (and client certificate) to use instead of the system's CAs. */
+  tlsOptions?: RedisTls;
+}
+
+/** PEM texts from REDIS_TLS_CA_FILE, REDIS_TLS_CERT_FILE and REDIS_TLS_KEY_FILE (redis-tls.ts). */
+export interface RedisTls {
+  ca?: string;
+  cert?: string;
+  key?: string;
 }
 
 export type RedisTarget =
+  /** A rediss:// REDIS_URL with a private CA or client certificate. */
+  | { kind: 'node'; url: string; tlsOptions: RedisTls }
   | ({ kind: 'cluster'; nodes: RedisNode[] } & RedisAuth)
   | ({ kind: 'sentinel'; sentinels: RedisNode[]; master: string; sentinelPassword?: string } & RedisAuth);
 
@@ -43,7 +54,9 @@ export function reconnectOnReadonly(err: Error): 2 | false {
 /** Opens (or, with lazyConnect, prepares) a client for the endpoint. */
 export function openRedis(endpoint: RedisEndpoint, o: RedisConnectOptions = {}): RedisClient {
   if (typeof endpoint === 'string') return new Redis(endpoint, { ...o, reconnectOnError: reconnectOnReadonly });
-  const auth = { username: endpoint.username, password: endpoint.password, ...(endpoint.tls && { tls: {} }) };
+  // Certificates are verified either way (ioredis' default, Node's): the CA only widens whom to trust.
+  if (endpoint.kind === 'node') return new Redis(endpoint.url, { ...o, tls: endpoint.tlsOptions, reconnectOnError: reconnectOnReadonly });
+  const auth = { username: endpoint.username, password: endpoint.password, ...(endpoint.tls && { tls: endpoint.tlsOptions ?? {} }) };
   if (endpoint.kind === 'sentinel') {
     return new Redis({
       ...o,

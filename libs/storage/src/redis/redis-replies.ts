@@ -3,6 +3,7 @@
 import type { TurnRecord } from '@context-guru/components';
 import { StorageError } from '../storage-errors';
 import { errorText } from '../storage-logger';
+import { tlsRefusal } from '../tls-files';
 import type { RedisClient } from './redis-connection';
 
 export function unavailable(err: unknown): StorageError {
@@ -31,12 +32,31 @@ function finite(x: number | undefined): x is number {
 
 export function waitReady(redis: RedisClient, timeoutMs: number): Promise<void> {
   return new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => {
+    let last: unknown;
+    const give = (err: StorageError) => {
+      clearTimeout(timer);
+      redis.off('error', onError);
       redis.disconnect();
-      reject(new StorageError('store_unavailable', `redis not ready after ${timeoutMs} ms`));
+      reject(err);
+    };
+    // A certificate the CA does not verify (or a server that speaks no TLS) stays so on retry: the
+    // boot fails on it at once, saying so, instead of waiting out the timer.
+    const onError = (err: unknown) => {
+      last = err;
+      const refused = tlsRefusal(err);
+      if (refused)
+        give(
+          new StorageError('store_unavailable', `redis TLS refused: ${refused} (REDIS_TLS_CA_FILE names the CA to trust)`, { cause: err }),
+        );
+    };
+    const timer = setTimeout(() => {
+      const why = last === undefined ? '' : ` (last error: ${errorText(last)})`;
+      give(new StorageError('store_unavailable', `redis not ready after ${timeoutMs} ms${why}`, { cause: last }));
     }, timeoutMs);
+    redis.on('error', onError);
     redis.once('ready', () => {
       clearTimeout(timer);
+      redis.off('error', onError);
       resolve();
     });
     // The first attempt may fail; retryStrategy keeps trying until the timer gives up.

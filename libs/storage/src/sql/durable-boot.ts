@@ -2,8 +2,10 @@
 // schema — kept apart from the process start: a database that does not answer yet leaves the
 // process up and not ready (docs/storage.md; a crash loop under Kubernetes helps nobody), and the work is
 // retried until it answers. A database that answers with an error (a wrong password, no such
-// database, an edited migration) still fails the boot: waiting would not fix it.
+// database, an edited migration, a certificate the CA does not verify) still fails the boot:
+// waiting would not fix it.
 import { errorText, type StorageLogger } from '../storage-logger';
+import { tlsRefusal } from '../tls-files';
 import { migrate, readSchemaStatus, type Migration, type SchemaStatus } from './migrate';
 import type { SqlClient } from './sql-client';
 
@@ -29,6 +31,8 @@ export interface DurableBootOptions {
  * connection exception (class 08), or a server starting up or shutting down (57P01–57P03).
  */
 function databaseDidNotAnswer(err: unknown): boolean {
+  // A certificate the CA does not verify, or a server without TLS, answered: waiting fixes neither.
+  if (tlsRefusal(err)) return false;
   const e = err as { code?: unknown; severity?: unknown } | null;
   if (typeof e?.code === 'string' && typeof e.severity === 'string') return /^(08|57P0[123])/.test(e.code);
   return true;

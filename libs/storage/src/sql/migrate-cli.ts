@@ -3,13 +3,25 @@
 import { PgSqlClient } from './pg-sql.client';
 import { PgliteSqlClient, pgliteDir } from './pglite-sql.client';
 import { migrate } from './migrate';
+import { postgresTls } from './pg-tls';
 import type { SqlClient } from './sql-client';
 
 const line = (level: string, msg: string, fields: Record<string, unknown> = {}) =>
   process.stderr.write(JSON.stringify({ t: new Date().toISOString(), level, msg, ...fields }) + '\n');
 
+/** DATABASE_URL with libpq's PGSSL* variables folded in; a TLS file it cannot read stops the run, named. */
+function databaseUrl(env: NodeJS.ProcessEnv): string | undefined {
+  const given = env.DATABASE_URL?.trim();
+  if (!given) return undefined;
+  const tls = postgresTls(given, { rootCert: env.PGSSLROOTCERT, cert: env.PGSSLCERT, key: env.PGSSLKEY, mode: env.PGSSLMODE });
+  if (tls.problems.length > 0) {
+    throw new Error(tls.problems.map((p) => `invalid_tls: ${p.variable}=${JSON.stringify(p.value)}: expected ${p.expected}`).join('; '));
+  }
+  return tls.url;
+}
+
 async function main(): Promise<void> {
-  const url = process.env.DATABASE_URL;
+  const url = databaseUrl(process.env);
   const client: SqlClient = url
     ? new PgSqlClient({ connectionString: url, max: 1 })
     : await PgliteSqlClient.open({ dataDir: pgliteDir(process.env.DATA_DIR || './data') });
