@@ -1,13 +1,18 @@
 // The production values file docs/kubernetes.md shows is charts/context-guru/ci/production-values.yaml
 // word for word, and `helm template` renders from it what the page says it sets up — so neither the
 // page nor the file can drift from the chart.
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { resolveEnv } from '../../support/chart-processes';
+import { parseAdminEnv } from '../../../apps/admin/src/admin-env';
+import { parseEnv } from '../../../apps/gateway/src/env';
+import { keysRead, resolveEnv } from '../../support/chart-processes';
+import { makeCa, scratchDir } from '../../support/tls-servers';
 import { CHART, ROOT, find, render, type K8sObject } from '../../support/helm';
 import { deployment, job, onlyContainer, podSpec, validateObject } from '../../support/k8s-models';
 
 const FILE = join(CHART, 'ci', 'production-values.yaml');
+const CA_PATH = '/etc/context-guru/ca/ca.crt';
 const BEGIN = '<!-- production-values:begin (charts/context-guru/ci/production-values.yaml) -->';
 const END = '<!-- production-values:end -->';
 const objs = render({ values: [FILE] });
@@ -16,8 +21,8 @@ const secrets = {
   'context-guru-prod': {
     'database-url': 'postgres://cg:pw@pgbouncer.data.svc:6432/context_guru?sslmode=verify-full',
     'redis-sentinels': 'rediss://:pw@10.40.0.11:26379,10.40.0.12:26379',
-    'admin-token': 'a',
-    'encryption-key': 'k',
+    'admin-token': 'test-admin-token-of-the-production-values',
+    'encryption-key': randomBytes(32).toString('base64'),
   },
 };
 
@@ -42,7 +47,7 @@ it('renders keyed tenants only, Sentinel, PgBouncer pool sizing and the CA in ev
   expect(gw.REDIS_URL).toBeUndefined();
   for (const w of workloads) {
     const c = onlyContainer(w);
-    expect(c.env?.find((e) => e.name === 'NODE_EXTRA_CA_CERTS')?.value).toBe('/etc/context-guru/ca/ca.crt');
+    for (const name of ['REDIS_TLS_CA_FILE', 'PGSSLROOTCERT']) expect(c.env?.find((e) => e.name === name)?.value).toBe(CA_PATH);
     expect(c.volumeMounts?.find((m) => m.mountPath === '/etc/context-guru/ca')?.readOnly).toBe(true);
     expect(podSpec(w).volumes?.find((v) => v.name === 'internal-ca')?.secret?.secretName).toBe('internal-ca');
   }
@@ -50,6 +55,22 @@ it('renders keyed tenants only, Sentinel, PgBouncer pool sizing and the CA in ev
   expect(() => render({ values: [FILE], set: ['postgres.poolMax=6'] })).toThrow(
     /Postgres connections: up to 157 .* exceed postgres.maxConnections 150/,
   );
+});
+
+it('names the CA in variables the gateway and the admin read at boot, and accept with a real CA file', async () => {
+  const scratch = scratchDir();
+  try {
+    const ca = await makeCa(scratch.dir, 'internal-ca');
+    // The mount, here: the CA path points at a real PEM file.
+    const local = (env: Record<string, string>) =>
+      Object.fromEntries(Object.entries(env).map(([k, v]) => [k, v === CA_PATH ? ca.cert : v]));
+    const gw = keysRead(parseEnv, local(resolveEnv(onlyContainer(workloads[0]!), objs, secrets, {}, { 'metadata.name': 'p' }).env));
+    const ad = keysRead(parseAdminEnv, local(resolveEnv(onlyContainer(workloads[1]!), objs, secrets, {}).env));
+    for (const r of [gw, ad]) for (const name of ['REDIS_TLS_CA_FILE', 'PGSSLROOTCERT']) expect(r.read).toContain(name);
+    expect(gw.parsed.databaseUrl).toContain('sslmode=verify-full');
+  } finally {
+    scratch.remove();
+  }
 });
 
 it('renders the HPA, PDB, ServiceMonitor, PrometheusRule, Ingress and NetworkPolicies it names', () => {
