@@ -39,11 +39,11 @@ const prefix = `cgchart${tag}:`;
 const ADMIN_TOKEN = `test-admin-token-${tag}`;
 const OPS_TOKEN = `test-ops-token-of-the-chart-${tag}`;
 
-/** Keys the migration entry reads, from its own source (it reads process.env directly). */
+/** Keys the migration entry reads, from its own source (process.env, directly or passed on as `env`). */
 function migrationKeys(): Set<string> {
   const files = ['libs/storage/src/sql/migrate-cli.ts', 'libs/storage/src/sql/migrate.ts'];
   const keys = new Set<string>();
-  for (const f of files) for (const m of readFileSync(join(ROOT, f), 'utf8').matchAll(/process\.env\.([A-Z_][A-Z0-9_]*)/g)) keys.add(m[1]!);
+  for (const f of files) for (const m of readFileSync(join(ROOT, f), 'utf8').matchAll(/\benv\.([A-Z_][A-Z0-9_]*)/g)) keys.add(m[1]!);
   return keys;
 }
 
