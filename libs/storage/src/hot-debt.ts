@@ -87,11 +87,17 @@ export class HotDebt {
     return this.owed.get(key(tenant, session))?.turn;
   }
 
-  /** Rewrites of the owed turn that started at `at`. */
-  rewrote(tenant: string, session: string, rewritten: readonly number[], at: number): void {
-    const o = this.owed.get(key(tenant, session));
-    if (o?.turn?.at === at) o.turn = { ...o.turn, rewritten: [...rewritten] };
-    if (o) o.version++;
+  /**
+   * Rewrites recorded durably alone, with their turn: owed to hot with that turn. Also when the
+   * session was repaid meanwhile (the repayment carried the turn without them) or the turn itself
+   * was advanced hot (only its rewrites met the outage): otherwise the hot record would keep the
+   * turn as rewriting nothing, and the next turn would put back what the provider cached rewritten.
+   * A later turn already owed wins (these rewrites are of an older one).
+   */
+  rewrote(tenant: string, session: string, turn: TurnRecord): void {
+    const owedTurn = this.owed.get(key(tenant, session))?.turn;
+    if (owedTurn && owedTurn.at > turn.at) return;
+    this.wrote(tenant, session, turn);
   }
 
   keptDurably(tenant: string, contentKeys: readonly string[]): void {

@@ -56,7 +56,8 @@ export class TieredHotStore implements HotStore {
   readonly log: StorageLogger;
   /** Losses only the checkpoint revealed (the hot store never saw them go) and their repairs. */
   private restored = 0;
-  private readonly turnAt = new Map<string, number>();
+  /** The turn this replica last advanced each conversation to: its rewrites belong to it. */
+  private readonly turnAt = new Map<string, TurnRecord>();
   private readonly archivedLately = new RecentSet(ARCHIVED_MEMO_SIZE, ARCHIVED_MEMO_MS);
   /** Sessions whose last load the hot store answered alone (the archive and checkpoint unread). */
   private readonly hotAlone = new Set<string>();
@@ -191,7 +192,7 @@ export class TieredHotStore implements HotStore {
     let prev: TurnRecord | null = null;
     const hotErr = await this.hotCall(tenant, session, async () => void (prev = await this.hot.advanceTurn(tenant, session, turn)));
     if (hotErr !== undefined) return this.advanceDurably(tenant, session, turn, hotErr);
-    this.rememberTurn(tenant, session, turn.at);
+    this.rememberTurn(tenant, session, turn);
     const pending = this.queue.pendingTurn(tenant, session);
     this.queue.enqueueTurn(tenant, session, turn);
     if (prev) return prev;
@@ -207,10 +208,11 @@ export class TieredHotStore implements HotStore {
   async recordRewrites(tenant: string, session: string, rewritten: readonly number[]): Promise<void> {
     const hotErr = await this.hotCall(tenant, session, () => this.hot.recordRewrites(tenant, session, rewritten));
     if (hotErr === undefined) return this.rewritesBehind(tenant, session, rewritten);
-    const at = this.turnAt.get(`${tenant}\u0000${session}`);
-    if (at === undefined) throw hotFailure(hotErr);
-    await this.durable.saveTurns([{ tenant, session, rewritten, at }]).catch(() => Promise.reject(hotFailure(hotErr)));
-    this.debt.rewrote(tenant, session, rewritten, at);
+    const turn = this.turnAt.get(`${tenant}\u0000${session}`);
+    if (turn === undefined) throw hotFailure(hotErr);
+    // Owed before the durable write is awaited: a repayment in flight then sees the session changed.
+    this.debt.rewrote(tenant, session, { ...turn, rewritten: [...rewritten] });
+    await this.durable.saveTurns([{ tenant, session, rewritten, at: turn.at }]).catch(() => Promise.reject(hotFailure(hotErr)));
   }
 
   /**
@@ -231,7 +233,7 @@ export class TieredHotStore implements HotStore {
       this.queue.enqueueTurn(tenant, session, { ...turn, rewritten: [] });
       throw hotFailure(hotErr);
     }
-    this.rememberTurn(tenant, session, turn.at);
+    this.rememberTurn(tenant, session, turn);
     this.debt.wrote(tenant, session, turn);
     return newest([owed, queued, stored]);
   }
@@ -296,15 +298,15 @@ export class TieredHotStore implements HotStore {
   }
 
   private rewritesBehind(tenant: string, session: string, rewritten: readonly number[]): void {
-    const at = this.turnAt.get(`${tenant}\u0000${session}`);
-    if (at !== undefined) this.queue.enqueueRewrites(tenant, session, rewritten, at);
+    const turn = this.turnAt.get(`${tenant}\u0000${session}`);
+    if (turn !== undefined) this.queue.enqueueRewrites(tenant, session, rewritten, turn.at);
   }
 
   /** When this replica last advanced each conversation, so its rewrites land on that turn's row. */
-  private rememberTurn(tenant: string, session: string, at: number): void {
+  private rememberTurn(tenant: string, session: string, turn: TurnRecord): void {
     const key = `${tenant}\u0000${session}`;
     this.turnAt.delete(key);
-    this.turnAt.set(key, at);
+    this.turnAt.set(key, turn);
     if (this.turnAt.size > 10_000) deleteOldest(this.turnAt);
   }
 

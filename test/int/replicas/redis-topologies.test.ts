@@ -4,9 +4,12 @@
 // Sentinel's primary) is killed mid-session: the replica is promoted and the gateway keeps
 // serving — no bust of the provider's cached prefix, no fail-open, every marker still resolvable,
 // and the turns after the promotion land on the new primary. Failover figures are printed.
-// No turn runs between the kill and the promotion: a turn served then is written to Postgres only,
-// and the promoted replica's older hot copy of the session can then win over it (a bust seen
-// intermittently on Sentinel; docs/known-gaps.md).
+// On Sentinel, turns also run between the kill and the promotion: they are written to Postgres
+// only, the promoted replica holds the session as it was before them, and the gateway repays it
+// (turn and decisions from Postgres) before serving the session hot again — while more turns go on.
+// A turn whose rewrites met a repayment that had just finished once lost them from the hot record
+// (a bust on the next turn, ~1 run in 5; test/int/storage/hot-debt-rewrites.test.ts pins the cause).
+// The cluster test sends none inside its window (a 3–4 s promotion), to keep the runtime moderate.
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream';
@@ -169,17 +172,28 @@ describe('Redis Sentinel', () => {
     await settleWrites();
     const killedAt = performance.now();
     await sentinel.primary.kill();
-    await until(async () => (await sentinel.primaryPort().catch(() => 0)) === sentinel.replica.port);
+    // Turns inside the failover window: served from Postgres alone, while the replica about to be
+    // promoted keeps the session's older hot copy. They must not be overtaken by it afterwards.
+    let t = 9;
+    const promoted = async () => (await sentinel.primaryPort().catch(() => 0)) === sentinel.replica.port;
+    while (t <= 12 && !(await promoted())) await turns(gw, 'sentinel', sent, t, t++);
+    const inWindow = t - 9;
+    await until(promoted);
     const promotedMs = performance.now() - killedAt;
     await until(async () => (await storeStatus(gw.url)) === 'ok');
+    const recoveredMs = performance.now() - killedAt;
     const before = await turnRecords([sentinel.replica.port]);
-    await turns(gw, 'sentinel', sent, 9, 24);
+    await turns(gw, 'sentinel', sent, t, 24);
 
     expectNoBust(sent);
     expect(await failOpen(gw.url)).toBe(failedBefore);
     await expectResolvable(gw.url, kek.keys, 'sentinel', sent[sent.length - 1]!.forwarded.raw);
     // Written after the promotion, so by the gateway to the new primary.
     expect(changed(before, await turnRecords([sentinel.replica.port])).length).toBeGreaterThan(0);
-    console.log(`redis sentinel: primary killed, replica promoted after ${promotedMs.toFixed(0)} ms; 24 turns, no bust`);
+    expect(inWindow).toBeGreaterThan(0);
+    console.log(
+      `redis sentinel: primary killed, ${inWindow} turns before the replica was promoted after ${promotedMs.toFixed(0)} ms, ` +
+        `store ok after ${recoveredMs.toFixed(0)} ms; 24 turns, no bust`,
+    );
   });
 });
