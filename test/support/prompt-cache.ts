@@ -63,7 +63,7 @@ type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The value with every `cache_control` key removed (deep). */
-function withoutCacheControl(v: unknown): unknown {
+export function withoutCacheControl(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(withoutCacheControl);
   if (!isObject(v)) return v;
   const out: Json = {};

@@ -132,6 +132,16 @@ export interface ComponentOutcome {
   irreversible?: boolean;
   gates?: GateHistogram;
   ledger?: LedgerEntry[];
+  /**
+   * mask: the newest, not yet answered tool outputs it will offload once the model has read them
+   * (read_min_tokens), as normalized indices.
+   */
+  readOnceNext?: number[];
+  /**
+   * cacheinject (withdraw_read_once): the prefix boundary, which carries a breakpoint; the client's
+   * breakpoints after it may be withdrawn when everything they would cache is in `readOnceNext`.
+   */
+  anchor?: number;
 }
 
 export interface Report {
@@ -149,6 +159,9 @@ export interface Report {
   gates: GateHistogram;
   /** The run's ledger entries (absent when it noted none). */
   ledger?: LedgerEntry[];
+  /** ComponentOutcome.readOnceNext / anchor (read only from a run that was kept). */
+  readOnceNext?: number[];
+  anchor?: number;
 }
 
 /** A component's report before it ran: `tokens` before and after, nothing changed, no gate. */

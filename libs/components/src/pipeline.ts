@@ -1,7 +1,7 @@
 // The pipeline runs components in order and owns failure: a component that throws, grows the
 // content tokens, or drops content without stashing it is reverted alone, and everything it did
 // not touch survives. The guard measures with its own baseline, never a component's figures.
-import { blankReport, type Component, type Ctx, type Message, type Report } from './component';
+import { blankReport, type Component, type ComponentOutcome, type Ctx, type Message, type Report } from './component';
 import { sameMessage } from './shared/message-equality';
 import { itemAt } from './shared/present';
 import { messageTokens } from './shared/tokens';
@@ -33,11 +33,7 @@ export class Pipeline {
       try {
         const outcome = await component.run(working, ctx);
         report.durationMs = performance.now() - started;
-        report.gates = outcome.gates ?? {};
-        report.keys = outcome.keys ?? [];
-        report.skipped = outcome.skipped ?? false;
-        report.irreversible = outcome.irreversible ?? false;
-        if (outcome.ledger?.length) report.ledger = outcome.ledger;
+        fromOutcome(report, outcome);
         // Only changed messages are re-measured: a warm turn touches few of hundreds.
         const changed = changedIndices(snapshot, working);
         const after = working.length === snapshot.length ? perMessage.slice() : working.map(messageTokens);
@@ -70,6 +66,17 @@ export class Pipeline {
     }
     return { messages: snapshot, tokensBefore, tokensAfter: sum(perMessage), reports };
   }
+}
+
+/** What a run said of itself (its wire hints, readOnceNext and anchor, count only if it is kept: encode.step). */
+function fromOutcome(report: Report, outcome: ComponentOutcome): void {
+  report.gates = outcome.gates ?? {};
+  report.keys = outcome.keys ?? [];
+  report.skipped = outcome.skipped ?? false;
+  report.irreversible = outcome.irreversible ?? false;
+  if (outcome.ledger?.length) report.ledger = outcome.ledger;
+  if (outcome.readOnceNext) report.readOnceNext = outcome.readOnceNext;
+  if (outcome.anchor !== undefined) report.anchor = outcome.anchor;
 }
 
 function sum(xs: readonly number[]): number {

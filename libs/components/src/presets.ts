@@ -26,9 +26,11 @@ export const PRESETS: Readonly<Record<string, readonly string[]>> = {
 
 /** Component options a preset sets (a config's own `components` block overrides them, key by key). */
 export const PRESET_OPTIONS: Readonly<Record<string, Readonly<Record<string, Readonly<Record<string, unknown>>>>>> = {
-  auto: { mask: { read_min_tokens: 300, keep_head_chars: 48 } },
+  // With withdraw_read_once, an output mask offloads once read is not written to the provider's
+  // cache first (docs/cache.md).
+  auto: { mask: { read_min_tokens: 300, keep_head_chars: 48 }, cacheinject: { withdraw_read_once: true } },
   // keep_recent alone cuts behind three newer outputs, which never pays back on a priced cache.
-  agent: { mask: { read_min_tokens: 300, keep_head_chars: 48 } },
+  agent: { mask: { read_min_tokens: 300, keep_head_chars: 48 }, cacheinject: { withdraw_read_once: true } },
 };
 
 export const PRESET_NAMES = Object.keys(PRESETS);

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readConversation } from './agent-conversation';
 import { markerIdOf } from '../forwarded-bytes';
+import type { RecordedRequest } from '../fake-upstream';
 import {
   addedShapeViolations,
   clientOf,
@@ -43,11 +44,33 @@ function shapeProblems(s: Scenario, cloud?: Cloud): string[] {
   });
 }
 
-/** Cache-read tokens over prompt tokens, as the simulated cloud billed the main loop's requests. */
+const newestMarked = (body: Record<string, unknown> | undefined): boolean => {
+  const list = body?.messages;
+  return Array.isArray(list) && list.length > 0 && JSON.stringify(list[list.length - 1]).includes('"cache_control"');
+};
+
+/** The gateway forwarded the client's request with the breakpoint on its newest message withdrawn. */
+function withdrew(r: RecordedRequest, client: RecordedRequest | undefined): boolean {
+  const [mine, theirs] = [r.body.messages, client?.body.messages];
+  return (
+    Array.isArray(mine) && Array.isArray(theirs) && mine.length === theirs.length && newestMarked(client?.body) && !newestMarked(r.body)
+  );
+}
+
+/**
+ * Cache-read tokens over the prompt the provider was let cache, as the simulated cloud billed the
+ * main loop's requests. Where the gateway withdrew the client's newest breakpoint (outputs mask
+ * offloads once read are billed once as uncached input rather than written: docs/cache.md), that
+ * turn's uncached input is left out; everything else counts as on the direct run.
+ */
 function cacheReadShare(s: Scenario): { read: number; prompt: number; share: number } {
-  const bills = mainLoop(s, s.provider.requests).flatMap((r) => s.provider.bills.get(r) ?? []);
-  const read = bills.reduce((n, b) => n + b.cacheRead, 0);
-  const prompt = bills.reduce((n, b) => n + b.prompt, 0);
+  let [read, prompt] = [0, 0];
+  for (const r of mainLoop(s, s.provider.requests)) {
+    const bill = s.provider.bills.get(r);
+    if (!bill) continue;
+    read += bill.cacheRead;
+    prompt += bill.prompt - (withdrew(r, clientOf(r, s.client)) ? bill.fresh : 0);
+  }
   return { read, prompt, share: prompt ? read / prompt : 0 };
 }
 

@@ -5,8 +5,8 @@
 import { Type } from '@sinclair/typebox';
 import { defineComponent, type Component, type Message, type Ctx, type ComponentOutcome } from '../component';
 import { MarkerModeOption, NonNegInt } from '../shared/common-options';
-import { HINT_FULL_OUTPUT, contentKey, headPeek, withToken } from '../shared/marker';
-import { toolOutputs } from '../shared/message-text';
+import { HINT_FULL_OUTPUT, contentKey, headPeek, markerIds, withToken } from '../shared/marker';
+import { messageText, toolOutputs } from '../shared/message-text';
 import { commitOffload, Gates, OffloadTally, rewritableText, settledByReplay, tailAllows } from '../shared/offload';
 import { decodeOptions } from '../shared/options';
 import { countTokens } from '../shared/tokens';
@@ -41,6 +41,12 @@ function maskText(peek: string, token: string): string {
   return withToken(head, token);
 }
 
+/** An unanswered output this run leaves that the next one masks once answered: large, plain text, no marker yet. */
+function nextReadOnce(m: Message, min: number): boolean {
+  const text = messageText(m);
+  return text !== null && markerIds(text).length === 0 && countTokens(text) >= min;
+}
+
 function create(o: Options): Component {
   return {
     name: NAME,
@@ -51,9 +57,11 @@ function create(o: Options): Component {
       const tools = toolOutputs(messages);
       const older = Math.max(0, tools.length - o.keep_recent);
       const answered = o.read_min_tokens > 0 ? messages.findLastIndex((m) => m.role === 'assistant') : -1;
+      const readOnceNext: number[] = [];
       for (const [k, { i, m }] of tools.entries()) {
         const readOnce = k >= older && i < answered;
         if (k >= older && !readOnce) {
+          if (o.read_min_tokens > 0 && i > answered && nextReadOnce(m, o.read_min_tokens)) readOnceNext.push(i);
           // Counted only when nothing is older (as docs/components/mask.md documents the gate).
           if (older === 0) gates.add('within_keep_recent');
           continue;
@@ -79,7 +87,7 @@ function create(o: Options): Component {
         if (r.ok) tally.record(r);
         else gates.add('marker_no_win');
       }
-      return { keys: tally.keys, irreversible: tally.irreversible, gates: gates.counts };
+      return { keys: tally.keys, irreversible: tally.irreversible, gates: gates.counts, ...(readOnceNext.length && { readOnceNext }) };
     },
   };
 }

@@ -14,6 +14,10 @@ export const MAX_BREAKPOINTS = 4;
 
 const CacheinjectOptions = Type.Object({
   ttl: Type.Union([Type.Literal('5m'), Type.Literal('1h')], { default: '5m' }),
+  // Says where the prefix boundary's breakpoint is, so the gateway may withdraw the client's
+  // breakpoints on a newest turn that mask offloads once read (read_min_tokens): the provider would
+  // write those outputs to its cache at 1.25× only for the next turn to replace them.
+  withdraw_read_once: Type.Boolean({ default: false }),
 });
 
 const CACHEINJECT_GATES = ['not_cache_aware_provider', 'no_block_content', 'breakpoint_present', 'breakpoint_budget_exhausted'] as const;
@@ -102,7 +106,10 @@ function create(o: Options): Component {
       const at = prefixBoundary(messages, ctx.provider);
       if (!at) return gate('no_block_content');
       const m = itemAt(messages, at.msg, 'prefix boundary message');
-      if (hasBreakpoint(m)) return gate('breakpoint_present');
+      // The newest turn's breakpoints may go only while the boundary keeps one (present or placed here).
+      const placed = (outcome: ComponentOutcome): ComponentOutcome =>
+        o.withdraw_read_once && hasBreakpoint(m) ? { ...outcome, anchor: at.msg } : outcome;
+      if (hasBreakpoint(m)) return placed(gate('breakpoint_present'));
       // Both counts are charged even though the inbound count may already include the visible
       // ones: double-counting can only cost a breakpoint we could have placed, while counting
       // too few would send a fifth breakpoint and get the request rejected.
@@ -119,7 +126,7 @@ function create(o: Options): Component {
         const last = blocks.length - 1;
         blocks[last] = { ...itemAt(blocks, last, 'boundary block'), cache_control: { ...control } };
       }
-      return { gates: {} };
+      return placed({ gates: {} });
     },
   };
 }

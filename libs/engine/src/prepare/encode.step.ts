@@ -1,5 +1,6 @@
 // Step 4: the pipeline's messages spliced back into the inbound bytes, the expand tool appended
 // when this session offers it, and the savings split into what was and was not provider-cached.
+import type { Message, Report } from '@context-guru/components';
 import type { InjectMode } from '../engine.types';
 import type { RequestReport } from '../report/request-report';
 import { splitSavings } from '../report/money';
@@ -9,6 +10,7 @@ import { revisionOf } from '../tenancy/tenant-runtime';
 import { pipelineCanEmitMarkers } from '../wire/expand-tool';
 import { encodeRequest } from '../wire/request.wire';
 import { trailEdits } from '../expand/trail-edits';
+import { withdrawalEdits } from '../wire/withdraw-breakpoints';
 import type { EncodeResult, WireView } from '../wire/wire.types';
 import type { PipelineRan } from './pipeline-run.step';
 import type { OpenedSession } from './session-open.step';
@@ -39,7 +41,10 @@ export function encodeStep(p: Preparing, d: Decoded, s: OpenedSession, ran: Pipe
   });
   const inject = offered && !view.expandToolDeclared;
   // What the provider was shown of earlier answers and the client never saw goes back in place.
-  const opts = { injectExpand: inject, trails: trailEdits(view, snapshot) };
+  // The newest turn's client breakpoints, when all they would cache is offloaded next turn.
+  const withdraw = readOnceAfterAnchor(result.reports, result.messages);
+  const withdrawn = withdraw === undefined ? [] : [withdrawalEdits(view, withdraw)].filter((g) => g.length > 0);
+  const opts = { injectExpand: inject, trails: [...trailEdits(view, snapshot), ...withdrawn] };
   const encoded = deps.turns
     ? deps.turns.encode(d.turn, result.messages, opts, input.tenant.id)
     : encodeRequest(view, result.messages, opts);
@@ -64,6 +69,19 @@ function expandOffered(mode: InjectMode, view: WireView, s: { decided: boolean; 
   if (mode === 'always') return true;
   if (!view.toolsDeclared) return false;
   return s.decided || (s.firstTurn && s.canEmit);
+}
+
+/**
+ * cacheinject's anchor when every tool output after it is one mask offloads once read (and there
+ * is one): the newest turn's breakpoints would only cache what the next turn replaces.
+ */
+function readOnceAfterAnchor(reports: readonly Report[], messages: readonly Message[]): number | undefined {
+  const kept = reports.filter((r) => !r.reverted);
+  const anchor = kept.find((r) => r.anchor !== undefined)?.anchor;
+  const next = new Set(kept.flatMap((r) => r.readOnceNext ?? []));
+  if (anchor === undefined || next.size === 0) return undefined;
+  for (let i = anchor + 1; i < messages.length; i++) if (messages[i]?.role === 'tool' && !next.has(i)) return undefined;
+  return anchor;
 }
 
 /** Each discarded message is charged to the last component that changed it. */

@@ -190,8 +190,9 @@ function injection(view: WireView): Edit | null {
 export interface EncodeOptions {
   injectExpand: boolean;
   /**
-   * Frozen expand trails to re-insert (expand/trail-edits.ts): each group is applied whole, or
-   * left out whole when it would collide with an edit the pipeline's changes need.
+   * Frozen expand trails to re-insert (expand/trail-edits.ts), and the newest turn's withdrawn
+   * breakpoints (withdraw-breakpoints.ts): each group is applied whole, or left out whole when it
+   * would collide with an edit the pipeline's changes need.
    */
   trails?: readonly Edit[][];
 }
@@ -270,7 +271,8 @@ function encode(
   if (!edits.length) return { result: { ...unchanged, discarded }, plan: { edits } };
   try {
     const { raw, afterPrefix } = applyAfterPrefix(view, edits, reused);
-    return { result: { raw, changed: true, discarded, injected, breakpoints: view.breakpoints + inserted }, plan: { edits, afterPrefix } };
+    const breakpoints = view.breakpoints + inserted - edits.filter((e) => e.withdrawal).length;
+    return { result: { raw, changed: true, discarded, injected, breakpoints }, plan: { edits, afterPrefix } };
   } catch {
     return { result: { ...unchanged, discarded: changed }, plan: { edits: [] } };
   }

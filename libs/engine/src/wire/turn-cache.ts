@@ -14,7 +14,7 @@ import { decodeRequest, encodeEdits, type EncodeOptions, type EncodePlan, type R
 import { appendText, byteSize, chunksOf, chunkText, cutChunks, type OutChunks } from './out-chunks';
 import { extendView, prefixOf, type PrefixMatch } from './turn-extend';
 import { sameMessage } from './splice';
-import type { Dialect, EncodeResult, WireView } from './wire.types';
+import type { Dialect, Edit, EncodeResult, WireView } from './wire.types';
 
 const KEY_CHARS = 2048;
 const PER_KEY = 8;
@@ -290,7 +290,7 @@ function prefixOutput(view: WireView, out: Message[], reuse: Reuse): ReusedPrefi
   let n = 0;
   while (n < reuse.normalized && sameMessage(out[n], enc.out[n])) n++;
   // Whole body messages only: a body message is reusable when all its normalized messages are.
-  const bodyMsg = n < reuse.normalized ? view.slots[n]?.msg : reuse.bodyMessages;
+  const bodyMsg = beforeWithdrawal(n < reuse.normalized ? view.slots[n]?.msg : reuse.bodyMessages, enc.plan.edits, reuse.prev.spans);
   if (bodyMsg === undefined || bodyMsg === 0) return null;
   for (let s = view.slots[n - 1]; s !== undefined && s.msg >= bodyMsg; s = view.slots[n - 1]) n--;
   const rawEnd = reuse.prev.spans[bodyMsg - 1]?.end;
@@ -310,6 +310,17 @@ function prefixOutput(view: WireView, out: Message[], reuse: Reuse): ReusedPrefi
     prefixEdits: before,
     discardedBefore: enc.result.discarded.filter((i) => i < n),
   };
+}
+
+/**
+ * A breakpoint withdrawn last turn belonged to last turn's newest messages; this turn decides
+ * them afresh (they are not newest now), so the reused prefix ends before the first of them.
+ */
+function beforeWithdrawal(bodyMsg: number | undefined, edits: readonly Edit[], spans: readonly Span[]): number | undefined {
+  const first = edits.find((e) => e.withdrawal);
+  if (bodyMsg === undefined || !first) return bodyMsg;
+  const holder = spans.findIndex((s) => s.start <= first.start && first.start < s.end);
+  return holder < 0 ? bodyMsg : Math.min(bodyMsg, holder);
 }
 
 /** The previous output's first `outEnd` characters, cut from its pieces when it kept them. */

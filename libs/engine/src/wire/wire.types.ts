@@ -115,4 +115,6 @@ export interface Edit {
   breakpoint?: boolean;
   /** The edit appends the expand tool. */
   injection?: boolean;
+  /** The edit removes a client's cache_control from the newest turn (withdraw-breakpoints.ts). */
+  withdrawal?: boolean;
 }
