@@ -16,6 +16,12 @@ const CASES: Array<[EnvErrorCode, string, string, string]> = [
   ['invalid_choice', 'LOG_LEVEL', 'loud', 'LOG_LEVEL="loud": expected one of debug, info, warn, error'],
   ['invalid_url', 'DATABASE_URL', 'mysql://db/cg', 'DATABASE_URL="mysql://db/cg": expected a postgres:// or postgresql:// URL'],
   ['invalid_url', 'REDIS_URL', 'http://cache:6379', 'REDIS_URL="http://cache:6379": expected a redis:// or rediss:// URL'],
+  [
+    'invalid_url',
+    'MIGRATION_DATABASE_URL',
+    'postgres-ish://db/cg',
+    'MIGRATION_DATABASE_URL="postgres-ish://db/cg": expected a postgres:// or postgresql:// URL',
+  ],
   ['invalid_tls', 'PGSSLROOTCERT', '/nonexistent/ca.pem', 'PGSSLROOTCERT="/nonexistent/ca.pem": expected a readable PEM file (ENOENT)'],
 ];
 

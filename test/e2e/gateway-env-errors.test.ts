@@ -15,6 +15,12 @@ const CASES: Array<[EnvErrorCode, string, string, string | RegExp]> = [
   ['invalid_url', 'OPENAI_UPSTREAM', 'ftp://example.com', 'OPENAI_UPSTREAM="ftp://example.com": expected an http(s) URL'],
   ['invalid_url', 'REDIS_URL', '127.0.0.1:6379', 'REDIS_URL="127.0.0.1:6379": expected a URL'],
   [
+    'invalid_url',
+    'MIGRATION_DATABASE_URL',
+    'mysql://db/cg',
+    'MIGRATION_DATABASE_URL="mysql://db/cg": expected a postgres:// or postgresql:// URL',
+  ],
+  [
     'invalid_redis_topology',
     'REDIS_SENTINELS',
     'sentinel-a',
@@ -26,6 +32,8 @@ const CASES: Array<[EnvErrorCode, string, string, string | RegExp]> = [
     '/nonexistent/ca.pem',
     'REDIS_TLS_CA_FILE="/nonexistent/ca.pem": expected a readable PEM file (ENOENT)',
   ],
+  // One problem, though PGSSLROOTCERT fills both DATABASE_URL and MIGRATION_DATABASE_URL.
+  ['invalid_tls', 'PGSSLROOTCERT', '/nonexistent/ca.pem', 'PGSSLROOTCERT="/nonexistent/ca.pem": expected a readable PEM file (ENOENT)'],
   [
     'invalid_duration',
     'CONTEXT_GURU_LLM_TIMEOUT',

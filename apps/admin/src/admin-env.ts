@@ -1,12 +1,14 @@
 // The standalone admin's environment, parsed once; every bad value is reported together, with the
 // gateway's environment codes and readers (the admin already depends on the gateway, never the reverse).
-import { DEFAULT_AUTH_FAILURES_PER_MINUTE, EnvError, envReaders, type EnvProblem, type UrlKind } from '@context-guru/engine';
+import { DEFAULT_AUTH_FAILURES_PER_MINUTE, EnvError, envReaders, POSTGRES_URL, type EnvProblem, type UrlKind } from '@context-guru/engine';
 import type { EncryptionOptions, RedisEndpoint } from '@context-guru/storage';
 
 export interface AdminEnv {
   adminPort: number;
   host: string;
   databaseUrl?: string;
+  /** MIGRATION_DATABASE_URL: where MIGRATE_ON_BOOT migrates (a direct URL past PgBouncer); default DATABASE_URL. */
+  migrationDatabaseUrl?: string;
   /** PG_POOL_MAX: Postgres connections of this process (default 10). */
   pgPoolMax: number;
   /** REDIS_URL, or the REDIS_CLUSTER_NODES / REDIS_SENTINELS target. */
@@ -28,7 +30,6 @@ export interface AdminEnv {
 }
 
 // The schemes the admin's own clients take (the gateway's readers only ask for a URL).
-const POSTGRES_URL: UrlKind = { protocols: ['postgres:', 'postgresql:'], expected: 'a postgres:// or postgresql:// URL' };
 const REDIS_URL: UrlKind = { protocols: ['redis:', 'rediss:'], expected: 'a redis:// or rediss:// URL' };
 
 /** Throws the gateway's EnvError (codes from its ENV_ERRORS table) listing every bad value. */
@@ -39,6 +40,7 @@ export function parseAdminEnv(src: Record<string, string | undefined> = process.
     adminPort: int('ADMIN_PORT', 4001, 0, 65535),
     host: src.HOST || '127.0.0.1',
     databaseUrl: postgres('DATABASE_URL', POSTGRES_URL),
+    migrationDatabaseUrl: postgres('MIGRATION_DATABASE_URL', POSTGRES_URL),
     pgPoolMax: int('PG_POOL_MAX', 10, 1, 1000),
     redisUrl: redis(REDIS_URL),
     redisPrefix: src.REDIS_PREFIX || undefined,

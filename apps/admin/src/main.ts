@@ -14,6 +14,7 @@ async function main(): Promise<void> {
   const stores = await createStores({
     redisUrl: env.redisUrl,
     databaseUrl: env.databaseUrl,
+    migrationDatabaseUrl: env.migrationDatabaseUrl,
     poolMax: env.pgPoolMax,
     dataDir: env.dataDir,
     redisPrefix: env.redisPrefix,

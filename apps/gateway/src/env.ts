@@ -6,6 +6,7 @@ import {
   type EnvProblem,
   envReaders,
   HTTP_URL,
+  POSTGRES_URL,
   DEFAULT_EXPAND_LIMITS,
   type ExpandLimits,
   readPriceTable,
@@ -33,6 +34,8 @@ export interface Env {
   /** REDIS_URL as given, or the REDIS_CLUSTER_NODES / REDIS_SENTINELS target. */
   redisUrl: RedisEndpoint | undefined;
   databaseUrl: string | undefined;
+  /** MIGRATION_DATABASE_URL: where MIGRATE_ON_BOOT migrates (a direct URL past PgBouncer); default DATABASE_URL. */
+  migrationDatabaseUrl: string | undefined;
   /** PG_POOL_MAX: Postgres connections per process (replicas × this must fit max_connections, or PgBouncer's pool). */
   pgPoolMax: number;
   /** memory | redis (default: redis when REDIS_URL is set). */
@@ -118,6 +121,7 @@ export function parseEnv(src: Source = process.env): Env {
     config: src.CONFIG || undefined,
     redisUrl: redis(),
     databaseUrl: postgres('DATABASE_URL'),
+    migrationDatabaseUrl: postgres('MIGRATION_DATABASE_URL', POSTGRES_URL),
     pgPoolMax: int('PG_POOL_MAX', 10, 1, 1000),
     hotStore: oneOf('HOT_STORE', ['memory', 'redis'] as const, undefined),
     durableStore: oneOf('DURABLE_STORE', ['postgres', 'pglite', 'none'] as const, undefined),

@@ -118,6 +118,7 @@ export async function createGatewayContext(env: Env, overrides: ContextOverrides
     stores = await createStores({
       redisUrl: env.redisUrl,
       databaseUrl: env.databaseUrl,
+      migrationDatabaseUrl: env.migrationDatabaseUrl,
       poolMax: env.pgPoolMax,
       dataDir: env.dataDir,
       ttlSeconds: runtime.built.store.ttl_seconds,

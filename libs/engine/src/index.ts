@@ -1,7 +1,7 @@
 export { prepareDetached, type DetachedRun } from './detached/detached-prepare';
 export { KeepNothingStore } from './detached/keep-nothing.store';
 export { EnvError, envProblem, type EnvProblem } from './env/env-errors';
-export { HTTP_URL, envReaders, type EnvReaders, type UrlKind } from './env/env-readers';
+export { HTTP_URL, POSTGRES_URL, envReaders, type EnvReaders, type UrlKind } from './env/env-readers';
 export { DEFAULT_EXPAND_LIMITS, ExpandBudget, buildContinuation, resolveCalls } from './expand/continuation';
 export {
   EXPAND_TOOL_NAME,

@@ -30,6 +30,11 @@ export interface CreateStoresOptions {
   /** REDIS_URL, or a Redis Cluster or Sentinel target (redis/redis-connection.ts). */
   redisUrl?: RedisEndpoint;
   databaseUrl?: string;
+  /**
+   * MIGRATION_DATABASE_URL: where MIGRATE_ON_BOOT migrates, on one connection of its own closed
+   * after (a direct URL while databaseUrl goes through PgBouncer); default databaseUrl.
+   */
+  migrationDatabaseUrl?: string;
   /** PG_POOL_MAX: Postgres connections this process may open (default 10). */
   poolMax?: number;
   dataDir: string;
@@ -90,7 +95,7 @@ export interface Stores {
   close(): Promise<void>;
 }
 
-export function resolveKinds(o: Pick<CreateStoresOptions, 'hot' | 'durable' | 'redisUrl' | 'databaseUrl'>): {
+export function resolveKinds(o: Pick<CreateStoresOptions, 'hot' | 'durable' | 'redisUrl' | 'databaseUrl' | 'migrationDatabaseUrl'>): {
   hot: HotKind;
   durable: DurableKind;
 } {
@@ -110,6 +115,12 @@ export function resolveKinds(o: Pick<CreateStoresOptions, 'hot' | 'durable' | 'r
   if (durable === 'postgres' && !/^postgres(ql)?:\/\//.test(o.databaseUrl ?? '')) {
     throw new StorageError('invalid_store_config', 'durable store postgres needs DATABASE_URL (postgres:// or postgresql://)');
   }
+  if (o.migrationDatabaseUrl !== undefined && (durable !== 'postgres' || !/^postgres(ql)?:\/\//.test(o.migrationDatabaseUrl))) {
+    throw new StorageError(
+      'invalid_store_config',
+      'MIGRATION_DATABASE_URL (postgres:// or postgresql://) is for the postgres durable store, beside DATABASE_URL',
+    );
+  }
   return { hot: hot as HotKind, durable: durable as DurableKind };
 }
 
@@ -126,6 +137,7 @@ export async function createStores(o: CreateStoresOptions): Promise<Stores> {
   const boot = sql
     ? new DurableBoot(sql, {
         migrate: o.migrate !== false,
+        openMigrationSql: migrationSql(o),
         migrations,
         log,
         waitForDatabase: kinds.durable === 'postgres',
@@ -225,6 +237,13 @@ function keyProvider(kinds: { hot: HotKind; durable: DurableKind }, o: CreateSto
   if (e.key || e.required || kinds.durable === 'pglite') return localKeyProvider(source);
   // Shared state with no key given (development): the data-dir file, made only once something is stored.
   return new DeferredKeyProvider(() => localKeyProvider(source));
+}
+
+/** MIGRATION_DATABASE_URL's one connection, opened for each migration (DurableBoot closes it). */
+function migrationSql(o: CreateStoresOptions): (() => SqlClient) | undefined {
+  const url = o.migrationDatabaseUrl; // resolveKinds allows it with postgres only
+  if (url === undefined) return undefined;
+  return () => new PgSqlClient({ connectionString: url, max: 1, log: o.log });
 }
 
 async function openSql(kind: DurableKind, o: CreateStoresOptions): Promise<SqlClient | undefined> {

@@ -105,6 +105,15 @@ describe('the gateway environment', () => {
     expect(new URL(env.databaseUrl!).searchParams.get('sslrootcert')).toBe(ca);
   });
 
+  it('folds the same PGSSL* variables into MIGRATION_DATABASE_URL, naming it when its own file is missing', () => {
+    const env = parseEnv({ DATABASE_URL: 'postgres://bouncer/cg', MIGRATION_DATABASE_URL: 'postgresql://primary/cg', PGSSLROOTCERT: ca });
+    expect(new URL(env.migrationDatabaseUrl!).searchParams.get('sslrootcert')).toBe(ca);
+    expect(new URL(env.migrationDatabaseUrl!).host).toBe('primary');
+    expect(() => parseEnv({ MIGRATION_DATABASE_URL: 'postgres://u:pw@primary/cg?sslrootcert=/nope' })).toThrow(
+      /invalid_tls: MIGRATION_DATABASE_URL="sslrootcert=\/nope": expected a readable PEM file \(ENOENT\)$/,
+    );
+  });
+
   it('reports every bad TLS variable as invalid_tls', () => {
     expect(() =>
       parseEnv({ REDIS_URL: 'redis://cache:6379', REDIS_TLS_CA_FILE: ca, DATABASE_URL: 'postgres://u:pw@db/cg?sslrootcert=/nope' }),

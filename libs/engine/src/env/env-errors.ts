@@ -17,7 +17,7 @@ export const ENV_ERRORS = {
   },
   invalid_url: {
     meaning:
-      'not a URL (REDIS_URL, DATABASE_URL; for the standalone admin a redis(s):// and a postgres(ql):// one), or not an http(s) one (OPENAI_UPSTREAM, ANTHROPIC_UPSTREAM, CHEAP_MODEL_BASE)',
+      'not a URL (REDIS_URL, DATABASE_URL; for the standalone admin a redis(s):// and a postgres(ql):// one), not a postgres(ql):// one (MIGRATION_DATABASE_URL), or not an http(s) one (OPENAI_UPSTREAM, ANTHROPIC_UPSTREAM, CHEAP_MODEL_BASE)',
   },
   invalid_redis_topology: {
     meaning:
@@ -25,7 +25,7 @@ export const ENV_ERRORS = {
   },
   invalid_tls: {
     meaning:
-      'a CA, certificate or key file (REDIS_TLS_CA_FILE, REDIS_TLS_CERT_FILE, REDIS_TLS_KEY_FILE, PGSSLROOTCERT, PGSSLCERT, PGSSLKEY, or sslrootcert / sslcert / sslkey in DATABASE_URL) is missing, unreadable or not PEM; a certificate comes without its key; Redis TLS files are given for a redis:// endpoint; or an sslmode node-pg does not know',
+      'a CA, certificate or key file (REDIS_TLS_CA_FILE, REDIS_TLS_CERT_FILE, REDIS_TLS_KEY_FILE, PGSSLROOTCERT, PGSSLCERT, PGSSLKEY, or sslrootcert / sslcert / sslkey in DATABASE_URL or MIGRATION_DATABASE_URL) is missing, unreadable or not PEM; a certificate comes without its key; Redis TLS files are given for a redis:// endpoint; or an sslmode node-pg does not know',
   },
   invalid_duration: {
     meaning:

@@ -20,6 +20,7 @@ export interface UrlKind {
 }
 
 export const HTTP_URL: UrlKind = { protocols: ['http:', 'https:'], expected: 'an http(s) URL' };
+export const POSTGRES_URL: UrlKind = { protocols: ['postgres:', 'postgresql:'], expected: 'a postgres:// or postgresql:// URL' };
 
 export interface EnvReaders {
   /** The value, trimmed; undefined when unset or blank. */
@@ -101,7 +102,11 @@ export function envReaders(src: Source, problems: EnvProblem[]): EnvReaders {
     const given = url(key, undefined, kind);
     const env = { rootCert: text('PGSSLROOTCERT'), cert: text('PGSSLCERT'), key: text('PGSSLKEY'), mode: text('PGSSLMODE') };
     const tls = postgresTls(given, env, key);
-    for (const p of tls.problems) problems.push(envProblem('invalid_tls', p.variable, p.value, p.expected));
+    for (const p of tls.problems) {
+      const problem = envProblem('invalid_tls', p.variable, p.value, p.expected);
+      // PGSSL* fill every Postgres URL (DATABASE_URL, MIGRATION_DATABASE_URL): one bad file is one problem.
+      if (!problems.some((q) => q.code === problem.code && q.message === problem.message)) problems.push(problem);
+    }
     return tls.url;
   };
   return { text, int, oneOf, url, secret, redis, postgres };

@@ -11,6 +11,12 @@ import type { SqlClient } from './sql-client';
 
 export interface DurableBootOptions {
   migrate: boolean;
+  /**
+   * MIGRATION_DATABASE_URL: a client of its own for each migration (opened here, closed after),
+   * so the migration's session is a direct one while the serving pool goes through a pooler.
+   * Unset: the serving client migrates (fine through PgBouncer too: the locks are transaction-level).
+   */
+  openMigrationSql?: () => SqlClient;
   migrations: Migration[];
   log: StorageLogger;
   /** A server that may be down for a while (Postgres): wait for it; an embedded one fails the boot. */
@@ -60,6 +66,8 @@ export class DurableBoot {
   async start(): Promise<void> {
     try {
       await this.sql.query('SELECT 1');
+      // The migration URL may name another host (the primary, past the pooler): wait for it alike.
+      if (this.o.migrate && this.o.openMigrationSql) await this.onMigrationSql((m) => m.query('SELECT 1'));
     } catch (err) {
       if (!this.o.waitForDatabase || !databaseDidNotAnswer(err)) throw err;
       this.o.log.warn('database unreachable at boot; not ready until it answers', { err: errorText(err) });
@@ -109,6 +117,17 @@ export class DurableBoot {
     this.timer = undefined;
   }
 
+  /** `work` on the migration client (its own, closed after, when one is configured). */
+  private async onMigrationSql<T>(work: (sql: SqlClient) => Promise<T>): Promise<T> {
+    if (!this.o.openMigrationSql) return work(this.sql);
+    const own = this.o.openMigrationSql();
+    try {
+      return await work(own);
+    } finally {
+      await own.close().catch(() => undefined);
+    }
+  }
+
   /** One boot attempt (shared by concurrent callers). */
   private run(): Promise<SchemaStatus> {
     this.attempt ??= this.work().finally(() => (this.attempt = undefined));
@@ -120,8 +139,9 @@ export class DurableBoot {
     await this.sql.query('SELECT 1');
     let st: SchemaStatus;
     if (this.o.migrate) {
-      const res = await migrate(this.sql, { log, migrations });
-      log.info('durable store migrated', { store: this.sql.kind, applied: res.applied, version: res.current });
+      const res = await this.onMigrationSql((m) => migrate(m, { log, migrations }));
+      const via = this.o.openMigrationSql ? 'MIGRATION_DATABASE_URL' : undefined;
+      log.info('durable store migrated', { store: this.sql.kind, via, applied: res.applied, version: res.current });
       st = { current: res.current, required: Math.max(0, ...migrations.map((m) => m.version)), ok: true };
     } else {
       st = await readSchemaStatus(this.sql, migrations);
