@@ -187,24 +187,17 @@ export async function createStores(o: CreateStoresOptions): Promise<Stores> {
   };
   const hot = durable ? new TieredHotStore(base, durable, queued) : base;
 
-  const every = o.purgeEveryMs ?? 3_600_000;
-  const timer =
-    durable && every > 0
-      ? setInterval(() => {
-          durable
-            .purgeExpired()
-            .then((r) => {
-              log.info(r ? 'retention purge' : 'retention purge: another replica holds it', { ...r });
-              o.onPurge?.(r);
-            })
-            .catch((err: unknown) => {
-              log.warn('retention purge failed', { err: errorText(err) });
-              o.onPurge?.(undefined, err);
-            });
-        }, every).unref()
-      : undefined;
-
   let closing: Promise<void> | undefined;
+  const retention = durable ? retentionRounds(durable, o, () => closing !== undefined) : undefined;
+  // A first round before serving, when the database answered and the schema is current (else the
+  // hourly timer's): the day's partitions then exist before the first write (one landing in a
+  // DEFAULT partition while that partition is being created fails, and is retried once).
+  if (retention && boot?.answered)
+    await boot
+      .schema()
+      .then((s) => (s.ok ? retention.round() : undefined))
+      .catch(() => undefined);
+
   return {
     hot,
     durable,
@@ -215,7 +208,7 @@ export async function createStores(o: CreateStoresOptions): Promise<Stores> {
     },
     close() {
       closing ??= (async () => {
-        if (timer) clearInterval(timer);
+        retention?.stop();
         boot?.close();
         await hot.close(); // flushes queued durable writes first
         await durable?.close();
@@ -223,6 +216,30 @@ export async function createStores(o: CreateStoresOptions): Promise<Stores> {
       return closing;
     },
   };
+}
+
+/**
+ * The retention round (durable.retentionRound) every `purgeEveryMs` (default 1 h; 0: never),
+ * logged and reported to onPurge; a failure after close() began is not the purge's.
+ */
+function retentionRounds(durable: DurableStore, o: CreateStoresOptions, closing: () => boolean): { round(): Promise<void>; stop(): void } {
+  const log = o.log ?? silentLogger;
+  const every = o.purgeEveryMs ?? 3_600_000;
+  const round = () =>
+    durable
+      .retentionRound()
+      .then((r) => {
+        const { created, dropped, moved } = r?.partitions ?? {};
+        log.info(r ? 'retention purge' : 'retention purge: another replica holds it', { ...r?.rows, created, dropped, moved });
+        o.onPurge?.(r?.rows);
+      })
+      .catch((err: unknown) => {
+        if (closing()) return;
+        log.warn('retention purge failed', { err: errorText(err) });
+        o.onPurge?.(undefined, err);
+      });
+  const timer = every > 0 ? setInterval(() => void round(), every).unref() : undefined;
+  return { round: () => (timer ? round() : Promise.resolve()), stop: () => clearInterval(timer) };
 }
 
 /**

@@ -12,6 +12,7 @@ export * from './sql/pg-tls';
 export * from './sql/pglite-sql.client';
 export * from './sql/migrate';
 export * from './sql/durable.store';
+export { RETENTION, tablesWithoutPolicy, type RetentionPolicy } from './sql/retention-registry';
 export * from './write-behind.queue';
 export * from './tiered.store';
 export * from './commit-turn';

@@ -30,14 +30,15 @@ async function seed(): Promise<void> {
   const old = at(now - 40 * DAY);
   const fresh = at(now - DAY);
   await sql.query(
-    `INSERT INTO stash_archive (tenant, id, text, created_at, expires_at)
-     SELECT 't', lpad(to_hex(g), 16, '0'), 'x', $1, CASE WHEN g <= 2500 THEN $1::timestamptz ELSE $2::timestamptz + interval '30 days' END
-     FROM generate_series(1, 2503) g`,
+    `INSERT INTO stash_archive (tenant, id, text, created_at, expires_at, expires_day)
+     SELECT 't', lpad(to_hex(g), 16, '0'), 'x', $1, e, (e AT TIME ZONE 'UTC')::date
+     FROM generate_series(1, 2503) g, LATERAL (SELECT CASE WHEN g <= 2500 THEN $1::timestamptz ELSE $2::timestamptz + interval '30 days' END AS e) x`,
     [old, fresh],
   );
   await sql.query(
-    `INSERT INTO session_turn (tenant, session, n, at_ms, ttl_ms, updated_at)
-     SELECT 't', 's' || g, 1, 0, 0, CASE WHEN g <= 2500 THEN $1::timestamptz ELSE $2::timestamptz END FROM generate_series(1, 2503) g`,
+    `INSERT INTO session_turn (tenant, session, n, at_ms, ttl_ms, updated_at, day)
+     SELECT 't', 's' || g, 1, 0, 0, u, (u AT TIME ZONE 'UTC')::date
+     FROM generate_series(1, 2503) g, LATERAL (SELECT CASE WHEN g <= 2500 THEN $1::timestamptz ELSE $2::timestamptz END AS u) x`,
     [old, fresh],
   );
   await sql.query(
@@ -65,20 +66,38 @@ it('purges in batches every table past retention, and keeps what is within it', 
   expect(await store.purgeExpired(1000)).toMatchObject({ stashes: 0, turns: 0, replicas: 0, revokedKeys: 0 });
 });
 
-it('does nothing while another replica holds the purge, and runs once it is released', async () => {
-  now += 45 * DAY; // everything seeded before is past retention now
+/** A row of `table` past retention at `now`. */
+async function expiredRow(table: string): Promise<void> {
+  const old = at(now - 40 * DAY);
+  if (table === 'api_keys')
+    await sql.query(`INSERT INTO api_keys (key_hash, prefix, role, revoked_at) VALUES (repeat('d', 64), 'cg_adm_d', 'admin', $1)`, [old]);
+  else
+    await sql.query(
+      `INSERT INTO stash_archive (tenant, id, text, expires_at, expires_day) VALUES ('t', 'ffffffffffffffff', 'x', $1, ($1::timestamptz AT TIME ZONE 'UTC')::date)`,
+      [old],
+    );
+}
+
+it.each([
+  ['the batched purge', `${0x7075}, hashtext(current_schema())`, 'api_keys'],
+  ['partition maintenance', `${0x7061}, hashtext(current_schema())`, 'stash_archive'],
+])('does nothing while another replica holds %s, and runs once it is released', async (_what, lock, table) => {
+  now += 45 * DAY;
+  await expiredRow(table);
+  const before = await count(table);
+  expect(before).toBeGreaterThan(0);
   const holder = new Client({ connectionString: db.url });
   await holder.connect();
   const store = new DurableStore(sql, { retentionDays: 30, now: () => now });
   try {
     await holder.query('BEGIN');
-    await holder.query('SELECT pg_advisory_xact_lock($1, $2)', [0x6367, 0x7075]);
+    await holder.query(`SELECT pg_advisory_xact_lock(${lock})`);
     expect(await store.purgeExpired(1000)).toBeUndefined();
-    expect(await count('stash_archive')).toBe(3);
+    expect(await count(table)).toBe(before);
     await holder.query('COMMIT');
   } finally {
     await holder.end();
   }
-  expect(await store.purgeExpired(1000)).toMatchObject({ stashes: 3, turns: 3 });
-  expect(await count('stash_archive')).toBe(0);
+  expect(await store.purgeExpired(1000)).toBeDefined();
+  expect(await count(table)).toBeLessThan(before);
 });

@@ -13,6 +13,8 @@ afterEach(() => postgresBackend.dispose(sql));
 
 const migrations = loadMigrations();
 const newest = Math.max(...migrations.map((m) => m.version));
+/** The version before the newest (numbers may skip one, e.g. one reserved by a branch not landed yet). */
+const previous = Math.max(...migrations.map((m) => m.version).filter((v) => v < newest));
 
 /** What restoring a dump taken before the newest migration leaves: its ledger row is not there. */
 const restoreOlder = () => sql.query('DELETE FROM schema_migrations WHERE version = $1', [newest]);
@@ -37,6 +39,6 @@ it('a schema gone back is reported once the re-check is due', async () => {
   clock.t += 1_000;
   expect((await b.schema()).ok).toBe(true); // within the re-check period: the last verdict
   clock.t += 30_000;
-  expect(await b.schema()).toMatchObject({ ok: false, current: newest - 1, required: newest });
+  expect(await b.schema()).toMatchObject({ ok: false, current: previous, required: newest });
   b.close();
 });

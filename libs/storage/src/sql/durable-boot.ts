@@ -78,6 +78,11 @@ export class DurableBoot {
     await this.run();
   }
 
+  /** Whether the boot work has reached the database (start() returns early while it does not answer). */
+  get answered(): boolean {
+    return this.reached;
+  }
+
   /** The schema against this build; rejects while the database has not answered the boot work. */
   async schema(): Promise<SchemaStatus> {
     const now = (this.o.now ?? Date.now)();

@@ -10,19 +10,27 @@ import { StorageError } from '../storage-errors';
 import { LookupBatcher } from './lookup-batcher';
 import { keptKey, presenceOf, sessionKey, surelyNew, type PresenceFilter } from './presence-filter';
 import { loadCheckpoints, loadTurns, turnOf, type Checkpoint, type CheckpointAsk, type TurnAsk } from './session-lookups';
-import { col, type SqlClient } from './sql-client';
+import { col, type SqlClient, type SqlQueryable } from './sql-client';
 import { storableText } from './storable-text';
 import { utcDay, writeCounted, type ArchiveRows } from './stash-bytes';
 import { StashUsage } from './stash-usage';
 import { purgeExpired, type PurgeResult } from './retention-purge';
+import { maintainPartitions, retriedOnPartitionRace, type PartitionRound } from './partitions';
 
 export type { PurgeResult } from './retention-purge';
 import { RecentSet } from '../recent-set';
-import type { ArchivedStash } from './durable.types';
+import type { ArchivedStash, TurnWrite } from './durable.types';
+import { ADVANCE_TURN, writeTurns } from './turn-writes';
 
 export { storableText } from './storable-text';
 export type { Checkpoint } from './session-lookups';
-export type { ArchivedStash } from './durable.types';
+export type { ArchivedStash, TurnWrite } from './durable.types';
+
+export interface RetentionRound {
+  /** Rows gone per table: with dropped partitions, or deleted in batches. */
+  rows: PurgeResult;
+  partitions: PartitionRound;
+}
 
 export interface CheckpointWrite {
   tenant: string;
@@ -32,16 +40,6 @@ export interface CheckpointWrite {
   offloaded: boolean;
   /** The session's arm; the first one stored stays. */
   arm?: Arm;
-}
-
-/** A turn record to persist: a new turn (`turn`), its rewrites, or both. */
-export interface TurnWrite {
-  tenant: string;
-  session: string;
-  turn?: TurnRecord;
-  rewritten?: readonly number[];
-  /** With rewrites only: the `at` of the turn they belong to (a later turn's row is left alone). */
-  at?: number;
 }
 
 export interface DurableStoreOptions {
@@ -139,10 +137,11 @@ export class DurableStore {
       own: dedupe(ok, (e) => `${e.tenant}\u0000${e.session}\u0000${e.id}`),
       now: new Date(now),
       expires: new Date(now + this.retentionMs),
+      expiresDay: utcDay(now + this.retentionMs),
       day: utcDay(now),
       fromDay: utcDay(now - this.retentionMs),
     };
-    const written = writeCounted(this.sql, rows, budget);
+    const written = retriedOnPartitionRace(() => writeCounted(this.sql, rows, budget));
     // The budget check runs on the request path: bounded as a look-up is.
     const counted = await (budget ? this.bounded(written) : written);
     if (!counted) return false;
@@ -151,9 +150,9 @@ export class DurableStore {
     return true;
   }
 
-  /** The archived original, or null once its retention has passed. */
+  /** The archived original, or null once its retention has passed (any copy: an id names one text). */
   async getArchivedStash(tenant: string, id: string): Promise<string | null> {
-    const rows = await this.lookup('SELECT text FROM stash_archive WHERE tenant = $1 AND id = $2 AND expires_at > $3', [
+    const rows = await this.lookup('SELECT text FROM stash_archive WHERE tenant = $1 AND id = $2 AND expires_at > $3 LIMIT 1', [
       tenant,
       id,
       new Date(this.now()),
@@ -196,14 +195,15 @@ export class DurableStore {
     const rows = await sealedSlots(this.keys, [...slots.values()]);
     const flags = [...flagged.values()];
     const at = new Date(this.now());
-    await this.sql.transaction(async (c) => {
+    await this.write(async (c) => {
       if (rows.length > 0) {
         await c.query(
-          `INSERT INTO session_checkpoint (tenant, session, slot, replacement, updated_at)
-           SELECT t, s, sl, r, $5 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS b(t, s, sl, r)
-           ON CONFLICT (tenant, session, slot) DO UPDATE
+          // Last write wins within the day's partition; across days the newest day's row (session-lookups.ts).
+          `INSERT INTO session_checkpoint (tenant, session, slot, replacement, updated_at, day)
+           SELECT t, s, sl, r, $5, $6::date FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS b(t, s, sl, r)
+           ON CONFLICT (tenant, session, slot, day) DO UPDATE
              SET replacement = EXCLUDED.replacement, updated_at = EXCLUDED.updated_at`,
-          [rows.map((r) => r[0]), rows.map((r) => r[1]), rows.map((r) => r[2]), rows.map((r) => r[3]), at],
+          [rows.map((r) => r[0]), rows.map((r) => r[1]), rows.map((r) => r[2]), rows.map((r) => r[3]), at, utcDay(at.getTime())],
         );
       }
       if (flags.length > 0) {
@@ -255,64 +255,29 @@ export class DurableStore {
     );
     if (full.length === 0 && partial.length === 0) return;
     const at = new Date(this.now());
-    const list = (r: readonly number[] | undefined) => (r ? r.join(',') : null);
-    await this.sql.transaction(async (c) => {
-      if (full.length > 0) {
-        await c.query(
-          `INSERT INTO session_turn (tenant, session, n, at_ms, ttl_ms, rewritten, updated_at)
-           SELECT t, s, n, a, l, r, $7 FROM unnest($1::text[], $2::text[], $3::int[], $4::bigint[], $5::bigint[], $6::text[]) AS b(t, s, n, a, l, r)
-           ON CONFLICT (tenant, session) DO UPDATE
-             SET n = EXCLUDED.n, at_ms = EXCLUDED.at_ms, ttl_ms = GREATEST(session_turn.ttl_ms, EXCLUDED.ttl_ms),
-                 rewritten = EXCLUDED.rewritten, updated_at = EXCLUDED.updated_at
-             -- Replicas flush behind independently: an older turn arriving late never wins.
-             WHERE EXCLUDED.at_ms >= session_turn.at_ms`,
-          [
-            full.map((w) => w.tenant),
-            full.map((w) => w.session),
-            full.map((w) => w.turn.n),
-            full.map((w) => w.turn.at),
-            full.map((w) => w.turn.ttlMs),
-            full.map((w) => list(w.rewritten ?? [])),
-            at,
-          ],
-        );
-      }
-      if (partial.length > 0) {
-        await c.query(
-          `UPDATE session_turn AS st SET rewritten = b.r, updated_at = $5
-           FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[]) AS b(t, s, r, a)
-           WHERE st.tenant = b.t AND st.session = b.s AND st.at_ms = b.a`,
-          [
-            partial.map((w) => w.tenant),
-            partial.map((w) => w.session),
-            partial.map((w) => list(w.rewritten)),
-            partial.map((w) => w.at),
-            at,
-          ],
-        );
-      }
-    });
+    await this.write((c) => writeTurns(c, full, partial, at));
   }
 
   /**
    * The hot store's advanceTurn, for when it does not answer: records `turn` (rewrites reset) and
-   * returns the row it replaced, in one statement. The row is locked, so of concurrent advances
-   * each sees a distinct predecessor; only two first turns at once may both see none.
+   * returns the row it replaced, in one statement. The newest row is locked, so of concurrent
+   * advances each sees a distinct predecessor; only two first turns at once may both see none (and,
+   * across midnight UTC, two advances whose predecessor is the previous day's row).
    */
   async advanceTurn(tenant: string, session: string, turn: TurnRecord): Promise<TurnRecord | null> {
     this.presence?.add(sessionKey(tenant, session));
-    const rows = await this.lookup(
-      `WITH prev AS (
-         SELECT n, at_ms, ttl_ms, rewritten FROM session_turn WHERE tenant = $1 AND session = $2 AND updated_at > $6 FOR UPDATE
-       ), up AS (
-         INSERT INTO session_turn (tenant, session, n, at_ms, ttl_ms, rewritten, updated_at) VALUES ($1, $2, $3, $4, $5, '', $7)
-         ON CONFLICT (tenant, session) DO UPDATE
-           SET n = EXCLUDED.n, at_ms = EXCLUDED.at_ms, ttl_ms = GREATEST(session_turn.ttl_ms, EXCLUDED.ttl_ms),
-               rewritten = EXCLUDED.rewritten, updated_at = EXCLUDED.updated_at
-           WHERE EXCLUDED.at_ms >= session_turn.at_ms
-       )
-       SELECT n, at_ms, ttl_ms, rewritten FROM prev`,
-      [tenant, session, Math.round(turn.n), Math.round(turn.at), Math.round(turn.ttlMs), this.cutoff(), new Date(this.now())],
+    const now = this.now();
+    const rows = await retriedOnPartitionRace(() =>
+      this.lookup(ADVANCE_TURN, [
+        tenant,
+        session,
+        Math.round(turn.n),
+        Math.round(turn.at),
+        Math.round(turn.ttlMs),
+        this.cutoff(),
+        new Date(now),
+        utcDay(now),
+      ]),
     );
     return rows[0] ? turnOf(rows[0]) : null;
   }
@@ -344,16 +309,34 @@ export class DurableStore {
     return new Set(rows.map((r) => col.str(r, 'content_key')));
   }
 
-  /** Deletes everything past retention; run periodically (createStores schedules it). */
-  /** Undefined when another replica is purging (retention-purge.ts). */
-  async purgeExpired(batch?: number): Promise<PurgeResult | undefined> {
-    const r = await purgeExpired(this.sql, new Date(this.now()), this.cutoff(), batch);
+  /**
+   * One retention round (createStores schedules it): partition maintenance (drops what is past
+   * retention, creates what is ahead), then the batched purge of the other tables. Undefined
+   * when another replica holds either (it does the work).
+   */
+  async retentionRound(batch?: number): Promise<RetentionRound | undefined> {
+    const partitions = await maintainPartitions(this.sql, this.now(), this.retentionMs);
+    if (!partitions) return undefined;
+    const purged = await purgeExpired(this.sql, new Date(this.now()), this.cutoff(), batch);
+    if (!purged) return undefined;
     this.stashBytes.forget();
-    return r;
+    const rows = { ...purged };
+    for (const k of Object.keys(rows) as Array<keyof PurgeResult>) rows[k] += partitions.rows[k];
+    return { rows, partitions };
+  }
+
+  /** The rows a retention round removed, per table; undefined when another replica holds it. */
+  async purgeExpired(batch?: number): Promise<PurgeResult | undefined> {
+    return (await this.retentionRound(batch))?.rows;
   }
 
   async ping(): Promise<void> {
     await this.lookup('SELECT 1');
+  }
+
+  /** A write transaction into the partitioned tables (retried once if it met a partition being made). */
+  private write(fn: (c: SqlQueryable) => Promise<void>): Promise<void> {
+    return retriedOnPartitionRace(() => this.sql.transaction(fn));
   }
 
   /** A single statement on the request path (bounded on Postgres: see readTimeoutMs). */

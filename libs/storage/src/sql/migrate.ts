@@ -5,6 +5,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { StorageError } from '../storage-errors';
 import { silentLogger, type StorageLogger } from '../storage-logger';
+import { tablesWithoutPolicy } from './retention-registry';
 import { col, type SqlClient, type SqlQueryable } from './sql-client';
 
 export interface Migration {
@@ -93,6 +94,9 @@ export async function migrate(client: SqlClient, o: { migrations?: Migration[]; 
     const newest = Math.max(0, ...step.done.keys(), ...migrations.map((m) => m.version));
     const known = Math.max(0, ...migrations.map((m) => m.version));
     if (newest > known) log.warn('database schema is newer than this build', { database: newest, build: known });
+    // A table nothing bounds grows for ever: say so where the schema is made (retention-registry.ts).
+    const unbounded = await tablesWithoutPolicy(client);
+    if (unbounded.length > 0) log.warn('tables without a retention policy', { tables: unbounded });
     return { applied, current: newest };
   }
 }

@@ -47,10 +47,13 @@ export async function loadTurns(sql: SqlQueryable, asks: readonly TurnAsk[]): Pr
   const q = queried(asks);
   if (q.length === 0) return out;
   const rows = await sql.query(
-    `SELECT b.i, st.n, st.at_ms, st.ttl_ms, st.rewritten
+    // A session has a row per day it was written on: the newest turn wins (as a late older one
+    // never overwrote a newer one in a single row), and the TTL is the longest any row asked for.
+    `SELECT DISTINCT ON (b.i) b.i, st.n, st.at_ms, max(st.ttl_ms) OVER (PARTITION BY b.i) AS ttl_ms, st.rewritten
        FROM unnest($1::text[], $2::text[], $3::timestamptz[]) WITH ORDINALITY AS b(t, s, c, i)
        JOIN session_turn st ON st.tenant = b.t AND st.session = b.s
-      WHERE st.updated_at > b.c`,
+      WHERE st.updated_at > b.c
+      ORDER BY b.i, st.at_ms DESC, st.updated_at DESC`,
     [q.map((x) => x.ask.tenant), q.map((x) => x.ask.session), q.map((x) => x.ask.cutoff)],
   );
   for (const r of rows) out[askOf(q, r)] = turnOf(r);
@@ -83,13 +86,15 @@ export async function loadCheckpoints(sql: SqlQueryable, asks: readonly Checkpoi
   });
   // No CTE, and the kept marks read their ask's tenant and cutoff by subscript: the statement
   // is planned for every call (unnamed), and on PGlite planning a join-heavy one costs more than
-  // the look-up it batches.
+  // the look-up it batches. A slot written on several days has a row in each day's partition:
+  // the newest day's is the last write.
   const rows = await sql.query(
-    `SELECT b.i, 'f' AS k, cp.slot AS a, cp.replacement AS b
+    `(SELECT DISTINCT ON (b.i, cp.slot) b.i, 'f' AS k, cp.slot AS a, cp.replacement AS b
        FROM unnest($1::text[], $2::text[], $3::boolean[], $4::timestamptz[]) WITH ORDINALITY AS b(t, s, every, c, i)
        JOIN session_checkpoint cp ON cp.tenant = b.t AND cp.session = b.s
       WHERE cp.updated_at > b.c
         AND (b.every OR (b.i::int, substr(cp.slot, strpos(cp.slot, ':') + 1)) IN (SELECT * FROM unnest($5::int[], $6::text[])))
+      ORDER BY b.i, cp.slot, cp.day DESC, cp.updated_at DESC)
      UNION ALL
      SELECT b.i, 's', st.arm, CASE WHEN st.offloaded THEN 'o' END
        FROM unnest($1::text[], $2::text[], $4::timestamptz[]) WITH ORDINALITY AS b(t, s, c, i)

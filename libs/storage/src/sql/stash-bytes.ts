@@ -28,6 +28,8 @@ export interface ArchiveRows {
   own: readonly ArchivedStash[];
   now: Date;
   expires: Date;
+  /** utcDay of expires: the archive's partition key (migration 0013). */
+  expiresDay: string;
   /** utcDay of now: the bucket the inserted bytes go to. */
   day: string;
   /** utcDay of the retention cutoff: the oldest bucket still counted. */
@@ -43,16 +45,24 @@ export interface ArchiveRows {
 async function insertCounted(c: SqlQueryable, r: ArchiveRows): Promise<Map<string, CountedWrite>> {
   const rows = await c.query(
     `WITH ins AS (
-       INSERT INTO stash_archive (tenant, id, text, created_at, expires_at)
-       SELECT t, i, x, $4, $5 FROM unnest($1::text[], $2::text[], $3::text[]) AS b(t, i, x)
-       ON CONFLICT (tenant, id) DO UPDATE SET expires_at = GREATEST(stash_archive.expires_at, EXCLUDED.expires_at)
-       RETURNING tenant, (xmax = 0) AS fresh, octet_length(text) AS n
+       -- Re-archived on a later day than an earlier copy: a new copy in that day's partition (a row
+       -- never moves partitions; it is counted, as it takes space). Only rows inserted come back
+       -- (RETURNING cannot read xmax of a partitioned table, so no upsert tells them apart).
+       INSERT INTO stash_archive (tenant, id, text, created_at, expires_at, expires_day)
+       SELECT t, i, x, $4, $5, $11::date FROM unnest($1::text[], $2::text[], $3::text[]) AS b(t, i, x)
+       ON CONFLICT (tenant, id, expires_day) DO NOTHING
+       RETURNING tenant, octet_length(text) AS n
+     ), extended AS (
+       -- On the day of an earlier copy: that copy lives on, to the later expiry (this statement's
+       -- snapshot does not see the rows it inserts, so this touches only copies already there).
+       UPDATE stash_archive AS sa SET expires_at = $5 FROM unnest($1::text[], $2::text[]) AS b(t, i)
+        WHERE sa.tenant = b.t AND sa.id = b.i AND sa.expires_day = $11::date AND sa.expires_at < $5
      ), own AS (
        INSERT INTO ownership (tenant, session, id, created_at)
        SELECT t, s, i, $4 FROM unnest($6::text[], $7::text[], $8::text[]) AS o(t, s, i)
        ON CONFLICT (tenant, session, id) DO UPDATE SET created_at = EXCLUDED.created_at
      ), added AS (
-       SELECT tenant, sum(n)::bigint AS n FROM ins WHERE fresh GROUP BY tenant
+       SELECT tenant, sum(n)::bigint AS n FROM ins GROUP BY tenant
      ), bump AS (
        INSERT INTO stash_bytes (tenant, day, bytes) SELECT tenant, $9::date, n FROM added ORDER BY tenant
        ON CONFLICT (tenant, day) DO UPDATE SET bytes = stash_bytes.bytes + EXCLUDED.bytes
@@ -71,6 +81,7 @@ async function insertCounted(c: SqlQueryable, r: ArchiveRows): Promise<Map<strin
       r.own.map((e) => e.id),
       r.day,
       r.fromDay,
+      r.expiresDay,
     ],
   );
   return new Map(rows.map((row) => [col.str(row, 'tenant'), { added: col.num(row, 'added'), before: col.num(row, 'before') }]));
