@@ -51,6 +51,8 @@ function gatewayOn(redisEnv: Record<string, string>): Promise<Replica> {
   return startReplica({
     ...redisEnv,
     REDIS_PREFIX: PREFIX,
+    // info: a failure below prints the gateway's log, which then says whether Redis ever recovered.
+    LOG_LEVEL: 'info',
     DATABASE_URL: db.url,
     CG_ENCRYPTION_KEY: KEK,
     OPENAI_UPSTREAM: upstream.url,
@@ -180,7 +182,9 @@ describe('Redis Sentinel', () => {
     const inWindow = t - 9;
     await until(promoted);
     const promotedMs = performance.now() - killedAt;
-    await until(async () => (await storeStatus(gw.url)) === 'ok');
+    await until(async () => (await storeStatus(gw.url)) === 'ok').catch((e: unknown) => {
+      throw new Error(`the store never answered again after the promotion: ${String(e)}\n${gw.stderr()}`);
+    });
     const recoveredMs = performance.now() - killedAt;
     const before = await turnRecords([sentinel.replica.port]);
     await turns(gw, 'sentinel', sent, t, 24);
