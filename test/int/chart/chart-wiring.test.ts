@@ -4,30 +4,29 @@
 // A gateway started before the migration stays unready; after it, admin and two gateway replicas
 // answer on their rendered probe paths and ports, and each replica serves a request upstream.
 // There is no API server or container engine here; docs/kubernetes.md says what this stands in for.
-import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { PgSqlClient } from '@context-guru/storage';
 import { Redis } from 'ioredis';
 import { parseEnv } from '../../../apps/gateway/src/env';
 import { tracingEnabled } from '../../../apps/gateway/src/observability/tracing';
 import { parseAdminEnv } from '../../../apps/admin/src/admin-env';
+import { keysRead, resolveEnv, runCommand, waitFor, type Proc, type SecretData } from '../../support/chart-processes';
 import {
-  applyRemaps,
-  keysRead,
-  resolveEnv,
-  runCommand,
-  waitFor,
-  type Proc,
-  type Remap,
-  type SecretData,
-} from '../../support/chart-processes';
-import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream';
-import { anthropicMessage, openAiCompletion } from '../../support/fake-upstream-json';
+  appSecret,
+  chartPods,
+  issueTenantKey,
+  migrationCount,
+  openAiChat,
+  podFields,
+  probes,
+  startChartUpstream,
+  wiringSet,
+} from '../../support/chart-pods';
+import type { FakeUpstream } from '../../support/fake-upstream';
 import { ROOT, render, type K8sObject } from '../../support/helm';
 import { parseDockerfile, stageImageTree } from '../../support/image-tree';
 import { deployment, job, onlyContainer, service, type IContainer } from '../../support/k8s-models';
-import { freePort } from '../../support/replicas';
 
 jest.setTimeout(120_000);
 
@@ -55,29 +54,23 @@ describe('the chart runs the real processes it describes', () => {
   let admin: PgSqlClient;
   const procs: Proc[] = [];
   const secrets: SecretData = {};
-  const mapping: string[] = [];
+  let pods: ReturnType<typeof chartPods>;
 
   beforeAll(async () => {
     if (!existsSync(join(ROOT, 'apps', 'gateway', 'dist', 'main.js')))
       throw new Error('run `npm run build` first: the image runs the built tree');
-    objs = render({ set: [`config.redisPrefix=${prefix}`, 'config.preset=safe', 'config.cheapModel.model=claude-haiku-4-5'] });
-    const values = { secret: 'context-guru-secrets', keys: { db: 'DATABASE_URL', redis: 'REDIS_URL', token: 'ADMIN_TOKEN' } };
+    objs = render({ set: wiringSet(prefix) });
     admin = new PgSqlClient({ connectionString: DATABASE_URL, max: 1 });
     await admin.exec(`CREATE SCHEMA "${schema}"`);
-    secrets[values.secret] = {
-      [values.keys.db]: `${DATABASE_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`,
-      [values.keys.redis]: REDIS_URL,
-      [values.keys.token]: ADMIN_TOKEN,
-      OPS_TOKEN,
-      CHEAP_MODEL_KEY: 'sk-ant-compaction-test',
-      CG_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
-    };
-    upstream = await startFakeUpstream((req) =>
-      req.dialect === 'anthropic'
-        ? { kind: 'json', body: anthropicMessage([{ type: 'text', text: 'served through the chart' }]) }
-        : { kind: 'json', body: openAiCompletion('served through the chart') },
-    );
+    secrets['context-guru-secrets'] = appSecret({
+      databaseUrl: `${DATABASE_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`,
+      redisUrl: REDIS_URL,
+      adminToken: ADMIN_TOKEN,
+      opsToken: OPS_TOKEN,
+    });
+    upstream = await startChartUpstream();
     app = stageImageTree(stage);
+    pods = chartPods({ objs, secrets, stage, upstreamUrl: upstream.url, volumesDir: join(app, '..', 'volumes') });
   });
 
   afterAll(async () => {
@@ -90,41 +83,8 @@ describe('the chart runs the real processes it describes', () => {
     if (keys.length) await redis.del(...keys);
     await redis.quit();
     if (app) rmSync(join(app, '..'), { recursive: true, force: true });
-    process.stdout.write(`chart → local mapping:\n  ${mapping.join('\n  ')}\n`);
+    process.stdout.write(`chart → local mapping:\n  ${pods?.mapping.join('\n  ')}\n`);
   });
-
-  /** What the downward API would give the pod `label` (its name is the release's prefix + label). */
-  const podFields = (label: string) => ({ 'metadata.name': `cg-context-guru-${label}`, 'metadata.namespace': 'llm' });
-
-  /** The container's env, with the local stand-ins listed; its port is remapped to a free one. */
-  async function podEnv(
-    c: IContainer,
-    portKey: string | undefined,
-    label: string,
-  ): Promise<{ env: Record<string, string>; port?: number; chartKeys: string[] }> {
-    const { env, chartKeys } = resolveEnv(c, objs, secrets, stage.env, podFields(label));
-    const remaps: Remap[] = [];
-    let port: number | undefined;
-    if (portKey) {
-      const containerPort = c.ports?.find((p) => p.name === 'http')?.containerPort;
-      port = await freePort();
-      remaps.push({ key: portKey, chart: String(containerPort), local: String(port), why: 'replicas share one host here' });
-      remaps.push({ key: 'HOST', chart: '0.0.0.0', local: '127.0.0.1', why: 'tests listen on loopback only' });
-    }
-    if (env.OPENAI_UPSTREAM)
-      remaps.push({ key: 'OPENAI_UPSTREAM', chart: 'https://api.openai.com', local: upstream.url, why: 'fake provider' });
-    if (env.ANTHROPIC_UPSTREAM)
-      remaps.push({ key: 'ANTHROPIC_UPSTREAM', chart: 'https://api.anthropic.com', local: upstream.url, why: 'fake provider' });
-    for (const r of remaps) mapping.push(`${label}: ${r.key} ${r.chart} → ${r.local} (${r.why})`);
-    return { env: { ...applyRemaps(env, remaps), PATH: process.env.PATH ?? '/usr/bin:/bin' }, port, chartKeys };
-  }
-
-  function probes(c: IContainer): string[] {
-    return [c.startupProbe, c.livenessProbe, c.readinessProbe].map((p) => {
-      if (p?.httpGet?.port !== 'http') throw new Error(`${c.name}: probe on ${String(p?.httpGet?.port)}, expected the named port http`);
-      return p.httpGet.path!;
-    });
-  }
 
   it('sets only env the apps read, and everything a gateway replica needs to run on Redis and Postgres', () => {
     const c = onlyContainer(deployment(objs, '-gateway'));
@@ -210,19 +170,19 @@ describe('the chart runs the real processes it describes', () => {
       expect(existsSync(join(app, c.command!.at(-1)!))).toBe(true); // the entry, after node and its flags
     }
     expect(existsSync(join(app, stage.cmd!.at(-1)!))).toBe(true); // the entry, after node and its flags
-    expect(readdirSync(join(app, 'migrations')).filter((f) => f.endsWith('.sql')).length).toBeGreaterThan(0);
+    expect(migrationCount(app)).toBeGreaterThan(0);
     expect(existsSync(join(app, 'node_modules', 'jest'))).toBe(false); // production dependencies only
   });
 
   it('migration Job first (a gateway and an admin started before it stay unready), then admin and two gateways serve', async () => {
-    const gwC = onlyContainer(deployment(objs, '-gateway'));
-    const adC = onlyContainer(deployment(objs, '-admin'));
+    const [gwD, adD, mJ] = [deployment(objs, '-gateway'), deployment(objs, '-admin'), job(objs, '-migrate')];
+    const [gwC, adC, mC] = [gwD, adD, mJ].map(onlyContainer) as [IContainer, IContainer, IContainer];
     const [startup, live, ready] = probes(gwC);
     const [adStartup, , adReady] = probes(adC);
-    const gw1 = await podEnv(gwC, 'PORT', 'gateway-0');
+    const gw1 = await pods.podEnv(gwD, 'PORT', 'gateway-0');
     const early = runCommand('gateway-0', gwC.command!, gw1.env, app);
     procs.push(early);
-    const ad = await podEnv(adC, 'ADMIN_PORT', 'admin-0');
+    const ad = await pods.podEnv(adD, 'ADMIN_PORT', 'admin-0');
     const adminProc = runCommand('admin-0', adC.command!, ad.env, app);
     procs.push(adminProc);
     const base1 = `http://127.0.0.1:${gw1.port}`;
@@ -239,19 +199,18 @@ describe('the chart runs the real processes it describes', () => {
     }
     expect((await admin.query('SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = $1', [schema]))[0]!.n).toBe(0);
 
-    const mC = onlyContainer(job(objs, '-migrate'));
-    const mEnv = await podEnv(mC, undefined, 'migration');
+    const mEnv = await pods.podEnv(mJ, undefined, 'migration');
     const migration = runCommand('migration', mC.command!, mEnv.env, app);
     procs.push(migration);
     expect(await migration.exited).toEqual({ code: 0, signal: null });
     expect(migration.output()).toMatch(/"msg":"migrations complete","target":"postgres"/);
     const applied = await admin.query(`SELECT count(*)::int AS n FROM "${schema}".schema_migrations`);
-    expect(applied[0]!.n).toBe(readdirSync(join(app, 'migrations')).filter((f) => f.endsWith('.sql')).length);
+    expect(applied[0]!.n).toBe(migrationCount(app));
 
     // Both become ready by themselves once the schema has caught up; a second gateway joins.
     await waitFor(early, `${base1}${ready}`, 200);
     await waitFor(adminProc, `${adminBase}${adReady}`, 200);
-    const gw2 = await podEnv(gwC, 'PORT', 'gateway-1');
+    const gw2 = await pods.podEnv(gwD, 'PORT', 'gateway-1');
     const second = runCommand('gateway-1', gwC.command!, gw2.env, app);
     procs.push(second);
 
@@ -260,12 +219,7 @@ describe('the chart runs the real processes it describes', () => {
     expect(who.status).toBe(200);
     expect((await fetch(`${adminBase}/v1/whoami`, { headers: { authorization: 'Bearer wrong' } })).status).toBe(401);
     // The chart requires a tenant key: one tenant and its key, through the admin API.
-    const asAdmin = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
-    expect(
-      (await fetch(`${adminBase}/v1/tenants`, { method: 'POST', headers: asAdmin, body: '{"id":"chart","name":"chart"}' })).status,
-    ).toBe(201);
-    const issued = await fetch(`${adminBase}/v1/tenants/chart/keys`, { method: 'POST', headers: asAdmin, body: '{}' });
-    const tenantKey = ((await issued.json()) as { key: string }).key;
+    const tenantKey = await issueTenantKey(adminBase, ADMIN_TOKEN, 'chart');
 
     // Each replica, reached the way its Service routes (service port → targetPort http → container port).
     const svc = service(objs, '-gateway');
@@ -288,11 +242,7 @@ describe('the chart runs the real processes it describes', () => {
       // The key is served once this replica applied the admin's write (the path form names it).
       await waitFor(p, `${base}/t/${tenantKey}/stats`, 200);
       const before = upstream.requests.length;
-      const oa = await fetch(`${base}/openai/v1/chat/completions`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: 'Bearer sk-test', 'x-context-guru-key': tenantKey },
-        body: JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: `hello from ${p.name}` }] }),
-      });
+      const oa = await openAiChat(base, tenantKey, `hello from ${p.name}`);
       expect(oa.status).toBe(200);
       expect(JSON.stringify(await oa.json())).toContain('served through the chart');
       const an = await fetch(`${base}/anthropic/v1/messages`, {
