@@ -88,7 +88,8 @@ export class ArchiveBudget {
     }
   }
 
-  private refuse(tenant: string): 'refused' {
+  /** Counts a refused turn (this budget's, or the write-behind queue's: both are the tenant's stash_refused). */
+  refuse(tenant: string): 'refused' {
     this.refused.set(tenant, (this.refused.get(tenant) ?? 0) + 1);
     return 'refused';
   }

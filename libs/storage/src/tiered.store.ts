@@ -265,6 +265,11 @@ export class TieredHotStore implements HotStore {
     // A turn already run on a refusal is written past the budget (it cannot run again).
     const fresh =
       w.seen.stashFull === true ? [] : w.stash.filter((e) => !this.archivedLately.has(`${tenant}\u0000${w.session}\u0000${e.id}`));
+    // Originals alone fill the write-behind queue (Postgres away): none is dropped, new ones are refused.
+    if (fresh.length > 0 && !this.queue.admitsStash(archivedAs(tenant, w.session, fresh))) {
+      this.budget.refuse(tenant);
+      return refusedSnapshot();
+    }
     const { admission, release } = await this.budget.admit(tenant, w.session, fresh);
     if (admission === 'refused') return refusedSnapshot();
     // Archived by the check: the write behind leaves them out.
@@ -330,7 +335,9 @@ export class TieredHotStore implements HotStore {
     return {
       frozenDropped: h.frozenDropped + this.restored,
       frozenRepaired: h.frozenRepaired + this.restored,
-      ...((h.stashRefused || this.budget.maxBytes > 0) && { stashRefused: addCounts(h.stashRefused, this.budget.refused) }),
+      ...((h.stashRefused || this.budget.refused.size > 0 || this.budget.maxBytes > 0) && {
+        stashRefused: addCounts(h.stashRefused, this.budget.refused),
+      }),
     };
   }
 

@@ -1,10 +1,15 @@
 // Durable writes queued behind the acknowledged hot writes: flushed in batches on a short timer
 // and at close, retried with backoff on failure, never failing (or slowing) a request. Bounded by
-// count and by bytes: while Postgres is away the archive entries pile up here, and 50 000 large
-// originals would hold far more than a pod's memory limit. Past either bound the oldest archive
-// entries are dropped and counted (their hot copies stay in Redis until their TTL; only the durable
-// copy, which a Redis loss would have reloaded, is lost). Checkpoints, marks and turn writes are
-// merged per session, so they grow with sessions, not with traffic, and are never dropped.
+// count and by bytes, because while Postgres is away the writes pile up here.
+//
+// Drop policy (docs/storage.md): queued originals (archive entries) are never dropped — a marker
+// already emitted may name one whose only other copy is a hot store that expires or evicts it.
+// Past the bound the re-derivable writes go first, oldest session first: turn writes (losing one
+// costs, after a hot loss too, a turn re-decided: possibly a cache bust), then checkpoints (the
+// decisions are re-decided the same way; a hot-only deployment lives with that on every loss).
+// Once the originals alone fill the bound, new ones are refused at the source (admitsStash): the
+// turn takes the stash-full path and runs again with no new marker. Kept marks (content keys,
+// merged per tenant) are neither counted nor dropped.
 import type { Arm, TurnRecord } from '@context-guru/components';
 import type { ArchivedStash, CheckpointWrite, DurableStore, TurnWrite } from './sql/durable.store';
 import { errorText, silentLogger, type StorageLogger } from './storage-logger';
@@ -15,9 +20,9 @@ export interface WriteBehindOptions {
   flushMs?: number;
   /** Archive rows per statement (default 500). */
   batchSize?: number;
-  /** Pending archive entries kept while the database is away (default 50 000). */
+  /** Pending archive entries past which new originals are refused (default 50 000). */
   maxPending?: number;
-  /** Their bytes (stashEntryBytes) kept while the database is away (default 128 MiB: WRITE_BEHIND_MAX_MB). */
+  /** Bytes (originals, checkpoints, turn writes) kept while the database is away (default 128 MiB: WRITE_BEHIND_MAX_MB). */
   maxPendingBytes?: number;
   /** Ceiling of the retry backoff (default 5 s). */
   maxBackoffMs?: number;
@@ -30,15 +35,24 @@ export interface WriteBehindStats {
   pendingStashBytes: number;
   pendingCheckpoints: number;
   pendingKept: number;
+  /** What the pending checkpoints and turn writes hold (estimated), the part the bound may drop. */
+  pendingDerivedBytes: number;
   flushes: number;
   failures: number;
-  dropped: number;
+  /** Re-derivable writes dropped at the bound, by kind (originals never are). */
+  dropped: Record<DroppedKind, number>;
+  /** Turns whose new originals were refused because originals alone filled the bound. */
+  refused: number;
 }
+
+export type DroppedKind = 'checkpoints' | 'turns';
 
 /** Default bound of the pending archive bytes: an eighth of the chart's 1 GiB gateway limit. */
 const DEFAULT_WRITE_BEHIND_MAX_BYTES = 128 * 1024 * 1024;
 /** Per-entry bookkeeping besides its strings (the object, the array slot). */
 const ENTRY_OVERHEAD_BYTES = 96;
+/** A turn write's record and map slot, besides its key and rewritten indexes. */
+const TURN_WRITE_BYTES = 160;
 
 /**
  * The memory one pending archive entry holds, estimated from its characters (V8 keeps ASCII one
@@ -51,6 +65,16 @@ export function stashEntryBytes(e: ArchivedStash): number {
 
 type MergedCheckpoint = CheckpointWrite & { frozen: Map<string, string> };
 
+function checkpointBytes(w: CheckpointWrite): number {
+  let n = w.tenant.length + w.session.length + ENTRY_OVERHEAD_BYTES;
+  for (const [slot, r] of w.frozen) n += slot.length + r.length + ENTRY_OVERHEAD_BYTES;
+  return n;
+}
+
+function turnWriteBytes(w: TurnWrite): number {
+  return w.tenant.length + w.session.length + TURN_WRITE_BYTES + 8 * (w.rewritten?.length ?? w.turn?.rewritten?.length ?? 0);
+}
+
 /** What one flush writes. */
 interface Batch {
   stashes: readonly ArchivedStash[];
@@ -62,8 +86,13 @@ export class WriteBehindQueue {
   private stashes: ArchivedStash[] = [];
   /** stashEntryBytes of `stashes`, kept in step with it. */
   private stashBytes = 0;
-  /** stashEntryBytes of the archive entries a flush holds: they count against the bound until written. */
+  /** checkpointBytes and turnWriteBytes of `checkpoints` and `turns`, kept in step with them. */
+  private derivedBytes = 0;
+  /** Bytes of the writes a flush holds: they count against the bound until written. */
   private flushingBytes = 0;
+  /** Of which the flush's archive entries (the part that cannot be dropped). */
+  private flushingStashBytes = 0;
+  private flushingStashes = 0;
   /** Per tenant, the bytes (as the archive will store them) of originals queued and not yet written. */
   private readonly tenantBytes = new Map<string, number>();
   /** tenant\0session → merged writes (later replacements win). */
@@ -80,7 +109,7 @@ export class WriteBehindQueue {
   private inFlight: Promise<void> | undefined;
   private backoffMs = 0;
   private closed = false;
-  private readonly stats_ = { flushes: 0, failures: 0, dropped: 0 };
+  private readonly stats_ = { flushes: 0, failures: 0, refused: 0, dropped: { checkpoints: 0, turns: 0 } };
   private readonly o: Required<Omit<WriteBehindOptions, 'log'>> & { log: StorageLogger };
   /** The database's only writer leaves out turn writes that would only slide a row's `at` a little. */
   private readonly coalescer: TurnCoalescer | undefined;
@@ -110,33 +139,55 @@ export class WriteBehindQueue {
   }
 
   /**
-   * Drops the oldest queued archive entries while the queue is past its count, or past its bytes
-   * with what an unfinished flush holds (a flush hanging on an unanswering Postgres keeps its batch).
+   * Whether `entries` fit beside the originals queued and being flushed (the re-derivable writes
+   * make room by being dropped). False counts a refusal: the caller refuses the turn's new originals.
+   */
+  admitsStash(entries: readonly ArchivedStash[]): boolean {
+    const bytes = entries.reduce((n, e) => n + stashEntryBytes(e), 0);
+    const count = this.stashes.length + this.flushingStashes + entries.length;
+    if (count <= this.o.maxPending && this.stashBytes + this.flushingStashBytes + bytes <= this.o.maxPendingBytes) return true;
+    this.stats_.refused++;
+    this.o.log.warn('write-behind queue full of originals: new ones refused', { pendingBytes: this.stashBytes + this.flushingStashBytes });
+    return false;
+  }
+
+  /**
+   * Drops the oldest re-derivable writes (turn writes, then checkpoints) while everything queued,
+   * with what an unfinished flush holds, is past the bytes bound. Originals are never dropped.
    */
   private bound(): void {
-    const byCount = this.stashes.length - this.o.maxPending;
-    const room = this.o.maxPendingBytes - this.flushingBytes;
-    let bytes = this.stashBytes;
-    let over = 0;
-    for (const e of this.stashes) {
-      if (over >= byCount && bytes <= room) break;
-      bytes -= stashEntryBytes(e);
-      over++;
+    const dropped = {
+      turns: this.dropWhileOver(this.turns, turnWriteBytes),
+      checkpoints: this.dropWhileOver(this.checkpoints, checkpointBytes),
+    };
+    if (dropped.turns + dropped.checkpoints === 0) return;
+    this.stats_.dropped.turns += dropped.turns;
+    this.stats_.dropped.checkpoints += dropped.checkpoints;
+    this.o.log.warn('write-behind queue full: re-derivable writes dropped', { ...dropped, pendingBytes: this.stashBytes });
+  }
+
+  /** Drops `writes`' oldest (Map order) while the queue is past its bytes bound; how many. */
+  private dropWhileOver<W>(writes: Map<string, W>, bytes: (w: W) => number): number {
+    let n = 0;
+    for (const [k, w] of writes) {
+      if (this.stashBytes + this.derivedBytes + this.flushingBytes <= this.o.maxPendingBytes) break;
+      writes.delete(k);
+      this.derivedBytes -= bytes(w);
+      n++;
     }
-    if (over === 0) return;
-    this.countBytes(this.stashes.splice(0, over), -1);
-    this.stashBytes = bytes;
-    this.stats_.dropped += over;
-    this.o.log.warn('archive queue full: oldest entries dropped', { dropped: over, pendingBytes: bytes });
+    return n;
   }
 
   enqueueCheckpoint(tenant: string, session: string, frozen: ReadonlyMap<string, string>, offloaded: boolean, arm?: Arm): void {
     const key = `${tenant}\u0000${session}`;
     let w = this.checkpoints.get(key);
-    if (!w) this.checkpoints.set(key, (w = { tenant, session, frozen: new Map(), offloaded: false }));
+    if (w) this.derivedBytes -= checkpointBytes(w);
+    else this.checkpoints.set(key, (w = { tenant, session, frozen: new Map(), offloaded: false }));
     for (const [slot, r] of frozen) w.frozen.set(slot, r);
     w.offloaded ||= offloaded;
     w.arm ??= arm;
+    this.derivedBytes += checkpointBytes(w);
+    this.bound();
     this.schedule();
   }
 
@@ -148,15 +199,24 @@ export class WriteBehindQueue {
   }
 
   enqueueTurn(tenant: string, session: string, turn: TurnRecord): void {
-    this.turns.set(`${tenant}\u0000${session}`, { tenant, session, turn });
-    this.schedule();
+    this.setTurn(`${tenant}\u0000${session}`, { tenant, session, turn });
   }
 
   /** Rewrites of the turn that started at `at` (merged into that turn's pending write if queued). */
   enqueueRewrites(tenant: string, session: string, rewritten: readonly number[], at: number): void {
     const key = `${tenant}\u0000${session}`;
     const w = this.turns.get(key);
-    this.turns.set(key, w && (!w.turn || w.turn.at === at) ? { ...w, rewritten, at } : { tenant, session, rewritten, at });
+    this.setTurn(key, w && (!w.turn || w.turn.at === at) ? { ...w, rewritten, at } : { tenant, session, rewritten, at });
+  }
+
+  /** A turn write replacing the session's pending one; a re-set moves it to the newest end. */
+  private setTurn(key: string, w: TurnWrite): void {
+    const old = this.turns.get(key);
+    if (old) this.derivedBytes -= turnWriteBytes(old);
+    this.turns.delete(key);
+    this.turns.set(key, w);
+    this.derivedBytes += turnWriteBytes(w);
+    this.bound();
     this.schedule();
   }
 
@@ -211,7 +271,9 @@ export class WriteBehindQueue {
       pendingStashBytes: this.stashBytes,
       pendingCheckpoints: this.checkpoints.size,
       pendingKept,
+      pendingDerivedBytes: this.derivedBytes,
       ...this.stats_,
+      dropped: { ...this.stats_.dropped },
     };
   }
 
@@ -258,12 +320,14 @@ export class WriteBehindQueue {
     const kept = this.kept;
     const turns = this.turns;
     this.flushing = { stashes, checkpoints, turns };
-    this.flushingBytes = this.stashBytes;
+    this.flushingBytes = this.stashBytes + this.derivedBytes;
+    this.flushingStashBytes = this.stashBytes;
+    this.flushingStashes = stashes.length;
     try {
       await this.write(stashes, checkpoints, kept, turns);
     } finally {
       this.flushing = undefined;
-      this.flushingBytes = 0;
+      this.flushingBytes = this.flushingStashBytes = this.flushingStashes = 0;
     }
   }
 
@@ -275,6 +339,7 @@ export class WriteBehindQueue {
   ): Promise<void> {
     this.stashes = [];
     this.stashBytes = 0;
+    this.derivedBytes = 0;
     this.checkpoints = new Map();
     this.kept = new Map();
     this.turns = new Map();
@@ -306,8 +371,8 @@ export class WriteBehindQueue {
       // Re-queue what was not written, ahead of anything queued meanwhile (newer writes win).
       this.stashes = [...stashes.slice(done), ...this.stashes];
       this.stashBytes = this.stashes.reduce((n, e) => n + stashEntryBytes(e), 0);
-      this.flushingBytes = 0; // the batch is queued again: counted once, in stashBytes
-      this.bound();
+      // The batch is queued again: counted once, in the queue's own figures.
+      this.flushingBytes = this.flushingStashBytes = this.flushingStashes = 0;
       for (const [k, w] of checkpoints) {
         const newer = this.checkpoints.get(k);
         if (newer) for (const [slot, r] of newer.frozen) w.frozen.set(slot, r);
@@ -321,6 +386,10 @@ export class WriteBehindQueue {
         this.kept.set(tenant, s);
       }
       for (const [k, w] of turns) if (!this.turns.has(k)) this.turns.set(k, w);
+      this.derivedBytes = 0;
+      for (const w of this.checkpoints.values()) this.derivedBytes += checkpointBytes(w);
+      for (const w of this.turns.values()) this.derivedBytes += turnWriteBytes(w);
+      this.bound();
     }
   }
 }

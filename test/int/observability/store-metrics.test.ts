@@ -40,15 +40,18 @@ it('reports Postgres reachability at each scrape, queue depth and new drops, pur
     pendingStashBytes: 4096,
     pendingCheckpoints: 1,
     pendingKept: 0,
+    pendingDerivedBytes: 512,
     flushes: 1,
     failures: 0,
-    dropped: 0,
+    dropped: { checkpoints: 0, turns: 0 },
+    refused: 0,
   };
   metrics.watch({ kind: store.kind, ping: () => store.ping(), queue: () => q });
 
   expect(await value(registry, 'cg_postgres_up')).toBe(1);
   expect(await value(registry, 'cg_write_behind_pending', { kind: 'stashes' })).toBe(3);
   expect(await value(registry, 'cg_write_behind_pending_bytes', { kind: 'stashes' })).toBe(4096);
+  expect(await value(registry, 'cg_write_behind_pending_bytes', { kind: 'derived' })).toBe(512);
   await proxy.cut();
   try {
     expect(await value(registry, 'cg_postgres_up')).toBe(0);
@@ -57,10 +60,12 @@ it('reports Postgres reachability at each scrape, queue depth and new drops, pur
   }
   expect(await value(registry, 'cg_postgres_up')).toBe(1);
 
-  q = { ...q, dropped: 40, failures: 2 };
-  expect(await value(registry, 'cg_write_behind_dropped_total')).toBe(40);
-  q = { ...q, dropped: 45 };
-  expect(await value(registry, 'cg_write_behind_dropped_total')).toBe(45);
+  q = { ...q, dropped: { checkpoints: 0, turns: 40 }, refused: 3, failures: 2 };
+  expect(await value(registry, 'cg_write_behind_dropped_total', { kind: 'turns' })).toBe(40);
+  q = { ...q, dropped: { checkpoints: 5, turns: 45 } };
+  expect(await value(registry, 'cg_write_behind_dropped_total', { kind: 'turns' })).toBe(45);
+  expect(await value(registry, 'cg_write_behind_dropped_total', { kind: 'checkpoints' })).toBe(5);
+  expect(await value(registry, 'cg_write_behind_refused_total')).toBe(3);
   expect(await value(registry, 'cg_write_behind_flush_failures_total')).toBe(2);
 
   metrics.purged({ turns: 2, stashes: 5, stashBytes: 0, ownership: 0, checkpoints: 0, sessions: 0, kept: 0, replicas: 1, revokedKeys: 0 });

@@ -2,9 +2,9 @@
 // on the request path rejects as store_unavailable after readTimeoutMs instead of holding the
 // request for as long as the socket lives, the tiered store then carries on from the hot store,
 // and once Postgres answers again the same store serves again with no restart.
-import { DurableStore, MemoryHotStore, PgSqlClient, StorageError, TieredHotStore, migrate } from '@context-guru/storage';
-import { startTcpProxy, type TcpProxy } from '../../support/tcp-proxy';
-import { DATABASE_URL } from './sql-backends';
+import { DurableStore, MemoryHotStore, StorageError, TieredHotStore } from '@context-guru/storage';
+import type { TcpProxy } from '../../support/tcp-proxy';
+import { proxiedPostgres, type ProxiedPostgres } from './proxied-postgres';
 
 jest.setTimeout(60_000);
 
@@ -36,33 +36,23 @@ function expectUnavailable(err: unknown): void {
 }
 
 describe('durable store while Postgres stalls', () => {
-  const schema = `cg_stall_${process.pid}_${Date.now().toString(36)}`;
+  let pg: ProxiedPostgres;
   let proxy: TcpProxy;
-  let sql: PgSqlClient;
   let durable: DurableStore;
   let tiered: TieredHotStore;
 
   beforeAll(async () => {
-    const admin = new PgSqlClient({ connectionString: DATABASE_URL, max: 1 });
-    await admin.exec(`CREATE SCHEMA "${schema}"`);
-    await admin.close();
-    const url = new URL(DATABASE_URL);
-    proxy = await startTcpProxy(url.hostname, Number(url.port || 5432));
-    url.host = `127.0.0.1:${proxy.port}`;
-    sql = new PgSqlClient({ connectionString: url.toString(), schema, max: 2 });
-    await migrate(sql);
-    durable = new DurableStore(sql, { readTimeoutMs: READ_TIMEOUT_MS });
+    pg = await proxiedPostgres('cg_stall');
+    proxy = pg.proxy;
+    durable = new DurableStore(pg.sql, { readTimeoutMs: READ_TIMEOUT_MS });
     tiered = new TieredHotStore(new MemoryHotStore({ ttlSeconds: 600, maxEntries: 1000 }), durable);
     await durable.archiveStash([{ tenant: 't', session: 's', id: '00000000000000aa', text: 'archived original' }]);
     await durable.saveTurns([{ tenant: 't', session: 'known', turn: { n: 4, at: 1_000, ttlMs: 300_000 } }]);
   });
   afterAll(async () => {
-    proxy.resume();
+    pg.proxy.resume();
     await tiered.close();
-    const admin = new PgSqlClient({ connectionString: DATABASE_URL, max: 1 });
-    await admin.exec(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-    await admin.close();
-    await proxy.close();
+    await pg.dispose();
   });
 
   it('request-path look-ups reject as store_unavailable instead of hanging', async () => {

@@ -1,6 +1,6 @@
 // What an on-call needs to see of the durable side, since /readyz stays 200 through a store
-// outage: whether Postgres answers (probed on each scrape), the write-behind queue's depth, drops
-// and failed flushes, and each retention purge's outcome and rows. docs/observability.md lists
+// outage: whether Postgres answers (probed on each scrape), the write-behind queue's depth, drops,
+// refusals and failed flushes, and each retention purge's outcome and rows. docs/observability.md lists
 // them; the chart's PrometheusRule alerts on them (docs/runbooks.md).
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { PurgeResult, WriteBehindStats } from '@context-guru/storage';
@@ -20,12 +20,13 @@ const PROBE_MS = 1000;
 export class StoreMetrics {
   /** Read by the collect callbacks, which prom-client calls with the metric as `this`. */
   private readonly source: { probe?: DurableProbe } = {};
-  private seen = { dropped: 0, failures: 0 };
+  private seen = { checkpoints: 0, turns: 0, refused: 0, failures: 0 };
 
   readonly postgresUp: Gauge<'kind'>;
   readonly pending: Gauge<'kind'>;
   readonly pendingBytes: Gauge<'kind'>;
-  readonly dropped: Counter;
+  readonly dropped: Counter<'kind'>;
+  readonly refused: Counter;
   readonly flushFailures: Counter;
   readonly purges: Counter<'outcome'>;
   readonly purgedRows: Counter<'table'>;
@@ -66,17 +67,26 @@ export class StoreMetrics {
     });
     this.pendingBytes = new Gauge({
       name: 'cg_write_behind_pending_bytes',
-      help: 'Bytes the queued archive entries hold (kind: stashes), against WRITE_BEHIND_MAX_MB: past it the oldest are dropped.',
+      help: 'Bytes the queued writes hold against WRITE_BEHIND_MAX_MB, by kind: stashes (originals, never dropped), derived (checkpoints and turn writes, dropped first).',
       labelNames: ['kind'] as const,
       registers,
       collect() {
         const q = source.probe?.queue();
-        if (q) this.set({ kind: 'stashes' }, q.pendingStashBytes);
+        if (!q) return;
+        this.set({ kind: 'stashes' }, q.pendingStashBytes);
+        this.set({ kind: 'derived' }, q.pendingDerivedBytes);
       },
     });
     this.dropped = new Counter({
       name: 'cg_write_behind_dropped_total',
-      help: 'Archive writes dropped because the write-behind queue was full, by count or bytes (Postgres away too long).',
+      help: 'Re-derivable writes (kind: checkpoints, turns) dropped because the write-behind queue was full (Postgres away too long); originals never are.',
+      labelNames: ['kind'] as const,
+      registers,
+      collect: () => this.fold(),
+    });
+    this.refused = new Counter({
+      name: 'cg_write_behind_refused_total',
+      help: 'Turns whose new originals were refused because originals alone filled the write-behind queue (counted in stash_refused too).',
       registers,
       collect: () => this.fold(),
     });
@@ -118,9 +128,10 @@ export class StoreMetrics {
   private fold(): void {
     const q = this.source.probe?.queue();
     if (!q) return;
-    this.dropped.inc(Math.max(0, q.dropped - this.seen.dropped));
+    for (const kind of ['checkpoints', 'turns'] as const) this.dropped.inc({ kind }, Math.max(0, q.dropped[kind] - this.seen[kind]));
+    this.refused.inc(Math.max(0, q.refused - this.seen.refused));
     this.flushFailures.inc(Math.max(0, q.failures - this.seen.failures));
-    this.seen = { dropped: q.dropped, failures: q.failures };
+    this.seen = { ...q.dropped, refused: q.refused, failures: q.failures };
   }
 }
 
