@@ -82,7 +82,7 @@ export interface Env {
   expandLimits: ExpandLimits;
   /** STORE_MAX_MB_PER_TENANT: what one tenant may hold in the hot store (in-process: evicted past it; Redis: refused), in MiB. */
   storeMaxMbPerTenant: number;
-  /** WRITE_BEHIND_MAX_MB (128): archive writes queued for Postgres past which the oldest are dropped, in MiB. */
+  /** WRITE_BEHIND_MAX_MB (128): MiB the writes queued for Postgres may hold (originals never dropped: new ones refused). */
   writeBehindMaxMb: number;
   /** REWRITE_PAYBACK_TURNS (2): a priced rewrite inside the cached prefix must pay back within this many turns; 0 = never rewrite there. */
   rewritePaybackTurns: number;
