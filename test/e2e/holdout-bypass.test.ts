@@ -2,7 +2,6 @@
 // pipeline that rewrites a treated session beside it, INJECT_EXPAND=always and cacheinject in the
 // pipeline — and is still counted: /stats marks its requests as holdout, the metrics by arm.
 import { armPoint } from '../../libs/engine/src/session/arm';
-import { sessionHash } from '../../libs/engine/src/session/session-point';
 import { startOtlpReceiver, type OtlpReceiver } from '../support/otlp-receiver';
 import { validateProviderShape } from '../../libs/engine/src/wire/shape-validator';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
@@ -99,8 +98,9 @@ describe.each(DIALECTS)('%s', (dialect) => {
   });
 
   it("marks every request span with the session's arm", async () => {
+    const keys = await measured.gw.keys!.forTenant('default');
     const spans = (id: string) =>
-      receiver.spans.filter((sp) => sp.kind === 2 && sp.attributes['cg.session_hash'] === sessionHash(`default:${id}`));
+      receiver.spans.filter((sp) => sp.kind === 2 && sp.attributes['cg.session_hash'] === keys.name('trace', `default:${id}`));
     for (let i = 0; i < 200 && spans(held).length + spans(treated).length < 2 * TURNS.length; i++)
       await new Promise((r) => setTimeout(r, 50));
     expect(spans(held).map((sp) => sp.attributes['cg.arm'])).toEqual(TURNS.map(() => 'holdout'));
@@ -115,7 +115,9 @@ describe.each(DIALECTS)('%s', (dialect) => {
     expect([h.arm, t.arm]).toEqual(['holdout', 'treated']);
     const rows = await measured.gw.holdout.ledger.list('default', 1);
     // This dialect's two sessions, each billed in its own arm for every turn (the savings estimate's rows).
-    const row = (id: string) => rows.find((r) => r.session === sessionHash(`default:${id}`));
+    // Named as traces name them: keyed with the tenant's key.
+    const keys = await measured.gw.keys!.forTenant('default');
+    const row = (id: string) => rows.find((r) => r.session === keys.name('trace', `default:${id}`));
     expect([row(held)?.arm, row(held)?.turns, row(treated)?.arm, row(treated)?.turns]).toEqual([
       'holdout',
       TURNS.length,

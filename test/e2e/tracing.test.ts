@@ -21,6 +21,8 @@ let receiver: OtlpReceiver;
 let up: ObservedUpstream;
 let gateway: GatewayHarness;
 let upstreamSeen = 0;
+/** The session hash traces carry: keyed with the tenant's key (not the SHA-256 anyone could compute). */
+let tracedSession = '';
 
 /** Grows the newest message: the pipeline must revert it alone. */
 const grower: Component = {
@@ -55,6 +57,7 @@ beforeAll(async () => {
     process.env = saved;
   }
   expect(gateway.gw.tracing).not.toBeNull();
+  tracedSession = (await gateway.gw.keys!.forTenant('default')).name('trace', `default:${SESSION}`);
   // 1. A streamed Anthropic request that opens with an expand call, inside the caller's trace.
   up.expandNext(true);
   await post('/anthropic/v1/messages', anthropicTurn(steps, 4, { model: MODELS.anthropic, stream: true }), {
@@ -89,13 +92,14 @@ describe('a streamed request with an expand round', () => {
   it('continues the incoming trace with one server span carrying the request attributes', () => {
     const r = root();
     expect(r).toBeDefined();
+    expect(r.attributes['cg.session_hash']).not.toBe(sessionHash(`default:${SESSION}`));
     expect(r.name).toBe('POST /anthropic/v1/messages');
     expect(r.parentSpanId).toBe(PARENT_ID);
     expect(r.attributes).toEqual(
       expect.objectContaining({
         'cg.tenant': 'default',
         'cg.dialect': 'anthropic',
-        'cg.session_hash': sessionHash(`default:${SESSION}`),
+        'cg.session_hash': tracedSession,
         'cg.config_version': 1,
         'cg.preset': 'custom',
         'cg.outcome': 'ok',

@@ -2,13 +2,14 @@
 // normalized messages, stash every original durably, splice the changes into the raw bytes.
 // Any failure after decoding forwards the pristine body (fail open) and says why.
 // Each step is a function in ./prepare/, called here in request order.
-import type { Pipeline } from '@context-guru/components';
+import type { KeyedNames, Pipeline } from '@context-guru/components';
 import { isStoreUnavailable } from '@context-guru/storage';
 import type { FailOpenReason, InjectMode } from './engine.types';
 import { emptyReport } from './report/request-report';
 import { errorText } from './logger';
 import { LearnedKeys } from './session/session-run';
-import { decodeStep } from './prepare/decode.step';
+import { decodeStep, nameSession } from './prepare/decode.step';
+import { legacyNames } from './prepare/legacy-session.step';
 import { encodeStep } from './prepare/encode.step';
 import { flushStep } from './prepare/flush.step';
 import { runPipelineStep } from './prepare/pipeline-run.step';
@@ -30,21 +31,23 @@ export function isTransparent(pipeline: Pipeline, injectMode: InjectMode, replay
 
 /** Decoding errors propagate (the caller answers 400); everything after decoding fails open. */
 export async function prepareRequest(deps: PrepareDeps, input: PrepareInput): Promise<Prepared> {
-  const p: Preparing = {
-    deps,
-    input,
-    report: emptyReport(input.route, input.tenant.id),
-    learned: deps.learned ?? new LearnedKeys(),
-    started: performance.now(),
-  };
+  const started = performance.now();
+  const report = emptyReport(input.route, input.tenant.id);
+  const learned = deps.learned ?? new LearnedKeys();
   // An empty pipeline is a transparent proxy (preset off): nothing to decide, no tool to inject
   // unless INJECT_EXPAND=always, so the client's bytes go out as they came.
-  if (isTransparent(input.pipeline, deps.injectMode, input.tenant.replays)) return untouched(p);
+  if (isTransparent(input.pipeline, deps.injectMode, input.tenant.replays)) return untouched({ deps, input, report, learned, started });
+  // The tenant's keyed names: a map read once its keys are loaded; a load that fails fails open below.
+  const loading = keyedNames(deps, input.tenant.id);
+  const named = loading instanceof Promise ? await loading : loading;
+  const p: Preparing = { deps, input, report, learned, started, ...(!(named instanceof Error) && named && { names: named }) };
   // A body this session already sent: its decode is remembered (a byte-identical body decodes the same).
   const repeat = deps.repeats?.find(input);
   let d = repeat ? repeatDecoded(p, repeat) : decodeStep(p);
   try {
-    const at = repeat ? repeatTurnAt(p, repeat) : turnAt(p, d);
+    if (named instanceof Error) throw named;
+    let at = repeat ? repeatTurnAt(p, repeat) : turnAt(p, d);
+    if (!repeat) [d, at] = await legacyNames(p, d, at);
     if (d.bypass) {
       await advanceBypassed(p, at);
       return pristine(p, d);
@@ -56,7 +59,8 @@ export async function prepareRequest(deps: PrepareDeps, input: PrepareInput): Pr
       if (repeatHolds(p, repeat, opened, arm.record)) return await replayRepeat(p, repeat, at);
       // The store moved on since: the full run, on a decode of its own (the turn cache's bookkeeping)
       // and on what the store answers now.
-      d = decodeStep(p);
+      d = { ...decodeStep(p), session: d.session };
+      nameSession(p, d.session);
       opened = await freshLoad(p, d, opened, at.mark.at);
     }
     let ran = await runPipelineStep(p, d, opened);
@@ -85,6 +89,17 @@ export async function prepareRequest(deps: PrepareDeps, input: PrepareInput): Pr
     deps.repeats?.forget(input);
     // The code comes with the error from where it was thrown: a store that did not answer says so.
     return pristine(p, d, isStoreUnavailable(err) ? 'store_unavailable' : 'internal_error');
+  }
+}
+
+/** The tenant's keyed names (undefined without a key ring), or why they could not be loaded. */
+function keyedNames(deps: PrepareDeps, tenant: string): KeyedNames | undefined | Error | Promise<KeyedNames | Error> {
+  const failure = (err: unknown) => (err instanceof Error ? err : new Error(String(err)));
+  try {
+    const names = deps.ids?.namesFor?.(tenant);
+    return names instanceof Promise ? names.catch(failure) : names;
+  } catch (err) {
+    return failure(err);
   }
 }
 

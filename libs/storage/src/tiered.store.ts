@@ -205,6 +205,17 @@ export class TieredHotStore implements HotStore {
     }
   }
 
+  /** The hot record, else a queued or archived one (a hot loss keeps the session's names). */
+  async hasTurn(tenant: string, session: string): Promise<boolean> {
+    try {
+      if (!this.debt.away && (await this.hot.hasTurn?.(tenant, session))) return true;
+    } catch (err) {
+      this.debt.fail(err);
+    }
+    if (this.queue.pendingTurn(tenant, session)?.turn) return true;
+    return (await this.durable.loadTurn(tenant, session)) !== null;
+  }
+
   async recordRewrites(tenant: string, session: string, rewritten: readonly number[]): Promise<void> {
     const hotErr = await this.hotCall(tenant, session, () => this.hot.recordRewrites(tenant, session, rewritten));
     if (hotErr === undefined) return this.rewritesBehind(tenant, session, rewritten);

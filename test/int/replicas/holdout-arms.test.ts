@@ -6,7 +6,8 @@
 import { holdoutSessionsRepository } from '@context-guru/storage';
 import { Redis } from 'ioredis';
 import { armPoint } from '../../../libs/engine/src/session/arm';
-import { sessionHash } from '../../../libs/engine/src/session/session-point';
+import { randomBytes } from 'node:crypto';
+import { deploymentKeys } from '../../support/forwarded-bytes';
 import type { ControlSeed } from '../../support/control-seed';
 import type { FakeUpstream } from '../../support/fake-upstream';
 import type { Replica } from '../../support/replicas';
@@ -68,12 +69,15 @@ const early = ids('early', 6, 0, 0.3);
 const mid = [...ids('mid', 8, 0, 0.3), ...ids('mid', 8, 0.3, 0.9), ...ids('mid', 4, 0.9, 1)];
 const late = [...ids('late', 6, 0.3, 0.9), ...ids('late', 3, 0.9, 1)];
 const versions: Record<string, number> = {};
+const KEK = randomBytes(32).toString('base64');
 
 beforeAll(async () => {
   rig = await startTenantReplicas({
     name: 'holdout',
     script: jsonScript({ expand: false }),
     replicas: 3,
+    // Holdout rows name sessions as traces do, keyed with the tenant's key: read from outside with it.
+    env: { CG_ENCRYPTION_KEY: KEK },
     seedWith: async (s) => {
       await s.createTenant('team', PIPELINE);
       key = (await s.issueKey('team')).key;
@@ -114,6 +118,10 @@ it('new sessions are held out exactly when their point is below the fraction act
 it('every replica adds its turns to holdout_sessions, under the version that served them, with the same arm', async () => {
   await Promise.all(replicas.map((r) => r.stop()));
   const rows = await holdoutSessionsRepository.list(seed.sql, 'team');
+  const outside = deploymentKeys(seed.dbUrl, KEK);
+  const keys = await outside.keys.forTenant('team');
+  await outside.close();
+  const sessionHash = (session: string) => keys.name('trace', session);
   const bySession = new Map(rows.map((r) => [`${r.version}:${r.session}`, r]));
   for (const s of mid) {
     const on = bySession.get(`${versions.on}:${sessionHash(`team:${s}`)}`);

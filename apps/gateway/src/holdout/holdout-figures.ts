@@ -49,7 +49,7 @@ export class HoldoutFigures {
     this.ledger.add({
       tenant: r.tenant,
       version: r.measured.version,
-      session: sessionHash(r.session),
+      session: r.sessionHash ?? sessionHash(r.session),
       arm: r.arm,
       billedUsd,
       inputTokens: r.measured.inputTokens,

@@ -88,7 +88,8 @@ export class RequestTrace {
       'cg.tenant': info.tenant,
       'cg.config_version': info.configVersion,
       'cg.preset': info.preset,
-      ...(info.session ? { 'cg.session_hash': sessionHash(info.session) } : {}),
+      // Keyed with the tenant's key (docs/security.md): a reader of traces cannot confirm a guessed session with it.
+      ...(info.session ? { 'cg.session_hash': report.sessionHash ?? sessionHash(info.session) } : {}),
       ...(report.arm ? { 'cg.arm': report.arm } : {}),
     });
     const m = report.marks;

@@ -75,6 +75,12 @@ export interface HotStore {
   markKept(tenant: string, contentKeys: readonly string[]): Promise<void>;
   /** Atomically returns the previous turn (null when none) and records this one (rewrites reset). */
   advanceTurn(tenant: string, session: string, turn: TurnRecord): Promise<TurnRecord | null>;
+  /**
+   * Optional: whether the store holds a turn record for the conversation (read-only). The gateway
+   * asks it once per conversation and process to find a session named before derived names were
+   * keyed (docs/security.md); a store without it keys every session from the upgrade on.
+   */
+  hasTurn?(tenant: string, session: string): Promise<boolean>;
   /** Records which normalized indices the current turn's forwarded body rewrote. */
   recordRewrites(tenant: string, session: string, rewritten: readonly number[]): Promise<void>;
   /**

@@ -14,9 +14,20 @@ export interface StashEntry {
  */
 export type StashIdOf = (original: string) => string;
 
+/**
+ * A tenant's keyed digest for names derived from content or ids (docs/security.md): the derived
+ * session id and the session hash in traces. 16 hex of HMAC under the tenant's key, one domain per
+ * `purpose`; pure, so replicas and restarts derive the same name.
+ */
+export interface KeyedNames {
+  name(purpose: string, input: string): string;
+}
+
 /** Per-tenant marker ids (the storage key ring's; a load may take a round trip the first time). */
 export interface MarkerIdSource {
   idsFor(tenant: string): StashIdOf | Promise<StashIdOf>;
+  /** The tenant's keyed names (absent: names stay unkeyed, as a library caller without a key ring has them). */
+  namesFor?(tenant: string): KeyedNames | Promise<KeyedNames>;
 }
 
 export interface StashWriter {

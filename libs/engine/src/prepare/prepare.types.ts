@@ -1,6 +1,6 @@
 // The request preparation's contract: what it depends on, what it is given, what it hands back,
 // and the plain record its steps share while they run.
-import type { Clock, HotStore, MarkerIdSource, ModelSources, Pipeline, StashEntry, TurnRecord } from '@context-guru/components';
+import type { Clock, HotStore, KeyedNames, MarkerIdSource, ModelSources, Pipeline, StashEntry, TurnRecord } from '@context-guru/components';
 import type { CacheMode, InjectMode } from '../engine.types';
 import type { Logger } from '../logger';
 import type { PriceTable } from '../report/price-table';
@@ -96,6 +96,8 @@ export interface Preparing {
   readonly learned: LearnedKeys;
   /** performance.now() when preparation began (report.addedMs is measured from it). */
   readonly started: number;
+  /** The tenant's keyed names (absent without a key ring: derived names stay unkeyed). */
+  readonly names?: KeyedNames;
 }
 
 export interface Decoded {

@@ -9,12 +9,13 @@ import type { Prepared, Preparing } from './prepare.types';
 import { forwardedBytes, storeAnswersAgain } from './repeat-memo';
 import type { Decoded } from './prepare.types';
 import type { RepeatEntry } from './prepare.types';
+import { nameSession } from './decode.step';
 
 /** The remembered decode, reported as decodeStep reports a fresh one. */
 export function repeatDecoded(p: Preparing, e: RepeatEntry): Decoded {
   const { report } = p;
   const d = e.decoded;
-  report.session = d.session;
+  nameSession(p, d.session);
   if (typeof d.view.body.model === 'string') report.model = d.view.body.model;
   report.shed = p.input.shed === true;
   report.bypassed = false;

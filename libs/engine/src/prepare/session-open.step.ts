@@ -45,7 +45,7 @@ export function turnAt(p: Preparing, d: Decoded): TurnAt {
     at: deps.clock.now(),
     ttlMs: requestTtlMs(input.dialect, d.view.body, d.view.firstOneHourAt >= 0),
   };
-  return { conversation: conversationKey(d.session, d.view), mark };
+  return { conversation: conversationKey(d.session, d.view, p.names), mark };
 }
 
 /** Bypassed turns still advance the boundary: the provider cached what we forwarded. */

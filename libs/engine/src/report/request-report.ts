@@ -20,6 +20,8 @@ export interface RequestReport {
   tenant: string;
   /** The session key, once resolved (absent on pass-through). */
   session?: string;
+  /** How traces and holdout figures name the session: keyed with the tenant's key when there is one. */
+  sessionHash?: string;
   bypassed: boolean;
   /** Served without new compression work: the compression gate was full. */
   shed?: boolean;

@@ -2,6 +2,7 @@
 // under their session id (Claude Code's title and quota probes, sub-agents with their own system
 // prompt), and letting those overwrite the main conversation's turn record would make its whole
 // cached prefix look new — the next turn would then rewrite at depth and bust the provider cache.
+import type { KeyedNames } from '@context-guru/components';
 import { derivedSessionBase } from '../wire/session-key';
 import type { WireView } from '../wire/wire.types';
 
@@ -11,7 +12,7 @@ import type { WireView } from '../wire/wire.types';
  * a new conversation to the provider too (its message prefix shares nothing), so starting it with
  * no recorded turn — everything uncached, never cold — is exactly right.
  */
-export function conversationKey(session: string, view: Pick<WireView, 'systemHead' | 'firstUserText'>): string {
-  const alias = derivedSessionBase(view);
+export function conversationKey(session: string, view: Pick<WireView, 'systemHead' | 'firstUserText'>, names?: KeyedNames): string {
+  const alias = derivedSessionBase(view, names);
   return session.endsWith(`:${alias}`) ? session : `${session}#${alias}`;
 }

@@ -2,7 +2,7 @@
 // client sends always names its session: kept when short and path-safe, hashed (namedSessionBase,
 // the one function every route uses) when not — never replaced by the content hash, which only
 // names sessions that sent no id. Keys are always tenant-scoped.
-import { isObject, sessionIdBase, sha256Hex } from '@context-guru/components';
+import { isObject, sessionIdBase, sha256Hex, type KeyedNames } from '@context-guru/components';
 import type { WireView } from './wire.types';
 
 /** The header a client names its session with (§4.1), read by every route. */
@@ -39,9 +39,16 @@ export function namedSessionBase(raw: string): string {
   return (inner === null ? null : sessionIdBase(inner)) ?? `h-${sha256Hex(id).slice(0, 32)}`;
 }
 
-/** The key a request has with no explicit id (its alias): hash of system head and first user text. */
-export function derivedSessionBase(view: Pick<WireView, 'systemHead' | 'firstUserText'>): string {
-  return sha256Hex(`${view.systemHead}\x00${view.firstUserText}`).slice(0, 16);
+/**
+ * The key a request has with no explicit id (its alias): a digest of system head and first user
+ * text, keyed with the tenant's key when there is one (16 hex of HMAC over the SHA-256), so a
+ * reader of the store or the traces cannot confirm a guessed first message with it. Without
+ * `names`: the unkeyed 16 hex of SHA-256, which sessions started before the keying carry
+ * (legacy-session.step.ts finds them).
+ */
+export function derivedSessionBase(view: Pick<WireView, 'systemHead' | 'firstUserText'>, names?: KeyedNames): string {
+  const digest = sha256Hex(`${view.systemHead}\x00${view.firstUserText}`);
+  return names ? names.name('session', digest) : digest.slice(0, 16);
 }
 
 /**
@@ -83,6 +90,12 @@ function explicitSessionBase(
  * §4.1: header, then (Responses) the dialect's own ids, then metadata.user_id, then
  * metadata.taskId, else the content hash; `${tenant}:${base}`.
  */
-export function resolveSessionKey(view: WireView, header: string | undefined, tenant: string, conversationHeader?: string): string {
-  return `${tenant}:${explicitSessionBase(view, header, conversationHeader) ?? derivedSessionBase(view)}`;
+export function resolveSessionKey(
+  view: WireView,
+  header: string | undefined,
+  tenant: string,
+  conversationHeader?: string,
+  names?: KeyedNames,
+): string {
+  return `${tenant}:${explicitSessionBase(view, header, conversationHeader) ?? derivedSessionBase(view, names)}`;
 }

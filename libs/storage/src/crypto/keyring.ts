@@ -3,7 +3,7 @@
 // read and no KMS call. From a data key HKDF derives the sealing key and, from the scope's first
 // version only, the marker-id key: ids must stay byte-identical for as long as the tenant lives.
 import { createHmac, hkdfSync, randomBytes } from 'node:crypto';
-import { stashId, type MarkerIdSource, type StashIdOf } from '@context-guru/components';
+import { stashId, type KeyedNames, type MarkerIdSource, type StashIdOf } from '@context-guru/components';
 import { StorageError } from '../storage-errors';
 import type { DataKeyStore } from './data-keys';
 import type { KeyProvider } from './key-provider';
@@ -22,10 +22,11 @@ function derive(dataKey: Buffer, purpose: string): Buffer {
 export const tenantScope = (tenant: string): string => `tenant:${tenant}`;
 
 /** One scope's unwrapped keys; held only in process memory. */
-export class ScopeKeys {
+export class ScopeKeys implements KeyedNames {
   readonly current: number;
   private readonly sealing = new Map<number, Buffer>();
   private readonly idKey: Buffer;
+  private readonly nameKey: Buffer;
   private readonly firstKey: Buffer;
   private readonly ids = new Map<string, string>();
   /**
@@ -47,6 +48,7 @@ export class ScopeKeys {
     for (const [v, k] of versions) this.sealing.set(v, derive(k, 'seal v1'));
     this.current = last;
     this.idKey = derive(firstKey, 'marker id v1');
+    this.nameKey = derive(firstKey, 'name v1');
     this.firstKey = firstKey;
   }
 
@@ -95,6 +97,14 @@ export class ScopeKeys {
   /** The tenant's `StashIdOf`: what the gateway mints `<<cg:ID>>` markers with. */
   readonly idOf: StashIdOf = (original) => this.markerId(stashId(original));
 
+  /**
+   * A keyed name (the derived session id, the traced session hash): 16 hex of HMAC(nameKey,
+   * purpose NUL input). From the first data key, as marker ids, so a rotation renames nothing.
+   */
+  name(purpose: string, input: string): string {
+    return createHmac('sha256', this.nameKey).update(`${purpose}\u0000${input}`).digest('hex').slice(0, 16);
+  }
+
   /** A key for another purpose of this scope (the audit chain's MAC), stable across rotations. */
   macKey(purpose: string): Buffer {
     return derive(this.firstKey, `mac ${purpose}`);
@@ -124,6 +134,11 @@ export class KeyRing implements MarkerIdSource {
   idsFor(tenant: string): StashIdOf | Promise<StashIdOf> {
     const keys = this.tenantKeys(tenant);
     return keys instanceof Promise ? keys.then((k) => k.idOf) : keys.idOf;
+  }
+
+  /** The tenant's keyed names: synchronous once its keys are loaded. */
+  namesFor(tenant: string): KeyedNames | Promise<KeyedNames> {
+    return this.tenantKeys(tenant);
   }
 
   /** Cached after the first call; a failed load is forgotten so the next call tries again. */

@@ -205,6 +205,11 @@ export class MemoryHotStore implements HotStore {
     return previous ? { ...previous, rewritten: [...(previous.rewritten ?? [])] } : null;
   }
 
+  async hasTurn(tenant: string, session: string): Promise<boolean> {
+    const rec = this.tenants.get(tenant)?.cache.get(K.turn(session));
+    return rec !== undefined && typeof rec !== 'string';
+  }
+
   async recordRewrites(tenant: string, session: string, rewritten: readonly number[]): Promise<void> {
     const t = this.tenant(tenant);
     const key = K.turn(session);

@@ -13,7 +13,7 @@ import { openRedis, scanKeys, type RedisClient, type RedisConnectOptions, type R
 import { RedisDataKeyStore } from './redis-data-keys';
 import { StashBudget } from './redis-stash-budget';
 import { parseTurn, unavailable, unavailableReply, waitReady } from './redis-replies';
-import { ADVANCE_TURN, GET_STASH, LOAD_SESSION, WRITE_TURN } from './redis-scripts';
+import { defineScripts } from './redis-scripts';
 
 export interface RedisHotStoreOptions {
   /** REDIS_URL, or a Redis Cluster or Sentinel target (redis-connection.ts). */
@@ -105,10 +105,7 @@ export class RedisHotStore implements HotStore {
       retryStrategy: (times) => Math.min(100 * times, 2000),
     };
     const redis = openRedis(o.url, opts) as ScriptedRedis;
-    redis.defineCommand('cgAdvanceTurn', { lua: ADVANCE_TURN, numberOfKeys: 2 });
-    redis.defineCommand('cgGetStash', { lua: GET_STASH, numberOfKeys: 2 });
-    redis.defineCommand('cgLoadSession', { lua: LOAD_SESSION });
-    redis.defineCommand('cgWriteTurn', { lua: WRITE_TURN });
+    defineScripts(redis);
     let down = false;
     redis.on('error', (err: unknown) => {
       if (!down) log.warn('redis unavailable', { err: errorText(err) });
@@ -187,6 +184,11 @@ export class RedisHotStore implements HotStore {
     return rec;
   }
 
+  async hasTurn(tenant: string, session: string): Promise<boolean> {
+    this.trip();
+    return (await this.answered(this.redis.exists(`${this.tenantPrefix(tenant)}turn:${session}`))) === 1;
+  }
+
   async recordRewrites(tenant: string, session: string, rewritten: readonly number[]): Promise<void> {
     await this.write(tenant, { session, conversation: session, stash: [], rewritten, unknown: [] });
   }
@@ -221,8 +223,7 @@ export class RedisHotStore implements HotStore {
     p.unlink(...this.sessionKeys(t, session), `${t}own:${session}`, `${t}turn:${session}`, `${t}turnrw:${session}`);
     await this.exec(p);
     // Turn records of the session's conversations: `${session}#${alias}`.
-    await this.unlinkMatching(`${t}turn:${session}#*`);
-    await this.unlinkMatching(`${t}turnrw:${session}#*`);
+    for (const k of ['turn', 'turnrw']) await this.unlinkMatching(`${t}${k}:${session}#*`);
   }
 
   private async unlinkMatching(pattern: string): Promise<void> {

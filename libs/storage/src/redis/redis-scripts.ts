@@ -6,7 +6,7 @@
  * Returns {previous "n,at,ttlMs", its rewrites "i,j,…" or false} (or nil), stores the new turn with
  * the TTL widened and clears the rewrites so a turn that rewrites nothing records nothing.
  */
-export const ADVANCE_TURN = `
+const ADVANCE_TURN = `
 local prev = redis.call('GET', KEYS[1])
 local rw = redis.call('GET', KEYS[2])
 local ttl = ARGV[3]
@@ -24,7 +24,7 @@ return false
  * getStash. KEYS[1] stash key, KEYS[2] the tenant's LRU zset. ARGV: ttlSeconds, nowMs, id.
  * Reads and slides the entry and bumps its recency in one step.
  */
-export const GET_STASH = `
+const GET_STASH = `
 local v = redis.call('GETEX', KEYS[1], 'EX', ARGV[1])
 if v then
   redis.call('ZADD', KEYS[2], ARGV[2], ARGV[3])
@@ -146,7 +146,7 @@ end
  * loadSession. KEYS: 1 frozen hash, 2 frozen index set, 3 lost set, 4 offloaded flag, 5 arm, then
  * one kept key per content key. ARGV: ttlSeconds, indexTtlSeconds, then the content keys.
  */
-export const LOAD_SESSION = `${LOAD_FN}
+const LOAD_SESSION = `${LOAD_FN}
 return load_session(KEYS, slice(KEYS, 6, #KEYS), ARGV[1], ARGV[2], slice(ARGV, 3, #ARGV))
 `;
 
@@ -161,7 +161,7 @@ return load_session(KEYS, slice(KEYS, 6, #KEYS), ARGV[1], ARGV[2], slice(ARGV, 3
  * and { 0, the load's answer for those keys } comes back; when the stash does not fit the budget,
  * nothing is written and { 2, 0 } comes back; otherwise { 1, lost slots repaired }.
  */
-export const WRITE_TURN = `${LOAD_FN}${TRIM_FN}${BUDGET_FN}
+const WRITE_TURN = `${LOAD_FN}${TRIM_FN}${BUDGET_FN}
 local ttl, ittl = ARGV[1], ARGV[2]
 local u = tonumber(ARGV[11])
 local pos = 12
@@ -200,3 +200,11 @@ if ARGV[7] ~= '' then redis.call('SET', KEYS[5], ARGV[7], 'EX', ttl, 'NX') end
 if ARGV[8] ~= '-' then redis.call('SET', KEYS[8], ARGV[8], 'EX', ttl) end
 return { 1, repaired }
 `;
+
+/** Registers the scripts as commands of a connection (ioredis sends EVALSHA, loading a script on a miss). */
+export function defineScripts(redis: { defineCommand(name: string, d: { lua: string; numberOfKeys?: number }): void }): void {
+  redis.defineCommand('cgAdvanceTurn', { lua: ADVANCE_TURN, numberOfKeys: 2 });
+  redis.defineCommand('cgGetStash', { lua: GET_STASH, numberOfKeys: 2 });
+  redis.defineCommand('cgLoadSession', { lua: LOAD_SESSION });
+  redis.defineCommand('cgWriteTurn', { lua: WRITE_TURN });
+}
