@@ -213,7 +213,14 @@ export class TieredHotStore implements HotStore {
       this.debt.fail(err);
     }
     if (this.queue.pendingTurn(tenant, session)?.turn) return true;
-    return (await this.durable.loadTurn(tenant, session)) !== null;
+    try {
+      return (await this.durable.loadTurn(tenant, session)) !== null;
+    } catch (err) {
+      // Postgres away: the turn is served (as new under this name) rather than failed open, as
+      // every other read of a session the hot store lacks is while the database does not answer.
+      this.log.warn('durable turn look-up failed; the session reads as new under this name', { err: errorText(err) });
+      return false;
+    }
   }
 
   async recordRewrites(tenant: string, session: string, rewritten: readonly number[]): Promise<void> {
