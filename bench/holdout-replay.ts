@@ -108,13 +108,16 @@ export async function runHoldoutReplay(o: HoldoutReplayOptions): Promise<Holdout
     // The replay mints the gateway's (keyed) marker ids for its default tenant: ids are billed bytes.
     const keys = gateway.gw.keys;
     const ids = keys && { idsFor: () => keys.idsFor('default') };
+    // Holdout rows are keyed by the session's keyed name (cg.session_hash), as the gateway writes them.
+    const names = keys && (await keys.namesFor('default'));
+    const hashOf = (session: string) => (names ? names.name('trace', session) : sessionHash(session));
     for (const [i, spec] of o.specs.entries()) {
       const bill = await replaySession({ name: o.preset, preset: o.preset, ...(ids && { ids }) }, o.dialect, spec, 'steady');
       withUsd += bill.with.usd;
       withoutUsd += bill.without.usd;
       const arm = replayArm(i, o.fraction);
       const simulated = arm === 'treated' ? bill.with.usd : bill.without.usd;
-      const measured = rows.get(sessionHash(`default:${sessionId(i)}`))?.billedUsd ?? 0;
+      const measured = rows.get(hashOf(`default:${sessionId(i)}`))?.billedUsd ?? 0;
       arms[arm].sessions++;
       arms[arm].measuredUsd += measured;
       arms[arm].simulatedUsd += simulated;

@@ -147,8 +147,15 @@ export async function startShadowRig(o: {
       const own = `${prefix}{${tenant}}:`;
       const keys = (await scanKeys(redis, prefix))
         .filter((k) => k.startsWith(own))
-        // Session keys name their tenant too (`turn:<tenant>:<session>…`): that part is blanked.
-        .map((k) => k.slice(own.length).split(tenant).join('<tenant>'));
+        // Session keys name their tenant too (`turn:<tenant>:<session>…`): that part is blanked, and
+        // so is a conversation alias (`#` + its name, keyed per tenant: the same conversation differs).
+        .map((k) =>
+          k
+            .slice(own.length)
+            .split(tenant)
+            .join('<tenant>')
+            .replace(/#[0-9a-f]{16}$/, '#<alias>'),
+        );
       return (await Promise.all(keys.map((k) => (k.startsWith('s:') ? unkeyed(tenant, k, STASH_KEY) : k)))).sort();
     },
     async durableRows(tenant) {
